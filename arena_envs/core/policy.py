@@ -1,0 +1,40 @@
+"""The one policy interface shared by rule, random, human, RL and LLM policies (DESIGN.md §4).
+
+A policy plays one seat per episode. The runner calls ``bind(env)`` (optional, for policies that
+use an environment's helper API such as AucArena's belief check), then ``reset(agent, seed)``,
+then ``act`` or ``aact`` for every decision of that seat. ``act`` returns a native action or a
+string (raw text that the environment parses). ``trace()`` returns JSON-safe details of the last
+decision (raw LLM text, token counts...) for the step log.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pettingzoo import AECEnv
+
+
+class Policy:
+    """Base class; subclasses override :meth:`act` (sync) or :meth:`aact` (async, LLM policies)."""
+
+    #: Short label used in leaderboards when the runner has no spec string for the policy.
+    name: str = "policy"
+
+    def bind(self, env: AECEnv) -> None:
+        """Called once per episode before :meth:`reset`; ``env`` is the unwrapped environment."""
+
+    def reset(self, agent: str, seed: int | None = None) -> None:
+        """Start a new episode in seat ``agent``; all randomness must come from ``seed``."""
+
+    def act(self, observation: Any, info: dict[str, Any]) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} implements neither act nor aact")
+
+    async def aact(self, observation: Any, info: dict[str, Any]) -> Any:
+        """Async decision; the default runs :meth:`act` (cheap policies need nothing else)."""
+        return self.act(observation, info)
+
+    def trace(self) -> dict[str, Any]:
+        """Details of the last decision for the step log (JSON-safe)."""
+        return {}
+
+    def close(self) -> None:
+        """Release resources (connections, models)."""
