@@ -123,6 +123,7 @@ class TextAECEnv(AECEnv):
         self._clear_rewards()
         self._cumulative_rewards[agent] = 0.0
         self.num_steps += 1
+        self._answer = action  # the answer as given; games may log raw text with the decision
         invalid: InvalidAnswer | None = None
         try:
             move = self._parse_text(agent, action) if isinstance(action, str) else self._from_native(agent, action)

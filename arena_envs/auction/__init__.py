@@ -1,0 +1,5 @@
+"""AucArena (Chen et al., 2023): a multi-item English auction with budgets. See ``docs/envs/auction.md``."""
+from arena_envs.auction.env import AuctionEnv
+from arena_envs.auction.items import POOL_ITEMS, TABLE1_ITEMS, Item
+
+__all__ = ["AuctionEnv", "Item", "POOL_ITEMS", "TABLE1_ITEMS"]

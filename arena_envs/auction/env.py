@@ -1,0 +1,398 @@
+"""AucArena as a PettingZoo AEC environment (the adapter around :mod:`arena_envs.auction.rules`).
+
+Rounds are simultaneous; on the sequential AEC API the eligible bidders of a round are selected one
+at a time in seat order and their decisions are buffered until the last one, so no observation
+shows another bidder's same-round decision. A rejected or unparseable reply re-selects the same
+bidder with the auctioneer's correction; after ``max_retries`` re-asks the decision becomes a
+forced withdrawal.
+
+Native actions (``action_mode``): ``"discrete"`` (default) is ``Discrete(discrete_levels + 1)``:
+0 = withdraw, a >= 1 = bid m + (a − 1)·inc with m the minimum valid bid; the mask allows bids up to
+the remaining budget. ``"amount"`` is ``Discrete(max_budget + 2, start=-1)``: the bid in dollars,
+−1 = withdraw. ``step()`` also takes the bidder's raw text ("I bid $1200!", "I'm out!").
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from arena_envs.auction import metrics as M
+from arena_envs.auction import text as T
+from arena_envs.auction.items import ITEM_ORDERS, TABLE1_ITEMS, Item, coerce_items, order_items
+from arena_envs.auction.parser import parse_reply
+from arena_envs.auction.rules import WITHDRAW, AuctionRules
+from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
+from arena_envs.core.text_env import TextAECEnv
+
+DESIRES = ("maximize_profit", "maximize_items")
+REWARD_MODES = ("by_desire", "profit", "items")
+ACTION_MODES = ("discrete", "amount")
+TIE_BREAKS = ("random", "lowest_seat")
+
+
+def _per_bidder(value: Any, n: int, name: str) -> list:
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{name} needs {n} entries (one per bidder), got {len(value)}")
+        return list(value)
+    return [value] * n
+
+
+class AuctionEnv(TextAECEnv):
+    metadata = {"name": "auction_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+
+    def __init__(
+        self,
+        items: Sequence[Item | dict] | None = None,
+        item_order: str = "random",
+        n_bidders: int = 3,
+        budgets: int | Sequence[int] = 20000,
+        desires: str | Sequence[str] = "maximize_profit",
+        overestimate_percent: int | Sequence[int] = 10,
+        min_markup_pct: int = 10,
+        action_mode: str = "discrete",
+        max_retries: int = 3,
+        reveal_status: bool = True,
+        tie_break: str | Callable[[list[str], dict[str, Any]], str] = "random",
+        enable_discount: bool = False,
+        auto_withdraw_unaffordable: bool = False,
+        reward_mode: str = "by_desire",
+        invalid_action_penalty: float = 0.0,
+        discrete_levels: int = 21,
+        max_steps: int | None = None,
+        render_mode: str | None = None,
+    ):
+        if n_bidders < 2:
+            raise ValueError(f"n_bidders must be >= 2, got {n_bidders}")
+        if item_order not in ITEM_ORDERS:
+            raise ValueError(f"item_order must be one of {ITEM_ORDERS}, got {item_order!r}")
+        if action_mode not in ACTION_MODES:
+            raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
+        if reward_mode not in REWARD_MODES:
+            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
+        if not callable(tie_break) and tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {TIE_BREAKS} or a callable, got {tie_break!r}")
+        if not 0 < min_markup_pct <= 100:
+            raise ValueError(f"min_markup_pct must be in 1..100, got {min_markup_pct}")
+        if discrete_levels < 1:
+            raise ValueError(f"discrete_levels must be >= 1, got {discrete_levels}")
+        if max_steps is not None and max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1 or None, got {max_steps}")
+        self.items = coerce_items(TABLE1_ITEMS if items is None else items)
+        self.item_order = item_order
+        self.budgets = [int(b) for b in _per_bidder(budgets, n_bidders, "budgets")]
+        if any(b < 0 for b in self.budgets):
+            raise ValueError("budgets must be >= 0")
+        self.desires = _per_bidder(desires, n_bidders, "desires")
+        if any(d not in DESIRES for d in self.desires):
+            raise ValueError(f"desires must be among {DESIRES}, got {self.desires}")
+        self.overestimate_percent = [int(o) for o in _per_bidder(overestimate_percent, n_bidders, "overestimate_percent")]
+        if any(not -100 <= o <= 100 for o in self.overestimate_percent):
+            raise ValueError("overestimate_percent must be in -100..100")
+        self.min_markup_pct = min_markup_pct
+        self.action_mode = action_mode
+        self.reveal_status = reveal_status
+        self.tie_break = tie_break
+        self.enable_discount = enable_discount
+        self.auto_withdraw_unaffordable = auto_withdraw_unaffordable
+        self.reward_mode = reward_mode
+        self.discrete_levels = discrete_levels
+        self.max_steps = max_steps
+        agents = [f"bidder_{i + 1}" for i in range(n_bidders)]
+        self.seat_of = {agent: seat for seat, agent in enumerate(agents)}
+        self._max_budget = max(self.budgets)
+        if action_mode == "discrete":
+            action_space: spaces.Discrete = spaces.Discrete(discrete_levels + 1)
+        else:
+            action_space = spaces.Discrete(self._max_budget + 2, start=-1)
+        m = len(self.items)
+        names = ["item_index", "num_items", "round", "start_price", "est_value", "min_increment",
+                 "highest_bid", "leader", "min_valid_bid", "budget_remaining", "profit", "items_won"]
+        names += [f"withdrawn_{i + 1}" for i in range(n_bidders)]
+        names += [f"upcoming_start_price_{k}" for k in range(m)]
+        names += [f"upcoming_est_value_{k}" for k in range(m)]
+        names += [f"past_{field}_{k}" for k in range(m) for field in ("winner", "price", "true_value")]
+        super().__init__(agents=agents, action_spaces={a: action_space for a in agents}, feature_names=tuple(names),
+                         max_retries=max_retries, invalid_action_penalty=invalid_action_penalty,
+                         render_mode=render_mode)
+        self.rules: AuctionRules | None = None
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "items": [item.to_dict() for item in self.items], "item_order": self.item_order,
+            "n_bidders": len(self.possible_agents), "budgets": self.budgets, "desires": self.desires,
+            "overestimate_percent": self.overestimate_percent, "min_markup_pct": self.min_markup_pct,
+            "action_mode": self.action_mode, "max_retries": self.max_retries, "reveal_status": self.reveal_status,
+            "tie_break": self.tie_break if isinstance(self.tie_break, str) else "callable",
+            "enable_discount": self.enable_discount, "auto_withdraw_unaffordable": self.auto_withdraw_unaffordable,
+            "reward_mode": self.reward_mode, "invalid_action_penalty": self.invalid_action_penalty,
+            "discrete_levels": self.discrete_levels, "max_steps": self.max_steps,
+        }
+
+    # ------------------------------------------------------------------ game hooks
+
+    def _start_game(self, options: dict[str, Any]) -> None:
+        order = options.get("item_order", self.item_order)
+        budgets = [int(b) for b in _per_bidder(options.get("budgets", self.budgets), len(self.possible_agents), "budgets")]
+        if self.action_mode == "amount" and max(budgets) > self._max_budget:
+            raise ValueError("in amount mode, budgets given at reset cannot exceed the constructor's budgets")
+        items = coerce_items(options["items"]) if "items" in options else self.items
+        if len(items) != len(self.items):
+            raise ValueError(f"items given at reset must keep the number of items ({len(self.items)})")
+        ordered = order_items(items, order, self.np_random)
+        estimates = [[item.true_value * (100 + o) // 100 for item in ordered] for o in self.overestimate_percent]
+        self.plans: dict[str, list[dict[str, Any]]] = {a: [] for a in self.possible_agents}
+        self.belief_checks = {a: {"self_pass": 0, "self_fail": 0, "other_pass": 0, "other_fail": 0, "sanity_errors": 0}
+                              for a in self.possible_agents}
+        self._last_status = {a: "none" for a in self.possible_agents}
+        self._new_item_seen = {a: -1 for a in self.possible_agents}
+        self.results_text = ""
+        self.record.add("setup", order=[item.name for item in ordered], budgets=budgets, estimates=estimates)
+        self.rules = AuctionRules(ordered, budgets, estimates, self._choose_leader, self.record.events,
+                                  self.possible_agents, self.min_markup_pct, self.auto_withdraw_unaffordable,
+                                  self.enable_discount)
+        self.headers = [T.header(self, seat) for seat in range(len(self.possible_agents))]
+        self._update_public_text()
+        self._finish_if_over()
+
+    def _choose_leader(self, tied: list[int], ctx: dict[str, Any]) -> int:
+        if self.tie_break == "lowest_seat":
+            return tied[0]
+        if self.tie_break == "random":
+            return tied[int(self.np_random.integers(len(tied)))]
+        chosen = self.tie_break([self.possible_agents[s] for s in tied], ctx)
+        if chosen not in self.seat_of:
+            raise ValueError(f"tie_break returned {chosen!r}, not an agent")
+        return self.seat_of[chosen]
+
+    def _parse_text(self, agent: str, text: str) -> int:
+        return parse_reply(text)
+
+    def _from_native(self, agent: str, action: Any) -> int:
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            raise InvalidAnswer("illegal", f"{action!r} is not an action of this environment") from None
+        space = self._action_spaces[agent]
+        if not space.start <= a < space.start + space.n:
+            raise InvalidAnswer("illegal", f"action {a} is outside the action space {space}")
+        if self.action_mode == "amount":
+            return WITHDRAW if a == -1 else a
+        if a == 0:
+            return WITHDRAW
+        return self.rules.min_valid_bid() + (a - 1) * self.rules.increment
+
+    def _validate(self, agent: str, move: int) -> None:
+        if move != WITHDRAW:
+            reason = self.rules.bid_error(self.seat_of[agent], move)
+            if reason:
+                raise InvalidAnswer("illegal", reason)
+
+    def _fallback(self, agent: str) -> int:
+        return WITHDRAW
+
+    def _apply(self, agent: str, move: int, fell_back: bool) -> None:
+        rules = self.rules
+        if isinstance(self._answer, str):
+            rules_events = len(self.record.events)
+        sold = rules.decide(self.seat_of[agent], move, forced=fell_back)
+        if isinstance(self._answer, str):
+            self.record.events[rules_events]["answer"] = self._answer
+        self._last_status[agent] = "forced_withdraw" if fell_back else "accepted"
+        for event in sold:
+            if event["type"] == "hammer":
+                winner = event["winner"]
+                seat = self.seat_of[winner]
+                self.rewards[winner] += self._reward(seat, event["true_value"] - event["price"])
+        if rules.cursor == 0:  # a round resolved or a new item opened
+            self._update_public_text()
+        if self.max_steps is not None and self.num_steps >= self.max_steps and not rules.finished:
+            for a in self.agents:
+                self.truncations[a] = True
+        self._finish_if_over()
+
+    def _reward(self, seat: int, profit: int) -> float:
+        mode = self.reward_mode
+        if mode == "by_desire":
+            mode = "items" if self.desires[seat] == "maximize_items" else "profit"
+        return float(profit) if mode == "profit" else 1.0
+
+    def _finish_if_over(self) -> None:
+        if self.rules.finished:
+            for a in self.agents:
+                self.terminations[a] = True
+
+    def _update_public_text(self) -> None:
+        rules = self.rules
+        self.results_text = "; ".join(T.result_line(self, i) for i in range(len(rules.results)))
+        self.item_history_text = "" if rules.finished else T.item_history(self)
+
+    def _next_agent(self) -> str | None:
+        if any(self.truncations.values()):
+            return None
+        seat = self.rules.current_seat()
+        return None if seat is None else self.possible_agents[seat]
+
+    def _text(self, agent: str, note: str | None) -> str:
+        return T.prompt(self, self.seat_of[agent], note)
+
+    def _features(self, agent: str) -> np.ndarray:
+        rules = self.rules
+        seat = self.seat_of[agent]
+        n, m = rules.n, len(rules.items)
+        out = np.full(len(self.feature_names), -1.0, dtype=np.float32)
+        j = min(rules.item_index, m - 1)
+        item = rules.items[j]
+        out[:12] = (j, m, rules.round, rules.price if not rules.finished else item.start_price,
+                    rules.estimates[seat][j], rules.increment if not rules.finished else 0,
+                    rules.highest or 0, -1 if rules.leader is None else rules.leader,
+                    rules.min_valid_bid() if not rules.finished else 0,
+                    rules.remaining[seat], rules.profit[seat], len(rules.won[seat]))
+        out[12:12 + n] = rules.withdrawn
+        base = 12 + n
+        upcoming = range(j + 1, m)
+        for k, i in enumerate(upcoming):
+            out[base + k] = rules.items[i].start_price
+            out[base + m + k] = rules.estimates[seat][i]
+        past = base + 2 * m
+        for i, result in enumerate(rules.results):
+            if result is not None:
+                out[past + 3 * i: past + 3 * i + 3] = (result[0], result[1], rules.items[i].true_value)
+        return out
+
+    def _action_mask(self, agent: str) -> np.ndarray:
+        space = self._action_spaces[agent]
+        mask = np.zeros(space.n, dtype=np.int8)
+        mask[0] = 1  # withdraw
+        rules = self.rules
+        if rules.finished or rules.current_seat() != self.seat_of[agent]:
+            return mask
+        budget = rules.remaining[self.seat_of[agent]]
+        low = rules.min_valid_bid()
+        if budget < low:
+            return mask
+        if self.action_mode == "amount":
+            mask[low + 1: budget + 2] = 1
+        else:
+            top = min(self.discrete_levels, (budget - low) // rules.increment + 1)
+            mask[1: top + 1] = 1
+        return mask
+
+    def _agent_info(self, agent: str) -> dict[str, Any]:
+        rules = self.rules
+        seat = self.seat_of[agent]
+        last = rules.results[-1] if rules.results else None
+        finished_item = len(rules.results) - 1
+        if finished_item < 0:
+            last_hammer = None
+        elif last is None:
+            last_hammer = {"item": rules.items[finished_item].name, "sold": False}
+        else:
+            last_hammer = {"item": rules.items[finished_item].name, "sold": True,
+                           "winner": self.possible_agents[last[0]], "price": last[1],
+                           "true_value": rules.items[finished_item].true_value}
+        current = None if rules.finished else rules.item_index
+        new_item = current is not None and not rules.item_rounds and self._new_item_seen[agent] != current
+        counts = self.invalid_counts[agent]
+        return {
+            "item_index": current, "item": None if current is None else rules.item.name,
+            "round": rules.round, "start_price": rules.price if current is not None else None,
+            "increment": rules.increment, "highest_bid": rules.highest,
+            "leader": None if rules.leader is None else self.possible_agents[rules.leader],
+            "min_valid_bid": None if current is None else rules.min_valid_bid(),
+            "remaining_budget": rules.remaining[seat],
+            "est_value": None if current is None else rules.estimates[seat][current],
+            "new_item": new_item, "last_hammer": last_hammer,
+            "last_status": self._last_status[agent], "forced_withdraw": self._last_status[agent] == "forced_withdraw",
+            "failed_bids": counts["illegal"], "parse_failures": counts["unparseable"],
+        }
+
+    def _refresh_info(self, agent: str, invalid: InvalidAnswer | None, fell_back: bool = False) -> None:
+        if invalid is not None and not fell_back:
+            self._last_status[agent] = "unparseable" if invalid.kind == "unparseable" else f"rejected:{invalid.reason}"
+        super()._refresh_info(agent, invalid, fell_back)
+        info = self.infos[agent]
+        if info["new_item"] and agent == self.agent_selection:
+            self._new_item_seen[agent] = info["item_index"]
+
+    def answer_constraint(self, agent: str | None = None) -> AnswerConstraint:
+        agent = agent or self.agent_selection
+        rules = self.rules
+        budget = rules.remaining[self.seat_of[agent]]
+        low = rules.min_valid_bid() if not rules.finished else 0
+        if budget < low:
+            return AnswerConstraint("choice", "withdraw: you cannot afford the minimum bid", choices=("I'm out!",))
+        return AnswerConstraint(
+            "regex",
+            f'"I bid $X!" with {low} <= X <= {budget}, or "I\'m out!"',
+            pattern=r"I'm out!|I bid \$[1-9][0-9]{0,%d}!" % (len(str(budget)) - 1),
+        )
+
+    # ------------------------------------------------------------------ AucArena helper API
+
+    def names(self) -> list[str]:
+        return [T.display_name(s) for s in range(len(self.possible_agents))]
+
+    def ground_truth_status(self) -> dict[str, Any]:
+        rules = self.rules
+        names = self.names()
+        return {
+            "remaining_budget": {names[s]: rules.remaining[s] for s in range(rules.n)},
+            "total_profits": {names[s]: rules.profit[s] for s in range(rules.n)},
+            "winning_bids": {names[s]: {rules.items[i].name: p for i, p in rules.won[s]} for s in range(rules.n)},
+        }
+
+    def check_belief(self, agent: str, belief: dict[str, Any] | str) -> list[str]:
+        """The auctioneer's check of ``agent``'s status JSON; counts every check (spec §5.3)."""
+        errors, checks = M.check_belief(belief, self.ground_truth_status(), self.seat_of[agent], self.names())
+        counts = self.belief_checks[agent]
+        if not checks:
+            counts["sanity_errors"] += 1
+        for scope, ok in checks:
+            counts[f"{scope}_{'pass' if ok else 'fail'}"] += 1
+        self.record.add("belief_check", agent=agent, item=len(self.rules.results) - 1,
+                        belief=belief, errors=errors, checks=[[s, ok] for s, ok in checks])
+        return errors
+
+    def record_plan(self, agent: str, priorities: dict[str, Any], kind: str = "initial") -> dict[int, int]:
+        """Store a plan's priorities (1-3 per item name), stamped with the next item to auction."""
+        if kind not in ("initial", "replan"):
+            raise ValueError(f"kind must be 'initial' or 'replan', got {kind!r}")
+        names = [item.name for item in self.rules.items]
+        scores = M.parse_priorities(priorities, names)
+        stamp = len(self.rules.results)
+        self.plans[agent].append({"kind": kind, "stamp": stamp, "priorities": scores})
+        self.record.add("plan", agent=agent, kind=kind, stamp=stamp,
+                        priorities={names[i]: s for i, s in sorted(scores.items())})
+        return scores
+
+    def final_report(self) -> dict[str, Any]:
+        rules = self.rules
+        bidders = []
+        for s in range(rules.n):
+            items = [{"name": rules.items[i].name, "price": p, "start_price": rules.items[i].start_price,
+                      "true_value": rules.items[i].true_value} for i, p in rules.won[s]]
+            bidders.append({"bidder": T.display_name(s), "starting_budget": rules.budgets[s],
+                            "remaining_budget": rules.remaining[s], "profit": rules.profit[s], "items": items})
+        return {"bidders": bidders,
+                "hammers": [None if r is None else {"item": rules.items[i].name, "winner": T.display_name(r[0]), "price": r[1]}
+                            for i, r in enumerate(rules.results)]}
+
+    def state(self) -> dict[str, Any]:
+        rules = self.rules
+        return {"item_index": rules.item_index, "round": rules.round, "highest": rules.highest,
+                "leader": rules.leader, "withdrawn": list(rules.withdrawn), "remaining": list(rules.remaining),
+                "profit": list(rules.profit), "eligible": list(rules.eligible), "cursor": rules.cursor,
+                "finished": rules.finished, "results": list(rules.results)}
+
+    # ------------------------------------------------------------------ metrics and rendering
+
+    def _metrics(self) -> dict[str, Any]:
+        return M.episode_metrics(self)
+
+    def _render_text(self) -> str:
+        return T.render_log(self)

@@ -1,0 +1,201 @@
+"""Text of the auction: each bidder's prompt, the auctioneer's messages and the paper's log layout.
+
+The prompt puts the stable part first (identity, objective, rules, budget, the whole item list with
+the bidder's own estimates) so that an LLM server can reuse its prefix cache, then the changing
+state. Public parts (completed rounds, results so far) are built once per change and shared by all
+bidders; a bidder's own name is shown as "You (Bidder k)".
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from arena_envs.auction.rules import WITHDRAW
+
+if TYPE_CHECKING:
+    from arena_envs.auction.env import AuctionEnv
+
+ANSWER_INSTRUCTION = 'Think it through if you like, then end your reply with your decision: "I bid $X!" or "I\'m out!".'
+
+OBJECTIVES = {
+    "maximize_profit": "secure the highest total profit among all bidders by the end of the auction",
+    "maximize_items": "win the highest number of items among all bidders by the end of the auction",
+}
+
+
+def display_name(seat: int) -> str:
+    return f"Bidder {seat + 1}"
+
+
+def ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def personalize(text: str, seat: int) -> str:
+    """Show ``seat``'s own name as "You (Bidder k)"."""
+    name = display_name(seat)
+    return re.sub(rf"\b{name}\b", f"You ({name})", text)
+
+
+def header(env: AuctionEnv, seat: int) -> str:
+    """The stable prefix of ``seat``'s prompt."""
+    rules = env.rules
+    names = ", ".join(display_name(s) for s in range(rules.n))
+    lines = [
+        f"You are {display_name(seat)} in an English (ascending-price) auction against other bidders. "
+        f"Bidders: {names}.",
+        f"Your objective: {OBJECTIVES[env.desires[seat]]}.",
+        "Rules: items are sold one at a time in the order below. Each item has a true (resale) value that "
+        "you do not know; you only have your own estimate of it, which may be too high or too low. Each round, "
+        "every bidder who has not withdrawn and does not hold the highest bid either bids higher or withdraws; "
+        "all decisions of a round are made at the same time and shown afterwards. The first bid on an item must "
+        "be at least its starting price; later bids must beat the highest bid by at least "
+        f"{env.min_markup_pct}% of the starting price. Withdrawing is final for that item. When a round passes "
+        "without a new bid, the highest bidder wins the item and pays its bid. Your profit on an item is its "
+        "true value minus what you paid; bids may never exceed your remaining budget.",
+        f"Your starting budget: ${rules.budgets[seat]}.",
+        f"Items in order ({len(rules.items)}):",
+    ]
+    for k, item in enumerate(rules.items, start=1):
+        lines.append(f"  {k}. {item.name} - starting price ${item.start_price}; your estimated value "
+                     f"${rules.estimates[seat][k - 1]}.")
+    return "\n".join(lines)
+
+
+def round_summary(env: AuctionEnv, decisions: dict[int, int], leader: int | None) -> str:
+    parts = []
+    for seat in sorted(decisions):
+        amount = decisions[seat]
+        parts.append(f"{display_name(seat)} withdrew" if amount == WITHDRAW else f"{display_name(seat)} ${amount}")
+    lead = "none" if leader is None else display_name(leader)
+    return "; ".join(parts) + f". Leader: {lead}."
+
+
+def item_history(env: AuctionEnv) -> str:
+    """Completed rounds of the current item (public; not yet personalized)."""
+    rules = env.rules
+    if not rules.item_rounds:
+        return "Bidding on this item so far: none."
+    lines = ["Bidding on this item so far:"]
+    for r, (decisions, leader) in enumerate(zip(rules.item_rounds, rules.round_leaders), start=1):
+        lines.append(f"  Round {r}: {round_summary(env, decisions, leader)}")
+    return "\n".join(lines)
+
+
+def result_line(env: AuctionEnv, index: int) -> str:
+    item = env.rules.items[index]
+    result = env.rules.results[index]
+    if result is None:
+        return f"{index + 1}. {item.name} -> unsold"
+    winner, price = result
+    return f"{index + 1}. {item.name} -> {display_name(winner)} at ${price} (true value ${item.true_value})"
+
+
+def hammer_message(env: AuctionEnv, index: int) -> str:
+    item = env.rules.items[index]
+    result = env.rules.results[index]
+    if result is None:
+        return f"Nobody bid on {item.name}; moving on to the next item."
+    winner, price = result
+    return f"Sold! {item.name} to {display_name(winner)} at ${price}! The true value for {item.name} is ${item.true_value}."
+
+
+def win_lose_note(env: AuctionEnv, seat: int, index: int) -> str:
+    result = env.rules.results[index]
+    item = env.rules.items[index]
+    if result is not None and result[0] == seat:
+        return f"Congratulations! You won {item.name} at ${result[1]}."
+    return f"You did not win {item.name}."
+
+
+def status(env: AuctionEnv, seat: int) -> str:
+    rules = env.rules
+    won = "; ".join(f"{rules.items[i].name} at ${p} (true value ${rules.items[i].true_value})"
+                    for i, p in rules.won[seat]) or "nothing yet"
+    return (f"Your status: budget left ${rules.remaining[seat]}; total profit ${rules.profit[seat]}; "
+            f"won: {won}.")
+
+
+def auctioneer_message(env: AuctionEnv, seat: int) -> str:
+    rules = env.rules
+    item = rules.item
+    parts = []
+    if not rules.item_rounds:
+        if rules.item_index > 0:
+            previous = rules.item_index - 1
+            parts.append(hammer_message(env, previous) + " " + win_lose_note(env, seat, previous))
+        left = len(rules.items) - rules.item_index
+        names = ", ".join(i.name for i in rules.items[rules.item_index:])
+        parts.append(f"{left} item(s) left: {names}. Now {item.name}, starting at ${rules.price}. "
+                     "Who bids first?")
+    else:
+        last = rules.item_rounds[-1]
+        parts.append(f"Round {rules.round - 1} results: {round_summary(env, last, rules.leader)} "
+                     f"Now we have ${rules.highest} from {display_name(rules.leader)} for {item.name}. "
+                     f"The minimum increase over this highest bid is ${rules.increment}. "
+                     f"Do I have any advance on ${rules.highest}?")
+    return "Auctioneer: " + " ".join(parts)
+
+
+def prompt(env: AuctionEnv, seat: int, note: str | None) -> str:
+    """``seat``'s complete prompt for its current decision."""
+    rules = env.rules
+    out = [env.headers[seat]]
+    if rules.finished:
+        out.append("The auction is over.")
+        out.append(env.results_text)
+        out.append(status(env, seat))
+        return "\n".join(out)
+    item = rules.item
+    highest = "no bids yet" if rules.highest is None else f"${rules.highest} by {display_name(rules.leader)}"
+    out.append(f"Item {rules.item_index + 1} of {len(rules.items)}: {item.name} - \"{item.desc}\". "
+               f"Starting price ${rules.price}; minimum raise ${rules.increment}; "
+               f"your estimated value ${rules.estimates[seat][rules.item_index]}.")
+    out.append(f"Round {rules.round}. Highest bid: {highest}. Your minimum valid bid: "
+               f"${rules.min_valid_bid()} (you cannot bid above your remaining budget).")
+    out.append(env.item_history_text)
+    if env.reveal_status:
+        out.append(status(env, seat))
+    out.append("Results so far: " + (env.results_text or "none."))
+    out.append(auctioneer_message(env, seat))
+    if note:
+        out.append(f"Auctioneer: your last reply was not accepted: {note}. Please reconsider.")
+    if rules.current_seat() == seat:
+        out.append(ANSWER_INSTRUCTION)
+    else:
+        out.append("It is not your turn to bid now.")
+    return out[0] + "\n" + personalize("\n".join(out[1:]), seat)
+
+
+def render_log(env: AuctionEnv) -> str:
+    """The paper's log layout: per item its rounds, the hammer price, then the personal report."""
+    rules = env.rules
+    lines: list[str] = []
+    rounds: dict[int, list[dict]] = {}
+    for event in env.record.events:
+        if event["type"] == "round_end":
+            rounds.setdefault(event["item"], []).append(event)
+    for index in range(len(rules.results)):
+        item = rules.items[index]
+        lines.append(f"{index + 1}. {item.name}, starting at ${item.start_price}.")
+        for r, event in enumerate(rounds.get(index, []), start=1):
+            lines.append(f"{ordinal(r)} bid:")
+            for agent, amount in sorted(event["decisions"].items(), key=lambda kv: env.seat_of[kv[0]]):
+                name = display_name(env.seat_of[agent])
+                lines.append(f"  {name}: Withdrew" if amount == WITHDRAW else f"  {name}: ${amount}")
+        lines.append("Hammer price (true value):")
+        result = rules.results[index]
+        if result is None:
+            lines.append("  None bid")
+        else:
+            lines.append(f"  {display_name(result[0])}: ${result[1]} (${item.true_value})")
+        lines.append("")
+    lines.append("Personal Report")
+    for seat, report in enumerate(env.final_report()["bidders"]):
+        lines.append(f"  {display_name(seat)}: starting budget ${report['starting_budget']}, "
+                     f"{len(report['items'])} item(s) won, total profit ${report['profit']}")
+        for won in report["items"]:
+            lines.append(f"    {won['name']}: paid ${won['price']} (starting price ${won['start_price']}, "
+                         f"true value ${won['true_value']})")
+    return "\n".join(lines)
