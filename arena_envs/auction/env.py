@@ -150,13 +150,16 @@ class AuctionEnv(TextAECEnv):
                               for a in self.possible_agents}
         self._last_status = {a: "none" for a in self.possible_agents}
         self._new_item_seen = {a: -1 for a in self.possible_agents}
-        self.results_text = ""
         self.record.add("setup", order=[item.name for item in ordered], budgets=budgets, estimates=estimates)
         self.rules = AuctionRules(ordered, budgets, estimates, self._choose_leader, self.record.events,
                                   self.possible_agents, self.min_markup_pct, self.auto_withdraw_unaffordable,
                                   self.enable_discount)
-        self.headers = [T.header(self, seat) for seat in range(len(self.possible_agents))]
-        self._update_public_text()
+        n = len(self.possible_agents)
+        self.headers = [T.header(self, seat) for seat in range(n)]
+        self.names_seen_by = [T.name_table(n, seat) for seat in range(n)]
+        self._results_cache: dict[int, tuple[int, str]] = {}
+        self._item_feature_cache: dict[tuple[int, int], np.ndarray] = {}
+        self._new_round()
         self._finish_if_over()
 
     def _choose_leader(self, tied: list[int], ctx: dict[str, Any]) -> int:
@@ -209,7 +212,7 @@ class AuctionEnv(TextAECEnv):
                 seat = self.seat_of[winner]
                 self.rewards[winner] += self._reward(seat, event["true_value"] - event["price"])
         if rules.cursor == 0:  # a round resolved or a new item opened
-            self._update_public_text()
+            self._new_round()
         if self.max_steps is not None and self.num_steps >= self.max_steps and not rules.finished:
             for a in self.agents:
                 self.truncations[a] = True
@@ -226,10 +229,18 @@ class AuctionEnv(TextAECEnv):
             for a in self.agents:
                 self.terminations[a] = True
 
-    def _update_public_text(self) -> None:
-        rules = self.rules
-        self.results_text = "; ".join(T.result_line(self, i) for i in range(len(rules.results)))
-        self.item_history_text = "" if rules.finished else T.item_history(self)
+    def _new_round(self) -> None:
+        """Drop the per-round caches of texts and features (a round resolved or an item opened)."""
+        self._body_cache: dict[int, str] = {}
+        self._feature_cache: dict[int, np.ndarray] = {}
+
+    def results_text(self, seat: int) -> str:
+        """Public results so far as ``seat`` sees them (cached until the next hammer)."""
+        done = len(self.rules.results)
+        cached = self._results_cache.get(seat)
+        if cached is None or cached[0] != done:
+            cached = self._results_cache[seat] = (done, T.results(self, self.names_seen_by[seat]))
+        return cached[1]
 
     def _next_agent(self) -> str | None:
         if any(self.truncations.values()):
@@ -238,30 +249,51 @@ class AuctionEnv(TextAECEnv):
         return None if seat is None else self.possible_agents[seat]
 
     def _text(self, agent: str, note: str | None) -> str:
-        return T.prompt(self, self.seat_of[agent], note)
+        seat = self.seat_of[agent]
+        body = self._body_cache.get(seat)
+        if body is None:
+            body = self._body_cache[seat] = T.prompt_body(self, seat)
+        return T.prompt(self, seat, body, note)
 
     def _features(self, agent: str) -> np.ndarray:
-        rules = self.rules
         seat = self.seat_of[agent]
+        features = self._feature_cache.get(seat)
+        if features is None:
+            features = self._feature_cache[seat] = self._round_features(seat)
+        return features.copy()
+
+    def _round_features(self, seat: int) -> np.ndarray:
+        """Features as of the start of the current round (same-round decisions stay hidden)."""
+        rules = self.rules
+        n = rules.n
+        out = self._item_features(seat).copy()
+        j = min(rules.item_index, len(rules.items) - 1)
+        live = not rules.finished
+        out[:12] = (j, len(rules.items), rules.round, rules.price if live else 0, rules.estimates[seat][j],
+                    rules.increment if live else 0, rules.highest or 0, -1 if rules.leader is None else rules.leader,
+                    rules.min_valid_bid() if live else 0, rules.remaining[seat], rules.profit[seat], len(rules.won[seat]))
+        out[12:12 + n] = rules.round_withdrawn
+        return out
+
+    def _item_features(self, seat: int) -> np.ndarray:
+        """The part of the features that changes only between items: upcoming items and past results."""
+        rules = self.rules
+        key = (seat, len(rules.results))
+        cached = self._item_feature_cache.get(key)
+        if cached is not None:
+            return cached
         n, m = rules.n, len(rules.items)
         out = np.full(len(self.feature_names), -1.0, dtype=np.float32)
-        j = min(rules.item_index, m - 1)
-        item = rules.items[j]
-        out[:12] = (j, m, rules.round, rules.price if not rules.finished else item.start_price,
-                    rules.estimates[seat][j], rules.increment if not rules.finished else 0,
-                    rules.highest or 0, -1 if rules.leader is None else rules.leader,
-                    rules.min_valid_bid() if not rules.finished else 0,
-                    rules.remaining[seat], rules.profit[seat], len(rules.won[seat]))
-        out[12:12 + n] = rules.withdrawn
+        upcoming = range(rules.item_index + 1, m)
         base = 12 + n
-        upcoming = range(j + 1, m)
-        for k, i in enumerate(upcoming):
-            out[base + k] = rules.items[i].start_price
-            out[base + m + k] = rules.estimates[seat][i]
+        out[base: base + len(upcoming)] = [rules.items[i].start_price for i in upcoming]
+        out[base + m: base + m + len(upcoming)] = [rules.estimates[seat][i] for i in upcoming]
         past = base + 2 * m
         for i, result in enumerate(rules.results):
             if result is not None:
                 out[past + 3 * i: past + 3 * i + 3] = (result[0], result[1], rules.items[i].true_value)
+        self._item_feature_cache = {k: v for k, v in self._item_feature_cache.items() if k[1] == key[1]}
+        self._item_feature_cache[key] = out
         return out
 
     def _action_mask(self, agent: str) -> np.ndarray:

@@ -165,6 +165,7 @@ class AuctionRules:
         if self.item_index >= len(self.items):
             self.finished = True
             self.eligible, self.cursor = [], 0
+            self.round_withdrawn = tuple(self.withdrawn)
             return
         item = self.item
         self.price = item.start_price
@@ -195,3 +196,4 @@ class AuctionRules:
                                     "item": self.item_index, "round": self.round})
             eligible = [s for s in eligible if not self.withdrawn[s]]
         self.eligible = eligible
+        self.round_withdrawn = tuple(self.withdrawn)  # what observers may know during this round

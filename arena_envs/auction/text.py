@@ -7,7 +7,6 @@ bidders; a bidder's own name is shown as "You (Bidder k)".
 """
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from arena_envs.auction.rules import WITHDRAW
@@ -32,10 +31,9 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def personalize(text: str, seat: int) -> str:
-    """Show ``seat``'s own name as "You (Bidder k)"."""
-    name = display_name(seat)
-    return re.sub(rf"\b{name}\b", f"You ({name})", text)
+def name_table(n: int, viewer: int | None) -> tuple[str, ...]:
+    """Display names of the ``n`` seats as ``viewer`` sees them (its own as "You (Bidder k)")."""
+    return tuple(f"You ({display_name(s)})" if s == viewer else display_name(s) for s in range(n))
 
 
 def header(env: AuctionEnv, seat: int) -> str:
@@ -63,42 +61,45 @@ def header(env: AuctionEnv, seat: int) -> str:
     return "\n".join(lines)
 
 
-def round_summary(env: AuctionEnv, decisions: dict[int, int], leader: int | None) -> str:
-    parts = []
-    for seat in sorted(decisions):
-        amount = decisions[seat]
-        parts.append(f"{display_name(seat)} withdrew" if amount == WITHDRAW else f"{display_name(seat)} ${amount}")
-    lead = "none" if leader is None else display_name(leader)
+def round_summary(names: tuple[str, ...], decisions: dict[int, int], leader: int | None) -> str:
+    parts = [f"{names[seat]} withdrew" if decisions[seat] == WITHDRAW else f"{names[seat]} ${decisions[seat]}"
+             for seat in sorted(decisions)]
+    lead = "none" if leader is None else names[leader]
     return "; ".join(parts) + f". Leader: {lead}."
 
 
-def item_history(env: AuctionEnv) -> str:
-    """Completed rounds of the current item (public; not yet personalized)."""
+def item_history(env: AuctionEnv, names: tuple[str, ...]) -> str:
+    """Completed rounds of the current item, with names as one viewer sees them."""
     rules = env.rules
     if not rules.item_rounds:
         return "Bidding on this item so far: none."
     lines = ["Bidding on this item so far:"]
     for r, (decisions, leader) in enumerate(zip(rules.item_rounds, rules.round_leaders), start=1):
-        lines.append(f"  Round {r}: {round_summary(env, decisions, leader)}")
+        lines.append(f"  Round {r}: {round_summary(names, decisions, leader)}")
     return "\n".join(lines)
 
 
-def result_line(env: AuctionEnv, index: int) -> str:
-    item = env.rules.items[index]
-    result = env.rules.results[index]
-    if result is None:
-        return f"{index + 1}. {item.name} -> unsold"
-    winner, price = result
-    return f"{index + 1}. {item.name} -> {display_name(winner)} at ${price} (true value ${item.true_value})"
+def results(env: AuctionEnv, names: tuple[str, ...]) -> str:
+    """The public results of every finished item."""
+    rules = env.rules
+    lines = []
+    for index, result in enumerate(rules.results):
+        item = rules.items[index]
+        if result is None:
+            lines.append(f"{index + 1}. {item.name} -> unsold")
+        else:
+            lines.append(f"{index + 1}. {item.name} -> {names[result[0]]} at ${result[1]} "
+                         f"(true value ${item.true_value})")
+    return "; ".join(lines) or "none."
 
 
-def hammer_message(env: AuctionEnv, index: int) -> str:
+def hammer_message(env: AuctionEnv, index: int, names: tuple[str, ...]) -> str:
     item = env.rules.items[index]
     result = env.rules.results[index]
     if result is None:
         return f"Nobody bid on {item.name}; moving on to the next item."
     winner, price = result
-    return f"Sold! {item.name} to {display_name(winner)} at ${price}! The true value for {item.name} is ${item.true_value}."
+    return f"Sold! {item.name} to {names[winner]} at ${price}! The true value for {item.name} is ${item.true_value}."
 
 
 def win_lose_note(env: AuctionEnv, seat: int, index: int) -> str:
@@ -117,55 +118,59 @@ def status(env: AuctionEnv, seat: int) -> str:
             f"won: {won}.")
 
 
-def auctioneer_message(env: AuctionEnv, seat: int) -> str:
+def auctioneer_message(env: AuctionEnv, seat: int, names: tuple[str, ...]) -> str:
     rules = env.rules
     item = rules.item
     parts = []
     if not rules.item_rounds:
         if rules.item_index > 0:
             previous = rules.item_index - 1
-            parts.append(hammer_message(env, previous) + " " + win_lose_note(env, seat, previous))
+            parts.append(hammer_message(env, previous, names) + " " + win_lose_note(env, seat, previous))
         left = len(rules.items) - rules.item_index
         names = ", ".join(i.name for i in rules.items[rules.item_index:])
         parts.append(f"{left} item(s) left: {names}. Now {item.name}, starting at ${rules.price}. "
                      "Who bids first?")
     else:
         last = rules.item_rounds[-1]
-        parts.append(f"Round {rules.round - 1} results: {round_summary(env, last, rules.leader)} "
-                     f"Now we have ${rules.highest} from {display_name(rules.leader)} for {item.name}. "
+        parts.append(f"Round {rules.round - 1} results: {round_summary(names, last, rules.leader)} "
+                     f"Now we have ${rules.highest} from {names[rules.leader]} for {item.name}. "
                      f"The minimum increase over this highest bid is ${rules.increment}. "
                      f"Do I have any advance on ${rules.highest}?")
     return "Auctioneer: " + " ".join(parts)
 
 
-def prompt(env: AuctionEnv, seat: int, note: str | None) -> str:
-    """``seat``'s complete prompt for its current decision."""
+def prompt_body(env: AuctionEnv, seat: int) -> str:
+    """Everything of ``seat``'s prompt that stays fixed during a round (the env caches it per round)."""
     rules = env.rules
+    names = env.names_seen_by[seat]
     out = [env.headers[seat]]
     if rules.finished:
-        out.append("The auction is over.")
-        out.append(env.results_text)
-        out.append(status(env, seat))
+        out += ["The auction is over.", "Results: " + results(env, names), status(env, seat)]
         return "\n".join(out)
     item = rules.item
-    highest = "no bids yet" if rules.highest is None else f"${rules.highest} by {display_name(rules.leader)}"
+    highest = "no bids yet" if rules.highest is None else f"${rules.highest} by {names[rules.leader]}"
     out.append(f"Item {rules.item_index + 1} of {len(rules.items)}: {item.name} - \"{item.desc}\". "
                f"Starting price ${rules.price}; minimum raise ${rules.increment}; "
                f"your estimated value ${rules.estimates[seat][rules.item_index]}.")
     out.append(f"Round {rules.round}. Highest bid: {highest}. Your minimum valid bid: "
                f"${rules.min_valid_bid()} (you cannot bid above your remaining budget).")
-    out.append(env.item_history_text)
+    out.append(item_history(env, names))
     if env.reveal_status:
         out.append(status(env, seat))
-    out.append("Results so far: " + (env.results_text or "none."))
-    out.append(auctioneer_message(env, seat))
+    out.append("Results so far: " + env.results_text(seat))
+    out.append(auctioneer_message(env, seat, names))
+    return "\n".join(out)
+
+
+def prompt(env: AuctionEnv, seat: int, body: str, note: str | None) -> str:
+    """``seat``'s complete prompt for its current decision: the round's body, any correction, the
+    answer instruction when it is this bidder's turn."""
+    if env.rules.finished:
+        return body
+    tail = ANSWER_INSTRUCTION if env.rules.current_seat() == seat else "It is not your turn to bid now."
     if note:
-        out.append(f"Auctioneer: your last reply was not accepted: {note}. Please reconsider.")
-    if rules.current_seat() == seat:
-        out.append(ANSWER_INSTRUCTION)
-    else:
-        out.append("It is not your turn to bid now.")
-    return out[0] + "\n" + personalize("\n".join(out[1:]), seat)
+        return f"{body}\nAuctioneer: your last reply was not accepted: {note}. Please reconsider.\n{tail}"
+    return f"{body}\n{tail}"
 
 
 def render_log(env: AuctionEnv) -> str:

@@ -1,0 +1,325 @@
+"""Battle Royale (γ-Bench game 7) as a PettingZoo AEC environment (spec §9, §2.2).
+
+One shooter acts per turn (``agent_selection``); every turn is one "round" of the paper. Native
+action: ``Discrete(N + 1)``, ``a < N`` shoots ``player_a``, ``a = N`` misses on purpose; the mask
+allows the living opponents and the miss. A text answer is ``{"action": "shoot" | "miss",
+"target": "player_k" | null}``. A hit player is terminated at once (dead-agent protocol); the last
+survivor ends the game with reward +1, everyone else gets 0; reaching ``max_turns`` with several
+alive truncates the survivors.
+
+Features (``observation``, float32): ``round_index`` (turns played), ``max_turns`` (-1: no cap),
+``own_hit_rate`` (probability), ``own_position`` (1-based place among the living in shooting
+order, -1 once eliminated), then per seat ``alive_i`` and ``hit_rate_i`` (probability).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from arena_envs.core import AnswerConstraint, InvalidAnswer
+from arena_envs.gamma.answer import answer_object, answer_value, canonical_json, format_instruction, json_constraint
+from arena_envs.gamma.base import (
+    DEFAULT_MAX_RETRIES,
+    Fallback,
+    check_int,
+    random_legal_action,
+    report_block,
+    request_block,
+    rules_block,
+)
+from arena_envs.gamma.battle_royale_rules import (
+    DEFAULT_HIT_RATE_BASE,
+    DEFAULT_HIT_RATE_STEP,
+    DEFAULT_MAX_TURNS,
+    DEFAULT_PLAYERS,
+    BattleRoyale,
+    check_hit_rates,
+    linear_hit_rates,
+    shooting_order,
+    strongest_opponents,
+)
+from arena_envs.gamma.sequential import SequentialGameEnv
+
+#: Words of the "action" key that mean an intentional miss (anything else defers to "target").
+MISS_WORDS = frozenset({"miss", "intentional miss", "intentionally miss", "miss on purpose", "miss intentionally",
+                        "deliberate miss", "deliberately miss", "pass", "skip", "none"})
+#: Target values that mean an intentional miss.
+NO_TARGET = frozenset({"", "null", "none", "nobody", "no one", "-1", "miss"})
+_PLAYER = re.compile(r"(?:player[\s_#-]*)?(\d{1,6})")
+
+
+def _pct(rate: float) -> str:
+    return f"{rate:g}%"
+
+
+def parse_target(value: Any) -> int | None:
+    """A target index from ``"player_k"``, ``"k"`` or ``k``; ``None`` for an intentional miss."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value == -1):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        word = " ".join(value.strip().strip(".!'\"").lower().split())
+        if word in NO_TARGET:
+            return None
+        match = _PLAYER.fullmatch(word)
+        if match:
+            return int(match.group(1))
+    raise InvalidAnswer("illegal", f'"target" must name a player such as "player_3", or be null to miss on purpose; got {str(value)[:40]!r}')
+
+
+def _lookup(text: str, key: str) -> Any:
+    try:
+        return answer_value(text, key)
+    except InvalidAnswer:
+        return None
+
+
+def parse_answer(text: str) -> int | None:
+    """The target of a text answer (``None``: intentional miss); raises :class:`InvalidAnswer`."""
+    obj = answer_object(text, "target") or answer_object(text, "action")
+    if obj is not None:
+        action, has_target, target = obj.get("action"), "target" in obj, obj.get("target")
+    else:  # no parseable JSON object: read the two keys separately
+        action, target = _lookup(text, "action"), _lookup(text, "target")
+        has_target = target is not None
+        if action is None and not has_target:
+            raise InvalidAnswer("unparseable", 'no JSON object with "action" and "target" was found')
+    if isinstance(action, str) and " ".join(action.strip().strip(".!").lower().split()) in MISS_WORDS:
+        return None
+    if not has_target:
+        raise InvalidAnswer("unparseable", 'the answer has no "target": name the player you shoot at, or null to miss')
+    return parse_target(target)
+
+
+class BattleRoyaleEnv(SequentialGameEnv):
+    """γ-Bench Battle Royale; see the module docstring for spaces, rewards and features."""
+
+    metadata: dict[str, Any] = {"name": "battle_royale_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+
+    def __init__(
+        self,
+        n_players: int | None = None,
+        hit_rate_base: float = DEFAULT_HIT_RATE_BASE,
+        hit_rate_step: float = DEFAULT_HIT_RATE_STEP,
+        hit_rates: Sequence[float] | None = None,
+        max_turns: int | None = DEFAULT_MAX_TURNS,
+        *,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        fallback_action: Fallback = "random",
+        persona: str | None = None,
+        cot: bool = False,
+        history_window: int | None = None,
+        score_variant: str | None = None,
+        invalid_action_penalty: float = 0.0,
+        render_mode: str | None = None,
+    ):
+        if hit_rates is None:
+            n_players = check_int("n_players", DEFAULT_PLAYERS if n_players is None else n_players, 2)
+            hit_rates = linear_hit_rates(n_players, hit_rate_base, hit_rate_step)
+        elif n_players is not None and n_players != len(hit_rates):
+            raise ValueError(f"n_players ({n_players}) must equal len(hit_rates) ({len(hit_rates)}) when both are given")
+        self.hit_rates = check_hit_rates(hit_rates)
+        if max_turns is not None:
+            max_turns = check_int("max_turns", max_turns, 1)
+        self.max_turns = max_turns
+        n = len(self.hit_rates)
+        self.order = shooting_order(self.hit_rates)
+        super().__init__(
+            n_players=n,
+            action_spaces={f"player_{i}": spaces.Discrete(n + 1) for i in range(n)},
+            feature_names=("round_index", "max_turns", "own_hit_rate", "own_position",
+                           *(f"{kind}_{i}" for i in range(n) for kind in ("alive", "hit_rate"))),
+            max_retries=max_retries,
+            fallback_action=fallback_action,
+            persona=persona,
+            cot=cot,
+            history_window=history_window,
+            score_variant=score_variant,
+            invalid_action_penalty=invalid_action_penalty,
+            render_mode=render_mode,
+        )
+        self._static_prefixes = [self._rules_for(i) for i in range(n)]
+        self._instruction = format_instruction(
+            {"action": "shoot or miss", "target": "the player you shoot at, e.g. player_3, or null to miss on purpose"},
+            self.prompt.cot)
+
+    # ---------------------------------------------------------------- text
+
+    def _rules_for(self, i: int) -> str:
+        n = self.n_players
+        ranking = ", ".join(f"player_{p} ({_pct(self.hit_rates[p])})" for p in self.order)
+        rules = [
+            "Every player has a fixed hit rate. In shooting order (ascending hit rate): " + ranking + ".",
+            "Players take turns in that order; after the last one the first shoots again. "
+            "Eliminated players are skipped.",
+            "On your turn you either shoot at one other player who is still in the game, or miss on purpose. "
+            "Bullets are unlimited.",
+            "A shot hits with the shooter's hit rate. A player who is hit is eliminated.",
+            "The last player standing wins.",
+        ]
+        identity = (f"You are player_{i}. Your hit rate is {_pct(self.hit_rates[i])}. "
+                    f"You are number {self.order.index(i) + 1} in the shooting order.")
+        return rules_block(f"You are one of {n} players (player_0 to player_{n - 1}) in a last-one-standing "
+                           "shooting game.", rules, self.prompt.persona, identity)
+
+    def _prefixes(self) -> list[str]:
+        return self._static_prefixes
+
+    def _request(self, i: int) -> list[str]:
+        living = self.game.alive_in_order()
+        return [
+            "Your goal is to eliminate the other players and be the last one standing.",
+            "Players still in the game, in shooting order: "
+            + ", ".join(f"player_{p} ({_pct(self.hit_rates[p])})" for p in living) + ".",
+            f"You are player_{i}, hit rate {_pct(self.hit_rates[i])}, number {living.index(i) + 1} of the "
+            f"{len(living)} remaining players in the shooting order.",
+            "Decide whether to shoot at one of the other remaining players or to miss on purpose.",
+        ]
+
+    def _describe(self, record: dict[str, Any]) -> str:
+        s, x = record["shooter"], record["target"]
+        if x is None:
+            return f"player_{s} missed on purpose."
+        if record["hit"]:
+            return f"player_{s} shot at player_{x} and hit: player_{x} is eliminated."
+        return f"player_{s} shot at player_{x} but missed."
+
+    def _summary(self, record: dict[str, Any]) -> str:
+        return f"{self._describe(record)} {len(record['alive_after'])} left."
+
+    # ---------------------------------------------------------------- TextAECEnv hooks
+
+    def params(self) -> dict[str, Any]:
+        return {"n_players": self.n_players, "hit_rates": list(self.hit_rates), "max_turns": self.max_turns}
+
+    def _start_game(self, options: dict[str, Any]) -> None:
+        self.game = BattleRoyale(self.hit_rates, self.max_turns)
+        self._start_transcripts()
+        self._masks: dict[int, np.ndarray] = {}
+
+    def _changed(self) -> None:
+        super()._changed()
+        self._masks.clear()
+
+    def _parse_text(self, agent: str, text: str) -> int | None:
+        return parse_answer(text)
+
+    def _from_native(self, agent: str, action: Any) -> int | None:
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise InvalidAnswer("unparseable", f"expected an action index 0..{self.n_players} or a text answer, got {action!r}")
+        if not 0 <= action <= self.n_players:
+            raise InvalidAnswer("illegal", f"action {action} is outside 0..{self.n_players}")
+        return None if action == self.n_players else int(action)
+
+    def _validate(self, agent: str, move: int | None) -> None:
+        problem = self.game.target_problem(self._index[agent], move)
+        if problem:
+            raise InvalidAnswer("illegal", problem)
+
+    def _fallback(self, agent: str) -> int | None:
+        self._check_fallback(agent)
+        return self._from_native(agent, random_legal_action(self.np_random, self._action_mask(agent)))
+
+    def _apply(self, agent: str, move: int | None, fell_back: bool) -> None:
+        record = self.game.play(move, self.np_random)
+        self.history.append(record)
+        self.record.add("turn", fallback=fell_back, **record)
+        shooter = record["shooter"]
+        echo = canonical_json({"action": "miss" if move is None else "shoot",
+                               "target": None if move is None else f"player_{move}"})
+        public = f"{self._describe(record)} {len(record['alive_after'])} players are left."
+        for p in record["alive_before"]:
+            private = "You have been eliminated." if record["hit"] and p == record["target"] else ""
+            self._transcripts[p].add(report_block(f"Round {record['round']}", public,
+                                                  echo if p == shooter else None, private))
+        if record["hit"]:
+            self.terminations[f"player_{record['target']}"] = True
+        if self.game.over:
+            survivors = [f"player_{p}" for p in self.game.alive]
+            if self.game.cut_off:
+                for a in survivors:
+                    self.truncations[a] = True
+            else:
+                self._reward(self.game.alive[0], 1.0)
+                self.terminations[survivors[0]] = True
+        self._changed()
+
+    def _next_agent(self) -> str | None:
+        return None if self.game.over else f"player_{self.game.shooter}"
+
+    def _text(self, agent: str, note: str | None) -> str:
+        i = self._index[agent]
+        text = self._transcripts[i].text
+        if self.game.over or self.game.shooter != i:
+            return text
+        turn = self.game.turns_played + 1
+        return text + self._cached_request(i, (turn, note), lambda: request_block(
+            f"Round {turn}", self._request(i), self._instruction, note, self.prompt.cot))
+
+    def _features(self, agent: str) -> np.ndarray:
+        i = self._index[agent]
+
+        def build() -> list[float]:
+            living = self.game.alive_in_order()
+            alive = set(living)
+            seats = [v for p in range(self.n_players) for v in (float(p in alive), self.hit_rates[p] / 100.0)]
+            position = living.index(i) + 1 if i in alive else -1
+            cap = -1 if self.max_turns is None else self.max_turns
+            return [self.game.turns_played, cap, self.hit_rates[i] / 100.0, position, *seats]
+
+        return self._cached_features(i, build)
+
+    def _action_mask(self, agent: str) -> np.ndarray:
+        i = self._index[agent]
+        mask = self._masks.get(i)
+        if mask is None:
+            mask = np.zeros(self.n_players + 1, dtype=np.int8)
+            if i in self.game.alive and not self.game.over:
+                mask[self.game.legal_targets(i)] = 1
+            mask[self.n_players] = 1
+            mask.setflags(write=False)
+            self._masks[i] = mask
+        return mask
+
+    def _agent_info(self, agent: str) -> dict[str, Any]:
+        i = self._index[agent]
+        alive = list(self.game.alive)
+        acting = not self.game.over and self.game.shooter == i
+        return {
+            "round": self.game.turns_played + (0 if self.game.over else 1),
+            "phase": "done" if self.game.over else ("shoot" if acting else "wait"),
+            "player": i,
+            "hit_rates": list(self.hit_rates),
+            "alive": alive,
+            "shooting_order": [p for p in self.order if p in alive],
+            "strongest_opponents": strongest_opponents(self.hit_rates, alive, i) if i in alive else [],
+            "last_round_record": self.history[-1] if self.history else None,
+        }
+
+    def answer_constraint(self, agent: str | None = None) -> AnswerConstraint:
+        i = self._index[self.agent_selection if agent is None else agent]
+        targets = [f"player_{p}" for p in self.game.legal_targets(i)]
+        return json_constraint(
+            {"action": {"enum": ["shoot", "miss"]}, "target": {"enum": [*targets, None]}},
+            f"shoot one of {', '.join(targets)} or miss (target null)", self.prompt.cot)
+
+    def _metrics(self) -> dict[str, Any]:
+        turns = [0] * self.n_players
+        correct = [0] * self.n_players
+        for r in self.history:
+            turns[r["shooter"]] += 1
+            correct[r["shooter"]] += r["correct"]
+        agents = {a: {"score": self.returns[i], "survived": i in self.game.alive, "turns": turns[i],
+                      "strongest_target_turns": correct[i]} for i, a in enumerate(self.possible_agents)}
+        game = self._game_metrics()
+        game.update(survivors=list(self.game.alive), truncated=self.game.cut_off)
+        return {"agents": agents, "game": game}

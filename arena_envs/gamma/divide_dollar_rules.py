@@ -1,0 +1,29 @@
+"""Divide the Dollar (γ-Bench game 3) rules, free of PettingZoo.
+
+Each round every player bids an integer in [0, G]. If the bids sum to at most G, everyone
+receives its bid; otherwise everyone receives 0. Every profile summing to exactly G is a pure
+Nash equilibrium (the paper names the fair one, G/N each).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class DivideDollarRules:
+    n_players: int = 10
+    n_rounds: int = 20
+    golds: int = 100
+
+    def __post_init__(self) -> None:
+        if isinstance(self.golds, bool) or not isinstance(self.golds, int) or self.golds < 1:
+            raise ValueError(f"golds must be an integer >= 1, got {self.golds!r}")
+
+    def resolve(self, round_no: int, bids: Sequence[int]) -> tuple[dict[str, Any], list[float]]:
+        total = sum(bids)
+        exceeded = total > self.golds
+        payoffs = [0 if exceeded else b for b in bids]
+        record = {"round": round_no, "bids": list(bids), "total": total, "exceeded": exceeded, "payoffs": payoffs}
+        return record, [float(p) for p in payoffs]

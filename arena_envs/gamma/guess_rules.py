@@ -1,0 +1,79 @@
+"""Guess 2/3 of the Average (γ-Bench game 1) rules, free of PettingZoo.
+
+Each round every player picks an integer in [MIN, MAX]; the target is R x the mean of all
+choices; the player(s) closest to the target win. Distances are compared exactly (integers), so
+ties are real ties: by default every closest player wins (spec §13 #3); ``tie_rule=
+"first_in_index_order"`` reproduces the repo (only the choosers of the first closest number found
+in player order win).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+TIE_RULES = ("all", "first_in_index_order")
+
+
+def as_fraction(name: str, value: Any) -> Fraction:
+    """A ratio from a Fraction, int, float, ``"2/3"`` or ``"60%"``; ValueError naming ``name``."""
+    try:
+        if isinstance(value, str) and value.strip().endswith("%"):
+            return Fraction(value.strip()[:-1]) / 100
+        if isinstance(value, float):
+            return Fraction(value).limit_denominator(10_000)
+        return Fraction(value)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise ValueError(f"{name} must be a number, a fraction string like '2/3' or a percentage like '60%', got {value!r}") from None
+
+
+def ratio_text(ratio: Fraction) -> str:
+    """``2/3``, ``1``, ``7/6``: how the ratio is shown to players."""
+    return str(ratio.numerator) if ratio.denominator == 1 else f"{ratio.numerator}/{ratio.denominator}"
+
+
+@dataclass(frozen=True)
+class GuessRules:
+    n_players: int = 10
+    n_rounds: int = 20
+    min_value: int = 0
+    max_value: int = 100
+    ratio: Fraction = Fraction(2, 3)
+    tie_rule: str = "all"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.min_value, int) or not isinstance(self.max_value, int) or self.min_value >= self.max_value:
+            raise ValueError(f"min_value and max_value must be integers with min_value < max_value, got {self.min_value!r}, {self.max_value!r}")
+        object.__setattr__(self, "ratio", as_fraction("ratio", self.ratio))
+        if self.ratio < 0:
+            raise ValueError(f"ratio must be >= 0, got {self.ratio}")
+        if self.tie_rule not in TIE_RULES:
+            raise ValueError(f"tie_rule must be one of {TIE_RULES}, got {self.tie_rule!r}")
+
+    def nash_choice(self) -> int:
+        """The equilibrium number: MIN if R < 1, MAX if R > 1, MIN for R = 1 (one of many)."""
+        return self.max_value if self.ratio > 1 else self.min_value
+
+    def resolve(self, round_no: int, choices: Sequence[int]) -> tuple[dict[str, Any], list[float]]:
+        """The round record (history schema) and rewards (1 per winner)."""
+        n, total = len(choices), sum(choices)
+        p, q = self.ratio.numerator, self.ratio.denominator
+        # |C - p*S/(q*n)| scaled by q*n stays an integer: exact comparisons.
+        distance = [abs(c * q * n - p * total) for c in choices]
+        best = min(distance)
+        if self.tie_rule == "all":
+            winners = [i for i, d in enumerate(distance) if d == best]
+        else:
+            number = choices[distance.index(best)]
+            winners = [i for i, c in enumerate(choices) if c == number]
+        record = {
+            "round": round_no,
+            "choices": list(choices),
+            "average": total / n,
+            "target": p * total / (q * n),
+            "winners": winners,
+            "winning_numbers": sorted({choices[i] for i in winners}),
+        }
+        won = set(winners)
+        return record, [1.0 if i in won else 0.0 for i in range(n)]

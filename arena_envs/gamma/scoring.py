@@ -1,0 +1,339 @@
+"""γ-Bench scores: raw S1-S8, the 0-100 rescaling per game, and the table row (spec §3-§10, §13).
+
+Everything here is a pure function of ``(params, history)`` in the schema of
+:mod:`arena_envs.gamma.history`; no environment is imported, so saved or imported logs can be
+rescored offline.
+
+Variants (spec §13) are chosen per game with ``variant=``; the first entry of :data:`VARIANTS`
+is the default and is the form that reproduces the paper's published numbers:
+
+* ``guess_two_thirds_v0``: ``"paper"`` (R<1: (D-S1)/D, R=1: |2 S1 - D|/D) or ``"repo"`` (R<1:
+  (MAX-S1)/D, which exceeds 100 when MIN>0; R=1: 100 minus the paper form, as the repo code);
+* ``divide_dollar_v0``: ``"paper"`` (clipped below at 0, as the repo) or ``"unclipped"``;
+* ``sealed_bid_auction_v0``: ``"paper"`` (mean(v-b) / max v), ``"repo_v2"`` (mean clipped
+  relative underbid, the repo since 2024-11) or ``"second_price_diagnostic"``
+  ((1 - mean|v-b| / max v) x 100, not part of γ-Bench); the first two need first-price logs;
+* ``battle_royale_v0``: ``"paper"`` (divide by the number of turns k, as the data) or
+  ``"per_player"`` (divide by N k, as printed in the paper's formula);
+* ``pirate_game_v0``: ``"paper"`` (NE for the actual G, L1 in coins over 2G, a rejected 1-coin
+  offer at odd position counts as correct, votes pooled), ``"repo"`` (proposals rescaled to 100
+  coins and compared with the 100-coin NE; a 1-coin offer at odd position credits no vote) or
+  ``"per_round_votes"`` (paper, but vote accuracy averaged per round instead of pooled).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from statistics import fmean, stdev
+from typing import Any
+
+from arena_envs.gamma.history import GAMES
+
+Record = Mapping[str, Any]
+
+#: Allowed ``variant`` values per game; the first is the default (reproduces the paper).
+VARIANTS: dict[str, tuple[str, ...]] = {
+    "guess_two_thirds_v0": ("paper", "repo"),
+    "el_farol_v0": ("paper",),
+    "divide_dollar_v0": ("paper", "unclipped"),
+    "public_goods_v0": ("paper",),
+    "diners_dilemma_v0": ("paper",),
+    "sealed_bid_auction_v0": ("paper", "repo_v2", "second_price_diagnostic"),
+    "battle_royale_v0": ("paper", "per_player"),
+    "pirate_game_v0": ("paper", "repo", "per_round_votes"),
+}
+
+
+def _decided(values: Sequence[Any]) -> list[Any]:
+    return [v for v in values if v is not None]
+
+
+def _mean_over_decisions(history: Sequence[Record], key: str, value: Callable[[Any], float] = float) -> float:
+    """Mean of ``value(x)`` over every decided entry of ``record[key]`` in every round."""
+    values = [value(x) for record in history for x in _decided(record[key])]
+    if not values:
+        raise ValueError(f"history has no decided {key!r} to score")
+    return fmean(values)
+
+
+def _nonempty(history: Sequence[Record]) -> None:
+    if not history:
+        raise ValueError("history is empty: a score needs at least one round record")
+
+
+# --- 1. Guess 2/3 of the Average ---------------------------------------------------------------
+
+def guess_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
+    """S1: mean over players and rounds of (choice - MIN)."""
+    _nonempty(history)
+    low = params["min_value"]
+    return _mean_over_decisions(history, "choices", lambda c: c - low)
+
+
+def guess_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    s1 = guess_raw(params, history)
+    span = params["max_value"] - params["min_value"]
+    ratio = float(params["ratio"])
+    if math.isclose(ratio, 1.0):
+        score = abs(2 * s1 - span) / span * 100
+        return 100 - score if variant == "repo" else score
+    if ratio > 1:
+        return s1 / span * 100
+    if variant == "repo":
+        return (params["max_value"] - s1) / span * 100
+    return (span - s1) / span * 100
+
+
+# --- 2. El Farol Bar ---------------------------------------------------------------------------
+
+def el_farol_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
+    """S2: mean over rounds of |go-rate - R|."""
+    _nonempty(history)
+    n, ratio = params["n_players"], params["capacity_ratio"]
+    return fmean(abs(sum(bool(g) for g in _decided(r["go"])) / n - ratio) for r in history)
+
+
+def el_farol_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    ratio = params["capacity_ratio"]
+    worst = max(ratio, 1 - ratio)
+    return (worst - el_farol_raw(params, history)) / worst * 100
+
+
+# --- 3. Divide the Dollar ----------------------------------------------------------------------
+
+def divide_dollar_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
+    """S3: mean over rounds of |sum of bids - G|."""
+    _nonempty(history)
+    golds = params["golds"]
+    return fmean(abs(sum(_decided(r["bids"])) - golds) for r in history)
+
+
+def divide_dollar_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    golds = params["golds"]
+    score = (golds - divide_dollar_raw(params, history)) / golds * 100
+    return score if variant == "unclipped" else max(score, 0.0)
+
+
+# --- 4. Public Goods Game ----------------------------------------------------------------------
+
+def public_goods_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
+    """S4: mean contribution over players and rounds."""
+    _nonempty(history)
+    return _mean_over_decisions(history, "contributions")
+
+
+def public_goods_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    tokens = params["tokens"]
+    return (tokens - public_goods_raw(params, history)) / tokens * 100
+
+
+# --- 5. Diner's Dilemma ------------------------------------------------------------------------
+
+def diners_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
+    """S5: fraction of cheap orders over players and rounds."""
+    _nonempty(history)
+    return _mean_over_decisions(history, "orders", lambda o: float(o == "cheap"))
+
+
+def diners_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    return (1 - diners_raw(params, history)) * 100
+
+
+# --- 6. Sealed-Bid Auction ---------------------------------------------------------------------
+
+def _valuation_bid_pairs(history: Sequence[Record]) -> list[tuple[float, float]]:
+    pairs = [(v, b) for r in history for v, b in zip(r["valuations"], r["bids"]) if b is not None]
+    if not pairs:
+        raise ValueError("history has no bids to score")
+    return pairs
+
+
+def sealed_bid_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
+    """S6: mean over players and rounds of (valuation - bid)."""
+    _nonempty(history)
+    return fmean(v - b for v, b in _valuation_bid_pairs(history))
+
+
+def sealed_bid_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    _nonempty(history)
+    pairs = _valuation_bid_pairs(history)
+    if variant != "second_price_diagnostic" and params["mode"] != "first":
+        raise ValueError(
+            f"the γ-Bench SBA score is defined for mode='first' only, got mode={params['mode']!r}; "
+            "use variant='second_price_diagnostic' for second-price logs"
+        )
+    top = max(v for r in history for v in r["valuations"])
+    if variant == "repo_v2":
+        return fmean(max(0.0, (v - b) / max(v, 1)) for v, b in pairs) * 100
+    if top <= 0:
+        raise ValueError("all valuations are 0: the SBA score is undefined")
+    if variant == "second_price_diagnostic":
+        return (1 - fmean(abs(v - b) for v, b in pairs) / top) * 100
+    return fmean(v - b for v, b in pairs) / top * 100
+
+
+# --- 7. Battle Royale --------------------------------------------------------------------------
+
+def strongest_opponents(hit_rates: Sequence[float], alive: Sequence[int], shooter: int) -> set[int]:
+    """The alive opponents of ``shooter`` that share the highest hit rate (the proxy targets)."""
+    opponents = [i for i in alive if i != shooter]
+    if not opponents:
+        return set()
+    best = max(hit_rates[i] for i in opponents)
+    return {i for i in opponents if hit_rates[i] == best}
+
+
+def battle_royale_raw(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    """S7: share of turns whose shooter aimed at the strongest alive opponent (misses count 0)."""
+    _nonempty(history)
+    rates = params["hit_rates"]
+    correct = sum(
+        r["target"] is not None and r["target"] in strongest_opponents(rates, r["alive_before"], r["shooter"])
+        for r in history
+    )
+    turns = len(history) * (params["n_players"] if variant == "per_player" else 1)
+    return correct / turns
+
+
+def battle_royale_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    return battle_royale_raw(params, history, variant) * 100
+
+
+# --- 8. Pirate Game ----------------------------------------------------------------------------
+
+def pirate_ne_proposal(n: int, golds: int) -> list[int]:
+    """O(n, G): the equilibrium split among n survivors, proposer first, then juniors by rank."""
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+    bribes = (n - 1) // 2
+    if golds < bribes:
+        raise ValueError(f"golds must be >= floor((n-1)/2) = {bribes} for the NE proposal, got {golds}")
+    return [golds - bribes] + [1 if k % 2 == 0 else 0 for k in range(1, n)]
+
+
+def pirate_vote_is_correct(position: int, offered: int, accept: bool, variant: str = "paper") -> bool:
+    """Whether a vote follows the optimal rule (Stewart); ``position`` >= 1 is behind the proposer."""
+    if offered >= 2:
+        return accept
+    if offered <= 0:
+        return not accept
+    if position % 2 == 0:
+        return accept
+    return False if variant == "repo" else not accept
+
+
+def _survivors(record: Record) -> list[int]:
+    return [i for i, coins in enumerate(record["proposal"]) if coins is not None]
+
+
+def pirate_round_stats(params: Mapping[str, Any], record: Record, variant: str = "paper") -> tuple[float, int, int]:
+    """(L1 distance to the NE proposal, correct votes, votes) of one round."""
+    golds = params["golds"]
+    survivors = _survivors(record)
+    offer = [record["proposal"][i] for i in survivors]
+    if variant == "repo":
+        offer_scaled = [c * 100 / golds for c in offer]
+        l1 = sum(abs(a - b) for a, b in zip(offer_scaled, pirate_ne_proposal(len(offer), 100)))
+    else:
+        l1 = sum(abs(a - b) for a, b in zip(offer, pirate_ne_proposal(len(offer), golds)))
+    start = survivors.index(record["proposer"])
+    correct = votes = 0
+    for position, player in enumerate(survivors[start + 1:], start=1):
+        vote = record["votes"][player]
+        if vote is None:
+            continue
+        votes += 1
+        correct += pirate_vote_is_correct(position, record["proposal"][player], bool(vote), variant)
+    return l1, correct, votes
+
+
+def pirate_raw(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> tuple[float, float]:
+    """(S8P, S8V): mean L1 distance of the proposals to the NE, and the vote accuracy.
+
+    S8V is pooled over all votes (``per_round_votes``: the mean of per-round accuracies over the
+    rounds that had votes); with no votes at all it is 1.0 (no vote was wrong).
+    """
+    _nonempty(history)
+    stats = [pirate_round_stats(params, r, variant) for r in history]
+    s8p = fmean(l1 for l1, _, _ in stats)
+    if variant == "per_round_votes":
+        per_round = [c / v for _, c, v in stats if v]
+        return s8p, fmean(per_round) if per_round else 1.0
+    votes = sum(v for _, _, v in stats)
+    return s8p, (sum(c for _, c, _ in stats) / votes if votes else 1.0)
+
+
+def pirate_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    s8p, s8v = pirate_raw(params, history, variant)
+    span = 2 * (100 if variant == "repo" else params["golds"])
+    return (span - s8p) / span * 50 + s8v * 50
+
+
+# --- dispatch and the table row ----------------------------------------------------------------
+
+_SCORERS: dict[str, Callable[..., float]] = {
+    "guess_two_thirds_v0": guess_score,
+    "el_farol_v0": el_farol_score,
+    "divide_dollar_v0": divide_dollar_score,
+    "public_goods_v0": public_goods_score,
+    "diners_dilemma_v0": diners_score,
+    "sealed_bid_auction_v0": sealed_bid_score,
+    "battle_royale_v0": battle_royale_score,
+    "pirate_game_v0": pirate_score,
+}
+
+_RAW: dict[str, Callable[..., Any]] = {
+    "guess_two_thirds_v0": guess_raw,
+    "el_farol_v0": el_farol_raw,
+    "divide_dollar_v0": divide_dollar_raw,
+    "public_goods_v0": public_goods_raw,
+    "diners_dilemma_v0": diners_raw,
+    "sealed_bid_auction_v0": sealed_bid_raw,
+    "battle_royale_v0": battle_royale_raw,
+    "pirate_game_v0": pirate_raw,
+}
+
+
+def _check(game: str, variant: str | None) -> str:
+    if game not in VARIANTS:
+        raise ValueError(f"game must be one of {', '.join(GAMES)}; got {game!r}")
+    if variant is None:
+        return VARIANTS[game][0]
+    if variant not in VARIANTS[game]:
+        raise ValueError(f"variant for {game} must be one of {', '.join(VARIANTS[game])}; got {variant!r}")
+    return variant
+
+
+def raw_score(game: str, params: Mapping[str, Any], history: Sequence[Record], variant: str | None = None) -> Any:
+    """The raw statistic S1..S7 (a float) or (S8P, S8V) for the Pirate Game."""
+    variant = _check(game, variant)
+    if game in ("battle_royale_v0", "pirate_game_v0"):
+        return _RAW[game](params, history, variant)
+    return _RAW[game](params, history)
+
+
+def score(game: str, params: Mapping[str, Any], history: Sequence[Record], variant: str | None = None) -> float:
+    """The 0-100 γ-Bench score of one played game (``variant=None``: the paper's form)."""
+    variant = _check(game, variant)
+    return float(_SCORERS[game](params, history, variant))
+
+
+def table_row(runs: Sequence[Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    """The γ-Bench row from per-run game scores: ``{column: {"mean", "std", "n"}}``.
+
+    ``runs[i]`` maps game -> score of run i. Games are averaged over the runs that have them;
+    "Overall" is, per run, the mean of that run's game scores, then mean and sample std (ddof=1)
+    over runs, as the paper does. With a single run the std is 0.0.
+    """
+    if not runs:
+        raise ValueError("runs is empty: the row needs at least one run")
+    row: dict[str, dict[str, float]] = {}
+    columns = [g for g in GAMES if any(g in run for run in runs)]
+    for game in columns:
+        row[game] = _mean_std([run[game] for run in runs if game in run])
+    row["overall"] = _mean_std([fmean(run[g] for g in columns if g in run) for run in runs])
+    return row
+
+
+def _mean_std(values: Sequence[float]) -> dict[str, float]:
+    return {"mean": fmean(values), "std": stdev(values) if len(values) > 1 else 0.0, "n": len(values)}

@@ -1,0 +1,77 @@
+"""Sealed-Bid Auction (γ-Bench game 6) rules, free of PettingZoo.
+
+Each round every player has a private valuation and submits one sealed bid. The highest bid wins
+(ties broken uniformly at random); the winner pays the highest bid (``mode="first"``) or the
+second entry of the bids sorted high to low (``"second"``, which equals the top bid on a tie) and
+gets valuation - price; everyone else gets 0.
+
+Valuations: ``valuation_rng="paper"`` reproduces the repo exactly - round j (1-based) seeds
+Python's ``random`` with ``valuation_seed + j - 1`` and samples N distinct values of the grid
+{vmin, vmin+interval, ..., vmax}; ``"env"`` draws them from the environment's generator.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+MODES = ("first", "second")
+VALUATION_RNGS = ("paper", "env")
+
+
+@dataclass(frozen=True)
+class SealedBidRules:
+    n_players: int = 10
+    n_rounds: int = 20
+    valuation_min: int = 0
+    valuation_max: int = 200
+    interval: int = 10
+    mode: str = "first"
+    valuation_rng: str = "paper"
+    valuation_seed: int = 42
+    allow_overbid: bool = True
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if self.valuation_rng not in VALUATION_RNGS:
+            raise ValueError(f"valuation_rng must be one of {VALUATION_RNGS}, got {self.valuation_rng!r}")
+        if not isinstance(self.interval, int) or self.interval < 1:
+            raise ValueError(f"interval must be an integer >= 1, got {self.interval!r}")
+        if not isinstance(self.valuation_min, int) or not isinstance(self.valuation_max, int) or not 0 <= self.valuation_min <= self.valuation_max:
+            raise ValueError(f"need integers 0 <= valuation_min <= valuation_max, got {self.valuation_min!r}, {self.valuation_max!r}")
+        if (self.valuation_max - self.valuation_min) % self.interval:
+            raise ValueError(f"valuation_max - valuation_min must be a multiple of interval, got "
+                             f"{self.valuation_min}, {self.valuation_max}, {self.interval}")
+        if len(self.grid()) < self.n_players:
+            raise ValueError(f"the valuation grid has {len(self.grid())} values but n_players={self.n_players} "
+                             "distinct valuations are drawn; widen [valuation_min, valuation_max] or shrink interval")
+
+    def grid(self) -> range:
+        """The possible valuations {vmin, vmin + interval, ..., vmax}."""
+        return range(self.valuation_min, self.valuation_max + self.interval, self.interval)
+
+    def paper_valuations(self, round_no: int) -> list[int]:
+        """The repo's valuations of round ``round_no`` (1-based); element i belongs to player_i."""
+        return random.Random(self.valuation_seed + round_no - 1).sample(self.grid(), self.n_players)
+
+    def valuations(self, round_no: int, rng: np.random.Generator) -> list[int]:
+        if self.valuation_rng == "paper":
+            return self.paper_valuations(round_no)
+        grid = self.grid()
+        return [grid[int(k)] for k in rng.choice(len(grid), size=self.n_players, replace=False)]
+
+    def resolve(self, round_no: int, valuations: Sequence[int], bids: Sequence[int],
+                rng: np.random.Generator) -> tuple[dict[str, Any], list[float]]:
+        top = max(bids)
+        leaders = [i for i, b in enumerate(bids) if b == top]
+        winner = leaders[0] if len(leaders) == 1 else leaders[int(rng.integers(len(leaders)))]
+        price = top if self.mode == "first" else sorted(bids, reverse=True)[1]
+        utilities = [0.0] * len(bids)
+        utilities[winner] = float(valuations[winner] - price)
+        record = {"round": round_no, "valuations": list(valuations), "bids": list(bids), "winner": winner,
+                  "winning_bid": top, "price": price, "utilities": utilities, "mode": self.mode}
+        return record, utilities

@@ -1,0 +1,134 @@
+"""The ``arena`` command: list environments, run evaluations, print leaderboards.
+
+    arena list
+    arena policies ENV
+    arena run ENV --players p1,p2,... --episodes N --seed S [--out DIR] [--concurrency K]
+              [--env-arg key=value ...] [--no-progress]
+    arena leaderboard DIR
+
+User errors print one line on stderr and exit with status 2; a run stopped by a failing policy or
+environment exits with status 1 (finished episodes are kept; the same command resumes). Set
+``ARENA_DEBUG=1`` to get the traceback of a user error.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from arena_envs.registration import ENVIRONMENTS
+from arena_envs.runner.leaderboard import format_table, leaderboard
+from arena_envs.runner.policy_specs import SpecError, parse_value, split_players
+from arena_envs.runner.results import ResultsError
+from arena_envs.runner.runner import RunConfig, RunError, run
+from baselines import registry
+
+
+class UsageError(Exception):
+    """A mistake in the command line or its inputs; reported without a traceback."""
+
+
+def describe(name: str) -> str:
+    """First line of the environment's entry-module docstring."""
+    try:
+        module = importlib.import_module(ENVIRONMENTS[name][0])
+    except Exception as err:  # a broken optional environment must not break `arena list`
+        return f"(cannot import: {type(err).__name__}: {err})"
+    doc = (module.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else ""
+
+
+def env_args(items: Sequence[str]) -> dict[str, Any]:
+    """``["n_players=5", "order=[3,1]"]`` -> ``{"n_players": 5, "order": [3, 1]}`` (JSON, else string)."""
+    kwargs: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"--env-arg expects key=value, got {item!r}")
+        kwargs[key.strip()] = parse_value(value)
+    return kwargs
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    width = max(map(len, ENVIRONMENTS), default=0)
+    for name in sorted(ENVIRONMENTS):
+        print(f"{name.ljust(width)}  {describe(name)}")
+    return 0
+
+
+def cmd_policies(args: argparse.Namespace) -> int:
+    if args.env not in ENVIRONMENTS and ":" not in args.env:
+        raise UsageError(f"unknown environment {args.env!r}; known: {', '.join(sorted(ENVIRONMENTS))}")
+    for name in registry.policy_names(args.env):
+        target = registry.lookup(args.env, name) or registry.PREFIXES.get(name.removesuffix(":..."), "")
+        print(f"{name:<22}{target}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    players = split_players(args.players)
+    config = RunConfig(env=args.env, players=tuple(players), episodes=args.episodes, seed=args.seed,
+                       env_kwargs=env_args(args.env_arg))
+    out = Path(args.out) if args.out else Path("results") / f"{args.env.replace(':', '.')}-seed{args.seed}"
+    progress = not args.no_progress and sys.stderr.isatty()
+    try:
+        summary = run(config, out, concurrency=args.concurrency, progress=progress)
+    except RunError as err:
+        print(f"arena: run stopped: {err}\narena: finished episodes are kept in {out}; "
+              "run the same command again to resume", file=sys.stderr)
+        return 1
+    print(f"results: {summary.out} ({summary.played} episodes played, {summary.resumed} already there, "
+          f"{len(summary.episodes)}/{config.episodes} finished)")
+    print(format_table(leaderboard(summary.out)))
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    print(format_table(leaderboard(args.dir)))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="arena", description="Multi-agent LLM game arenas: run evaluations.")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("list", help="list the environments").set_defaults(func=cmd_list)
+    pol = sub.add_parser("policies", help="list the policy names usable for an environment")
+    pol.add_argument("env")
+    pol.set_defaults(func=cmd_policies)
+    r = sub.add_parser("run", help="play seeded episodes into a results folder (resumable)")
+    r.add_argument("env", help="environment name (see `arena list`) or package.module:callable")
+    r.add_argument("--players", required=True, help="comma-separated policy specs, one per seat (rule,rule,random)")
+    r.add_argument("--episodes", type=int, required=True)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--out", help="results folder (default: results/<env>-seed<S>)")
+    r.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once (default 1)")
+    r.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="environment keyword argument, JSON value when it parses (repeatable)")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_run)
+    lb = sub.add_parser("leaderboard", help="print (and rewrite) the leaderboard of a results folder")
+    lb.add_argument("dir")
+    lb.set_defaults(func=cmd_leaderboard)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (UsageError, SpecError, ResultsError, ValueError, KeyError) as err:
+        if os.environ.get("ARENA_DEBUG"):
+            raise
+        message = err.args[0] if isinstance(err, KeyError) and err.args else err
+        print(f"arena: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\narena: interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""The leaderboard of a run: per policy label, games, mean metrics and TrueSkill.
+
+TrueSkill uses the ``trueskill`` package's defaults (mu 25, sigma 25/3, beta 25/6, tau 25/300, draw
+probability 0.10) in its own ``TrueSkill`` environment, one free-for-all match per episode in
+episode-id order, ranked by each seat's ``score`` (dense ranks by descending score; equal scores
+draw). Means cover every numeric per-agent metric the environment reports (``score`` first);
+non-finite values are left out of a mean.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import trueskill
+
+from arena_envs.runner.policy_specs import player_labels
+from arena_envs.runner.results import write_durably, read_config, read_episodes
+
+
+@dataclass
+class Row:
+    policy: str
+    games: int
+    mu: float | None
+    sigma: float | None
+    means: dict[str, float | None]
+
+
+def dense_ranks(scores: Sequence[float]) -> list[int]:
+    """0 for the highest score, equal scores share a rank, no gaps: (500, 800, 0) -> (1, 0, 2)."""
+    distinct = sorted(set(scores), reverse=True)
+    return [distinct.index(s) for s in scores]
+
+
+def _numeric(value: Any) -> float | None:
+    if isinstance(value, (bool, int, float)):
+        return float(value)
+    return None
+
+
+def compute(episodes: Iterable[dict[str, Any]], labels: Sequence[str]) -> list[Row]:
+    """Rows for ``labels`` (every player of the run) from finished episodes, sorted by TrueSkill mu."""
+    env = trueskill.TrueSkill()
+    ratings = {label: env.create_rating() for label in labels}
+    games = dict.fromkeys(labels, 0)
+    sums: dict[str, dict[str, list[float]]] = {label: {} for label in labels}
+    columns: list[str] = ["score"]
+    rated = False
+    for episode in sorted(episodes, key=lambda e: e["episode"]):
+        agents = episode["metrics"]["agents"]
+        seats = list(episode["seats"].items())
+        for agent, label in seats:
+            games[label] += 1
+            for key, value in agents[agent].items():
+                number = _numeric(value)
+                if number is None:
+                    continue
+                if key not in columns:
+                    columns.append(key)
+                if math.isfinite(number):
+                    sums[label].setdefault(key, []).append(number)
+        if len(seats) >= 2:
+            ranks = dense_ranks([float(agents[agent]["score"]) for agent, _ in seats])
+            new = env.rate([(ratings[label],) for _, label in seats], ranks=ranks)
+            for (_, label), (rating,) in zip(seats, new):
+                ratings[label] = rating
+            rated = True
+    rows = [Row(label, games[label], ratings[label].mu if rated else None, ratings[label].sigma if rated else None,
+                {key: (sum(v) / len(v) if (v := sums[label].get(key)) else None) for key in columns})
+            for label in labels]
+    rows.sort(key=lambda r: (-(r.mu if r.mu is not None else -math.inf),
+                             -(r.means.get("score") if r.means.get("score") is not None else -math.inf)))
+    return rows
+
+
+def _cell(value: float | int | None) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.3f}" if abs(value) < 1000 else f"{value:.1f}"
+
+
+def _table(rows: list[Row]) -> tuple[list[str], list[list[str]]]:
+    columns = list(rows[0].means) if rows else ["score"]
+    header = ["#", "policy", "mu", "sigma", "games"] + [f"mean {c}" for c in columns]
+    body = [[str(i), r.policy, _cell(r.mu), _cell(r.sigma), str(r.games)] + [_cell(r.means[c]) for c in columns]
+            for i, r in enumerate(rows, 1)]
+    return header, body
+
+
+def format_table(rows: list[Row]) -> str:
+    """An aligned plain-text table (text left-aligned, numbers right-aligned)."""
+    header, body = _table(rows)
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+
+    def fmt(line: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i == 1 else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))).rstrip()
+
+    return "\n".join([fmt(header), "  ".join("-" * w for w in widths), *map(fmt, body)])
+
+
+def format_markdown(rows: list[Row]) -> str:
+    header, body = _table(rows)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i == 1 else "--:" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in line) + " |" for line in body]
+    return "\n".join(lines)
+
+
+def leaderboard(folder: str | Path, write: bool = True) -> list[Row]:
+    """The leaderboard of the results folder ``folder``; writes leaderboard.json/.md there when ``write``."""
+    folder = Path(folder)
+    config = read_config(folder)
+    episodes = read_episodes(folder / "episodes.jsonl")
+    rows = compute(episodes, player_labels(config["players"]))
+    if write:
+        data = {"env": config["env"], "episodes": len(episodes), "episodes_planned": config["episodes"],
+                "trueskill": "trueskill package defaults, one free-for-all match per episode ranked by score",
+                "rows": [asdict(r) for r in rows]}
+        write_durably(folder / "leaderboard.json", json.dumps(data, indent=2) + "\n")
+        title = f"# {config['env']}: {len(episodes)} of {config['episodes']} episodes, seed {config['seed']}\n\n"
+        write_durably(folder / "leaderboard.md", title + format_markdown(rows) + "\n")
+    return rows

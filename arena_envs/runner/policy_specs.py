@@ -1,0 +1,140 @@
+"""Policy spec strings: what ``--players`` accepts and how each entry becomes a policy.
+
+Grammar (documented in ``docs/runner.md``)::
+
+    players  := spec ("," spec)*          commas inside quotes or brackets do not split
+    spec     := entry ["*" COUNT]         "rule*9" is nine "rule" players
+    entry    := NAME [":" args]           a policy of baselines.registry.POLICIES
+              | PREFIX ":" REST           a factory of baselines.registry.PREFIXES (vllm:MODEL@URL)
+    args     := KEY "=" VALUE ("+" KEY "=" VALUE)*    values are JSON when they parse, else strings
+
+Examples: ``random``, ``rule:K=5``, ``rule:K=5+margin=0.1``, ``vllm:Qwen/Qwen2.5-7B@http://127.0.0.1:8000/v1``.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from collections import Counter
+from typing import Any, Callable
+
+from arena_envs.core import Policy
+from baselines import registry
+
+_REPEAT = re.compile(r"^(?P<spec>.+)\*(?P<count>\d+)$")
+_OPEN = {"[": "]", "{": "}", "(": ")"}
+
+
+class SpecError(ValueError):
+    """A policy spec string that cannot be turned into a policy (a user error)."""
+
+
+def split_top_level(text: str, sep: str) -> list[str]:
+    """Split ``text`` on ``sep`` except inside quotes or (), [], {} brackets; parts are stripped."""
+    parts, current, closers, quote = [], [], [], None
+    for ch in text:
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in _OPEN:
+            closers.append(_OPEN[ch])
+        elif closers and ch == closers[-1]:
+            closers.pop()
+        elif ch == sep and not closers:
+            parts.append("".join(current).strip())
+            current = []
+            continue
+        current.append(ch)
+    if quote or closers:
+        raise SpecError(f"unbalanced quotes or brackets in {text!r}")
+    parts.append("".join(current).strip())
+    return parts
+
+
+def split_players(text: str) -> list[str]:
+    """The specs of a ``--players`` value, with ``spec*N`` expanded; empty entries are an error."""
+    specs: list[str] = []
+    for part in split_top_level(text, ","):
+        if not part:
+            raise SpecError(f"empty player in --players {text!r}")
+        match = _REPEAT.match(part)
+        if match:
+            count = int(match["count"])
+            if count < 1:
+                raise SpecError(f"player count must be >= 1 in {part!r}")
+            specs.extend([match["spec"]] * count)
+        else:
+            specs.append(part)
+    return specs
+
+
+def player_labels(specs: list[str]) -> list[str]:
+    """Leaderboard labels: the spec itself, or ``spec#i`` (i = 1, 2... by position) when repeated."""
+    counts = Counter(specs)
+    seen: Counter[str] = Counter()
+    labels = []
+    for spec in specs:
+        seen[spec] += 1
+        labels.append(f"{spec}#{seen[spec]}" if counts[spec] > 1 else spec)
+    return labels
+
+
+def parse_value(text: str) -> Any:
+    """A JSON value when ``text`` parses as one (``5``, ``[1, 2]``, ``true``), else the string itself."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_arguments(text: str, what: str) -> dict[str, Any]:
+    """``"K=5+margin=0.1"`` -> ``{"K": 5, "margin": 0.1}``; ``what`` names the spec in errors."""
+    kwargs: dict[str, Any] = {}
+    if not text:
+        return kwargs
+    for item in split_top_level(text, "+"):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key.isidentifier():
+            raise SpecError(f"bad argument {item!r} in policy spec {what!r}: expected key=value, joined by '+'")
+        if key in kwargs:
+            raise SpecError(f"argument {key!r} given twice in policy spec {what!r}")
+        kwargs[key] = parse_value(value.strip())
+    return kwargs
+
+
+def load_object(path: str) -> Any:
+    """Import ``"package.module:attribute"``."""
+    module, _, attribute = path.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def make_policy(spec: str, env: str) -> Policy:
+    """Build the policy that ``spec`` names for environment ``env`` (a name of ``arena list``)."""
+    name, _, rest = spec.partition(":")
+    name = name.strip()
+    if name in registry.PREFIXES:
+        target = registry.PREFIXES[name]
+        factory = _import(target, spec, registry.PREFIX_EXTRAS.get(name))
+        return factory(spec)
+    target = registry.lookup(env, name)
+    if target is None:
+        known = ", ".join(registry.policy_names(env))
+        raise SpecError(f"unknown policy {name!r} for {env}; available: {known}")
+    cls: Callable[..., Policy] = _import(target, spec, None)
+    kwargs = parse_arguments(rest, spec)
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as err:
+        raise SpecError(f"policy spec {spec!r} ({target}): {err}") from err
+
+
+def _import(target: str, spec: str, extra: str | None) -> Any:
+    try:
+        return load_object(target)
+    except ImportError as err:
+        hint = f" (pip install 'arena-envs[{extra}]')" if extra else ""
+        raise SpecError(f"policy spec {spec!r} needs {target}, which cannot be imported: {err}{hint}") from err
+    except AttributeError as err:
+        raise SpecError(f"policy spec {spec!r}: {target} does not exist: {err}") from err

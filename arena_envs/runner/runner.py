@@ -1,0 +1,236 @@
+"""Play N seeded episodes of any environment with any policies, into a results folder.
+
+The core is async: ``concurrency`` workers each play one episode at a time with their own fresh
+environment and their own policy instances, awaiting the policies' ``aact`` (so an LLM server
+batches the requests of concurrent episodes); environment steps run in the event loop. Seeds and
+seats depend only on the run seed and the episode id (:mod:`arena_envs.runner.seeding`), so the
+results are the same for any ``concurrency``; only the order of lines in ``episodes.jsonl`` varies.
+"""
+from __future__ import annotations
+
+import asyncio
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from pettingzoo import AECEnv
+from tqdm.auto import tqdm
+
+from arena_envs.core import Policy
+from arena_envs.registration import ENVIRONMENTS, env_module
+from arena_envs.runner.policy_specs import make_policy, player_labels
+from arena_envs.runner.results import ResultsFolder, StepLog
+from arena_envs.runner.seeding import episode_seeds, seat_players
+
+EnvFactory = Callable[[], AECEnv]
+PolicyFactory = Callable[[str, str], Policy]
+INVALID_KINDS = ("unparseable", "illegal", "fallback")
+
+
+class RunError(RuntimeError):
+    """A policy or the environment raised during an episode; the run stopped, finished episodes are kept."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What defines a run (stored in ``run.json``; a folder only resumes the same configuration).
+
+    ``env`` is a name of ``arena_envs.registration.ENVIRONMENTS`` or ``"package.module:callable"``
+    returning an AEC environment; ``players`` are policy spec strings, one per seat.
+    """
+
+    env: str
+    players: tuple[str, ...]
+    episodes: int
+    seed: int = 0
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "players", tuple(self.players))
+        object.__setattr__(self, "env_kwargs", dict(self.env_kwargs))
+        if not self.players:
+            raise ValueError("players must name at least one policy")
+        if not isinstance(self.episodes, int) or self.episodes < 1:
+            raise ValueError(f"episodes must be an integer >= 1, got {self.episodes!r}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+
+    @property
+    def labels(self) -> list[str]:
+        return player_labels(list(self.players))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"env": self.env, "env_kwargs": dict(self.env_kwargs), "players": list(self.players),
+                "seed": self.seed, "episodes": self.episodes}
+
+
+@dataclass
+class RunSummary:
+    out: Path
+    config: RunConfig
+    played: int
+    resumed: int  # episodes already in the folder when the run started
+    episodes: list[dict[str, Any]]  # every finished episode, sorted by id
+
+
+def env_factory(name: str, kwargs: Mapping[str, Any]) -> EnvFactory:
+    """A zero-argument builder of environment ``name`` with ``kwargs`` (checked by building one)."""
+    if ":" in name:
+        module, _, attribute = name.partition(":")
+        try:
+            builder = getattr(importlib.import_module(module), attribute)
+        except (ImportError, AttributeError) as err:
+            raise ValueError(f"cannot load environment {name!r}: {err}") from err
+    else:
+        if name not in ENVIRONMENTS:
+            raise ValueError(f"unknown environment {name!r}; known: {', '.join(sorted(ENVIRONMENTS))}")
+        builder = env_module(name).env
+    kwargs = dict(kwargs)
+    try:
+        builder(**kwargs).close()
+    except TypeError as err:
+        raise ValueError(f"environment {name}: bad --env-arg: {err}") from err
+    return lambda: builder(**kwargs)
+
+
+class Runner:
+    """Plays the episodes of ``config`` that ``out`` does not hold yet; see :func:`run`."""
+
+    def __init__(self, config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: bool = False,
+                 make_env: EnvFactory | None = None, policy_factory: PolicyFactory | None = None):
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        self.config = config
+        self.labels = config.labels
+        self.concurrency = concurrency
+        self.progress = progress
+        self.make_env = make_env or env_factory(config.env, config.env_kwargs)
+        self.policy_factory = policy_factory or make_policy
+        probe = self.make_env()
+        self.agents = list(probe.unwrapped.possible_agents)
+        probe.close()
+        if len(self.agents) != len(config.players):
+            raise ValueError(f"{config.env} has {len(self.agents)} seats ({', '.join(self.agents)}) "
+                             f"but players lists {len(config.players)}: {', '.join(config.players)}")
+        self.folder = ResultsFolder(out, config.to_dict())
+
+    def _policies(self) -> list[Policy]:
+        return [self.policy_factory(spec, self.config.env) for spec in self.config.players]
+
+    async def run(self) -> RunSummary:
+        resumed = len(self.folder.finished)
+        todo = iter([k for k in range(self.config.episodes) if k not in self.folder.finished])
+        workers = min(self.concurrency, self.config.episodes - resumed)
+        teams = [self._policies() for _ in range(workers)]
+        bar = tqdm(total=self.config.episodes, initial=resumed, disable=not self.progress,
+                   desc=self.config.env, unit="ep", dynamic_ncols=True)
+
+        async def worker(policies: list[Policy]) -> None:
+            for episode in todo:
+                entry, steps, record = await self._play(episode, policies)
+                self.folder.commit(entry, steps, record)
+                bar.update(1)
+
+        tasks = [asyncio.ensure_future(worker(team)) for team in teams]
+        try:
+            if tasks:
+                done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                for task in pending:
+                    task.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+                for task in tasks:
+                    if task.done() and not task.cancelled() and task.exception() is not None:
+                        raise task.exception()
+        finally:
+            bar.close()
+            for team in teams:
+                for policy in team:
+                    policy.close()
+        episodes = sorted(self.folder.episodes, key=lambda e: e["episode"])
+        return RunSummary(self.folder.path, self.config, len(episodes) - resumed, resumed, episodes)
+
+    async def _play(self, episode: int, policies: list[Policy]) -> tuple[dict[str, Any], StepLog, dict | None]:
+        env = self.make_env()
+        raw = env.unwrapped
+        seeds = episode_seeds(self.config.seed, episode, len(self.agents))
+        order = seat_players(len(self.agents), episode)
+        seat_policy = {agent: policies[order[j]] for j, agent in enumerate(self.agents)}
+        seat_label = {agent: self.labels[order[j]] for j, agent in enumerate(self.agents)}
+        invalid = {agent: dict.fromkeys(INVALID_KINDS, 0) for agent in self.agents}
+        steps = self.folder.step_log(episode)
+        returns = dict.fromkeys(self.agents, 0.0)
+        step = 0
+        agent = None
+        try:
+            env.reset(seed=seeds.env)
+            for j, agent in enumerate(self.agents):
+                seat_policy[agent].bind(raw)
+                seat_policy[agent].reset(agent, seeds.seats[j])
+            while env.agents:
+                agent = env.agent_selection
+                observation, _, termination, truncation, info = env.last()
+                if termination or truncation:
+                    env.step(None)
+                    continue
+                policy = seat_policy[agent]
+                try:
+                    action = await policy.aact(observation, info)
+                except Exception as err:
+                    raise RunError(f"policy {seat_label[agent]!r} raised in episode {episode} "
+                                   f"(seat {agent}, step {step}): {type(err).__name__}: {err}") from err
+                env.step(action)
+                for other, reward in raw.rewards.items():
+                    returns[other] += float(reward)
+                after = raw.infos.get(agent, {})
+                bad = after.get("invalid_action")
+                if bad:
+                    invalid[agent][bad["kind"]] += 1
+                if after.get("fallback"):
+                    invalid[agent]["fallback"] += 1
+                steps.write({"episode": episode, "step": step, "agent": agent, "policy": seat_label[agent],
+                             "action": action, "invalid_action": bad, "fallback": bool(after.get("fallback")),
+                             "retries": after.get("retries"), "rewards": dict(raw.rewards), "trace": policy.trace()})
+                step += 1
+            entry = {"episode": episode, "seed": seeds.env, "seats": seat_label,
+                     "policy_seeds": dict(zip(self.agents, seeds.seats)),
+                     "metrics": raw.episode_metrics() if hasattr(raw, "episode_metrics") else _return_metrics(returns),
+                     "steps": step, "invalid": invalid}
+            record = raw.episode_record() if hasattr(raw, "episode_record") else None
+        except RunError:
+            steps.discard()
+            raise
+        except Exception as err:
+            steps.discard()
+            raise RunError(f"environment {self.config.env} raised in episode {episode} "
+                           f"(seat {agent}, step {step}): {type(err).__name__}: {err}") from err
+        except BaseException:
+            steps.discard()
+            raise
+        finally:
+            env.close()
+        return entry, steps, record
+
+
+def _return_metrics(returns: dict[str, float]) -> dict[str, Any]:
+    """Metrics of an environment without ``episode_metrics()``: the score is the episode return."""
+    return {"agents": {agent: {"score": value} for agent, value in returns.items()}, "game": {}}
+
+
+async def arun(config: RunConfig, out: str | Path, **options: Any) -> RunSummary:
+    """Async :func:`run`, for callers that already have an event loop."""
+    return await Runner(config, out, **options).run()
+
+
+def run(config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: bool = False,
+        make_env: EnvFactory | None = None, policy_factory: PolicyFactory | None = None) -> RunSummary:
+    """Play the episodes of ``config`` missing from results folder ``out`` (creating or resuming it).
+
+    ``make_env`` overrides how environments are built (default: ``config.env`` with
+    ``config.env_kwargs``); ``policy_factory(spec, env_name)`` overrides how specs become policies.
+    Raises :class:`RunError` when a policy or the environment raises (finished episodes are kept)
+    and ``ValueError`` for a bad configuration or a folder holding another configuration.
+    """
+    runner = Runner(config, out, concurrency=concurrency, progress=progress, make_env=make_env,
+                    policy_factory=policy_factory)
+    return asyncio.run(runner.run())
