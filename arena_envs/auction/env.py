@@ -301,7 +301,7 @@ class AuctionEnv(TextAECEnv):
         mask = np.zeros(space.n, dtype=np.int8)
         mask[0] = 1  # withdraw
         rules = self.rules
-        if rules.finished or rules.current_seat() != self.seat_of[agent]:
+        if rules.finished or not rules.awaits(self.seat_of[agent]):
             return mask
         budget = rules.remaining[self.seat_of[agent]]
         low = rules.min_valid_bid()

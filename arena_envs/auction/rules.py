@@ -70,6 +70,10 @@ class AuctionRules:
             return None
         return self.eligible[self.cursor]
 
+    def awaits(self, seat: int) -> bool:
+        """Whether ``seat`` still has to decide in the current round."""
+        return seat in self.eligible[self.cursor:]
+
     def min_valid_bid(self) -> int:
         return self.price if self.highest is None else self.highest + self.increment
 

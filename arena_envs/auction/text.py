@@ -167,7 +167,7 @@ def prompt(env: AuctionEnv, seat: int, body: str, note: str | None) -> str:
     answer instruction when it is this bidder's turn."""
     if env.rules.finished:
         return body
-    tail = ANSWER_INSTRUCTION if env.rules.current_seat() == seat else "It is not your turn to bid now."
+    tail = ANSWER_INSTRUCTION if env.rules.awaits(seat) else "You have no decision to make now."
     if note:
         return f"{body}\nAuctioneer: your last reply was not accepted: {note}. Please reconsider.\n{tail}"
     return f"{body}\n{tail}"

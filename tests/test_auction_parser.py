@@ -1,0 +1,98 @@
+"""Spec §3.5 / §8.3: the bidder-reply parser; it never raises on any string."""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from arena_envs import auction_v0
+from arena_envs.auction.parser import parse_reply
+from arena_envs.auction.rules import WITHDRAW
+from arena_envs.core.answers import InvalidAnswer
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I bid $1,200!", 1200),
+    ("I'm out!", WITHDRAW),
+    ("I\u2019m out", WITHDRAW),
+    ("I bid $1.2k", 1200),
+    ("1500", 1500),
+    ("-1", WITHDRAW),
+    ('... Final Decision:\n"I bid $1050!"', 1050),
+    ("I could bid $1500, but it is too risky. I'm out!", WITHDRAW),
+    ("I might withdraw, but I bid $1100!", 1100),
+    ("I bid $1000 since there is no bid yet.", 1000),
+    ("I bid $1200.75!", 1200),
+    ("I'd like to bid 2 thousand", 2000),
+    ("My bid is $3,500.", 3500),
+    ("I will withdraw.", WITHDRAW),
+    ("I bid $0!", 0),
+    ("I'm out of ideas, so I bid $1300!", 1300),
+    ("\uff29 bid \uff04\uff11\uff12\uff10\uff10!", 1200),  # full-width characters (NFKC)
+])
+def test_parser_examples(text, expected):
+    assert parse_reply(text) == expected
+
+
+@pytest.mark.parametrize("text", ["The price is high.", "", "there is no bid yet", "I'm out of budget"])
+def test_unparseable(text):
+    with pytest.raises(InvalidAnswer) as err:
+        parse_reply(text)
+    assert err.value.kind == "unparseable"
+
+
+def test_unparseable_counts_as_parse_failure_not_failed_bid():
+    env = auction_v0.env()
+    env.reset(seed=0)
+    env.step("The price is high.")
+    info = env.unwrapped.infos["bidder_1"]
+    assert info["parse_failures"] == 1 and info["failed_bids"] == 0
+    assert info["last_status"] == "unparseable"
+    assert 'I bid $xxx!' in env.observe("bidder_1")["text"]
+
+
+ADVERSARIAL = st.one_of(
+    st.text(max_size=300),
+    st.from_regex(r"(i bid|I'm out|final decision|my bid is|-1|\$|k|,|\.|\d{1,30}|\s|!|thousand|i withdraw)*",
+                  fullmatch=True),
+    st.builds(lambda a, b: f"I bid ${a}{b}", st.text(alphabet="0123456789.,-kK$ ", max_size=40), st.text(max_size=20)),
+)
+
+
+@settings(max_examples=2500, deadline=None)
+@given(ADVERSARIAL)
+def test_parser_never_raises_anything_but_invalid_answer(text):
+    try:
+        result = parse_reply(text)
+    except InvalidAnswer as err:
+        assert err.kind == "unparseable"
+    else:
+        assert isinstance(result, int) and result >= WITHDRAW
+
+
+@settings(max_examples=2000, deadline=None)
+@given(ADVERSARIAL)
+def test_env_step_accepts_any_text(text):
+    env = auction_v0.raw_env(max_retries=100)
+    env.reset(seed=0)
+    agent = env.agent_selection
+    env.step(text)
+    info = env.infos[agent]
+    if info["invalid_action"] is None:
+        decision = env.record.of_type("decision")[-1]
+        assert decision["agent"] == agent
+        assert decision["amount"] is None or env.rules.items[0].start_price <= decision["amount"] <= 20000
+    else:
+        assert env.agent_selection == agent
+        assert info["invalid_action"]["kind"] in ("unparseable", "illegal")
+        assert env.record.events[-1]["type"] == "invalid" and env.record.events[-1]["answer"] == text
+
+
+def test_answer_constraint_matches_what_parses():
+    env = auction_v0.raw_env()
+    env.reset(seed=0)
+    constraint = env.answer_constraint()
+    assert constraint.kind == "regex"
+    for text in ["I'm out!", "I bid $5000!"]:
+        assert constraint.accepts(text)
+        parse_reply(text)
+    assert not constraint.accepts("maybe")
+    assert constraint.structured_outputs() == {"regex": constraint.pattern}

@@ -1,0 +1,352 @@
+"""Spec §8.1-8.2: items, orders and bidding rules of auction_v0."""
+import pickle
+
+import numpy as np
+import pytest
+
+from arena_envs import auction_v0
+from arena_envs.auction.items import POOL_ITEMS, TABLE1_ITEMS
+from baselines.auction_rule import AlwaysWithdraw, RandomValid, RuleBidder, TruthfulMinRaise
+from tests.auction_helpers import play
+
+ITEM = [{"name": "Widget A", "start_price": 1000, "true_value": 2000}]
+TWO_ITEMS = ITEM + [{"name": "Gadget B", "start_price": 1000, "true_value": 2000}]
+
+
+def make(seed=0, **kwargs):
+    kwargs.setdefault("items", ITEM)
+    kwargs.setdefault("item_order", "given")
+    env = auction_v0.env(**kwargs)
+    env.reset(seed=seed)
+    return env
+
+
+def test_default_items():
+    prices = sorted(item.start_price for item in TABLE1_ITEMS)
+    assert prices == [1000, 1000, 2000, 2000, 3000, 3000, 4000, 4000, 5000, 5000]
+    assert [i.name for i in TABLE1_ITEMS][:3] == ["Widget A", "Gadget B", "Thingamajig C"]
+    assert all(i.true_value == 2 * i.start_price for i in (*TABLE1_ITEMS, *POOL_ITEMS))
+    assert sum(i.start_price for i in TABLE1_ITEMS) == 30000
+    assert sum(i.true_value for i in TABLE1_ITEMS) == 60000
+    expensive = [i.name for i in POOL_ITEMS[:20] if i.start_price == 5000]
+    assert expensive == ["Equipment E", "Mechanism J", "Machine P", "Element R"]
+    assert sum(1 for i in POOL_ITEMS[:20] if i.start_price == 1000) == 16
+    assert len(POOL_ITEMS) == 26
+
+
+@pytest.mark.parametrize("overestimate,expected", [
+    (10, [2200, 6600, 8800, 4400, 11000, 6600, 4400, 8800, 2200, 11000]),
+    (0, [2000, 6000, 8000, 4000, 10000, 6000, 4000, 8000, 2000, 10000]),
+    (-10, [1800, 5400, 7200, 3600, 9000, 5400, 3600, 7200, 1800, 9000]),
+])
+def test_estimates(overestimate, expected):
+    env = auction_v0.env(item_order="given", overestimate_percent=overestimate)
+    env.reset(seed=0)
+    for agent in env.possible_agents:
+        env.unwrapped._refresh_info(agent, None)
+    setup = env.unwrapped.record.of_type("setup")[0]
+    assert setup["estimates"] == [expected] * 3
+
+
+def test_increments():
+    env = auction_v0.env(item_order="ascending")
+    env.reset(seed=0)
+    increments = [e["increment"] for e in env.unwrapped.record.of_type("item_open")]
+    assert increments == [100]
+    play(env, {a: AlwaysWithdraw() for a in env.possible_agents})
+    by_price = {e["start_price"]: e["increment"] for e in env.unwrapped.record.of_type("item_open")}
+    assert by_price == {1000: 100, 2000: 200, 3000: 300, 4000: 400, 5000: 500}
+
+
+@pytest.mark.parametrize("order,expected", [
+    ("ascending", ["Widget A", "Contraption I", "Doodad D", "Implement G", "Gadget B", "Gizmo F",
+                   "Thingamajig C", "Apparatus H", "Equipment E", "Mechanism J"]),
+    ("descending", ["Equipment E", "Mechanism J", "Thingamajig C", "Apparatus H", "Gadget B", "Gizmo F",
+                    "Doodad D", "Implement G", "Widget A", "Contraption I"]),
+])
+def test_orders(order, expected):
+    env = auction_v0.env(item_order=order)
+    env.reset(seed=5)
+    assert env.unwrapped.record.of_type("setup")[0]["order"] == expected
+
+
+def test_random_order_is_seeded_and_visible():
+    env = auction_v0.env()
+    env.reset(seed=7)
+    order = env.unwrapped.record.of_type("setup")[0]["order"]
+    assert sorted(order) == sorted(i.name for i in TABLE1_ITEMS)
+    env.reset(seed=7)
+    assert env.unwrapped.record.of_type("setup")[0]["order"] == order
+    orders = set()
+    for seed in range(5):
+        env.reset(seed=seed)
+        orders.add(tuple(env.unwrapped.record.of_type("setup")[0]["order"]))
+    assert len(orders) > 1
+    env.reset(seed=7)
+    text = env.observe("bidder_3")["text"]
+    positions = [text.index(f". {name} - starting price") for name in order]
+    assert positions == sorted(positions)
+
+
+def test_round_one_everyone_decides_in_seat_order_and_opening_bids_need_no_increment():
+    env = make(items=TWO_ITEMS)
+    seen = []
+    for text in ["I bid $1200!", "I bid $1000!", "I bid $1050!"]:
+        seen.append(env.agent_selection)
+        env.step(text)
+        assert env.unwrapped.infos[seen[-1]]["invalid_action"] is None
+    assert seen == ["bidder_1", "bidder_2", "bidder_3"]
+    assert env.unwrapped.rules.highest == 1200 and env.unwrapped.rules.leader == 0
+    assert env.agent_selection == "bidder_2"  # the leader skips round 2
+
+
+def test_bid_below_start_is_rejected_and_reasked():
+    env = make()
+    before = env.unwrapped.state()
+    env.step("I bid $999!")
+    info = env.unwrapped.infos["bidder_1"]
+    assert env.agent_selection == "bidder_1"
+    assert info["failed_bids"] == 1 and info["invalid_action"]["kind"] == "illegal"
+    assert "starting price" in info["invalid_action"]["reason"]
+    assert info["last_status"].startswith("rejected:")
+    assert env.unwrapped.state() == before
+    assert "not accepted" in env.observe("bidder_1")["text"]
+    assert "starting price of $1000" in env.observe("bidder_1")["text"]
+
+
+def test_budget_limits():
+    env = make(budgets=1500)
+    env.step("I bid $1501!")
+    assert "exceeds your remaining budget" in env.unwrapped.infos["bidder_1"]["invalid_action"]["reason"]
+    env.step("I bid $1500!")
+    assert env.unwrapped.infos["bidder_1"]["invalid_action"] is None
+
+
+def test_minimum_raise_over_standing_bid():
+    env = make(budgets=10000)
+    env.step("I bid $1200!"); env.step("I'm out!"); env.step("I bid $1100!")
+    assert env.agent_selection == "bidder_3"  # bidder_2 withdrew, bidder_1 leads
+    for bad in ["I bid $1299!", "I bid $1200!"]:
+        env.step(bad)
+        assert env.unwrapped.infos["bidder_3"]["invalid_action"] is not None
+        assert "at least $100" in env.unwrapped.infos["bidder_3"]["invalid_action"]["reason"]
+    env.step("I bid $5000!")
+    assert env.unwrapped.infos["bidder_3"]["invalid_action"] is None
+    assert env.unwrapped.infos["bidder_3"]["failed_bids"] == 2
+
+
+def test_withdrawn_never_selected_again_and_outbid_bidder_returns():
+    env = make(items=TWO_ITEMS, budgets=10000)
+    env.step("I bid $1000!"); env.step("I'm out!"); env.step("I bid $1100!")
+    # round 2: bidder_1 (outbid) is selected again, bidder_2 is out, bidder_3 leads
+    assert env.unwrapped.rules.eligible == [0]
+    env.step("I bid $1200!")
+    assert env.unwrapped.rules.eligible == [2]
+    env.step("I'm out!")
+    # item sold to bidder_1; the next item starts with everybody in seat order
+    assert env.unwrapped.rules.results == [(0, 1200)]
+    assert env.agent_selection == "bidder_1" and env.unwrapped.rules.eligible == [0, 1, 2]
+
+
+def test_unsold_when_everybody_withdraws():
+    env = make(items=TWO_ITEMS)
+    for _ in range(3):
+        env.step("I'm out!")
+    raw = env.unwrapped
+    assert raw.rules.results == [None]
+    assert raw.rules.remaining == [20000] * 3 and raw.rules.profit == [0] * 3
+    assert all(r == 0 for r in raw.rewards.values())
+    assert "$2000" not in env.observe("bidder_1")["text"].split("Results so far:")[1]
+    for _ in range(3):
+        env.step("I'm out!")
+    assert "None bid" in raw._render_text()
+    assert len(raw.record.of_type("unsold")) == 2
+
+
+def test_single_opening_bid_sells_at_once():
+    env = make(items=TWO_ITEMS)
+    env.step("I bid $1300!"); env.step("I'm out!"); env.step("I'm out!")
+    raw = env.unwrapped
+    assert raw.rules.results == [(0, 1300)]
+    assert len(raw.record.of_type("round_end")) == 1
+    assert raw.rewards["bidder_1"] == 700 and raw.rewards["bidder_2"] == 0
+
+
+def test_hammer_to_leader_when_round_has_no_new_bid():
+    env = make()
+    env.step("I bid $1000!"); env.step("I bid $1100!"); env.step("I'm out!")
+    env.step("I'm out!")  # bidder_1 gives up: sold to bidder_2 at 1100
+    raw = env.unwrapped
+    assert raw.rules.results == [(1, 1100)]
+    assert raw.rules.remaining[1] == 20000 - 1100 and raw.rules.profit[1] == 900
+    assert raw.rewards == {"bidder_1": 0, "bidder_2": 900.0, "bidder_3": 0}
+    assert all(env.terminations.values())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_tie_break_is_seeded(seed):
+    def leader(**kw):
+        env = make(seed=seed, **kw)
+        env.step("I bid $1500!"); env.step("I bid $1500!"); env.step("I bid $1500!")
+        return env.unwrapped.rules.leader
+    assert leader() == leader()
+    assert leader(tie_break="lowest_seat") == 0
+
+
+def test_random_tie_break_uses_every_candidate():
+    leaders = set()
+    for seed in range(30):
+        env = make(seed=seed)
+        env.reset(seed=seed)
+        for _ in range(3):
+            env.step("I bid $1500!")
+        leaders.add(env.unwrapped.rules.leader)
+    assert leaders == {0, 1, 2}
+
+
+def test_observation_does_not_leak_same_round_decisions():
+    first = make(items=TWO_ITEMS, n_bidders=3)
+    first_obs = {a: first.observe(a) for a in first.possible_agents}
+    other = make(items=TWO_ITEMS, n_bidders=3)
+    other.step("I bid $1900!"); other.step("I'm out!")
+    assert other.agent_selection == "bidder_3"
+    late = other.observe("bidder_3")
+    early = first_obs["bidder_3"]
+    assert late["text"] == early["text"]
+    assert np.array_equal(late["observation"], early["observation"])
+    assert np.array_equal(late["action_mask"], early["action_mask"])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_invariants_under_random_play(seed):
+    env = auction_v0.env(budgets=[5000, 20000, 40000])
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    totals = {a: 0.0 for a in env.possible_agents}
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        legal = np.flatnonzero(obs["action_mask"])
+        env.step(int(rng.choice(legal)))
+        for a, r in env.rewards.items():
+            totals[a] += r
+        assert all(b >= 0 for b in env.unwrapped.rules.remaining)
+    raw = env.unwrapped
+    assert len(raw.record.of_type("hammer")) + len(raw.record.of_type("unsold")) == 10
+    for seat, agent in enumerate(raw.possible_agents):
+        paid = sum(p for _, p in raw.rules.won[seat])
+        assert paid <= raw.rules.budgets[seat]
+        assert totals[agent] == raw.rules.profit[seat]  # fact 23
+    for hammer in raw.record.of_type("hammer"):
+        last_bid = [e for e in raw.record.of_type("decision")
+                    if e["item"] == hammer["item"] and e["agent"] == hammer["winner"] and e["amount"] is not None][-1]
+        assert last_bid["amount"] == hammer["price"]
+
+
+def test_fourth_invalid_reply_forces_withdrawal():
+    env = make()
+    for attempt in range(1, 4):
+        env.step("I bid $10!" if attempt % 2 else "hmm")
+        assert env.agent_selection == "bidder_1"
+        assert env.unwrapped.infos["bidder_1"]["retries"] == attempt
+    env.step("I bid $10!")
+    info = env.unwrapped.infos["bidder_1"]
+    assert info["forced_withdraw"] and info["fallback"]
+    assert info["failed_bids"] == 3 and info["parse_failures"] == 1
+    assert env.unwrapped.rules.withdrawn[0]
+    assert env.agent_selection == "bidder_2"
+    metrics = env.unwrapped.episode_metrics()["agents"]["bidder_1"]
+    assert metrics["forced_withdrawals"] == 1 and metrics["fallback"] == 1
+
+
+def test_masked_native_action_is_a_failed_bid():
+    env = make(budgets=1000)
+    mask = env.observe("bidder_1")["action_mask"]
+    assert mask.tolist()[:3] == [1, 1, 0]
+    env.step(2)  # would bid 1100 > budget
+    assert env.unwrapped.infos["bidder_1"]["failed_bids"] == 1
+    env.step(1)
+    assert env.unwrapped.infos["bidder_1"]["invalid_action"] is None
+
+
+def test_discrete_grid_and_amount_mode():
+    env = make()
+    env.step(3)  # min valid 1000 + 2 * 100
+    assert env.unwrapped.record.of_type("decision")[-1]["amount"] == 1200
+    env = make(action_mode="amount", budgets=3000)
+    assert env.action_space("bidder_1").start == -1 and env.action_space("bidder_1").n == 3002
+    mask = env.observe("bidder_1")["action_mask"]
+    assert mask[0] == 1 and mask[1:1001].sum() == 0 and mask[1001:].all()
+    env.step(1234)
+    env.step(-1)
+    assert env.unwrapped.record.of_type("decision")[0]["amount"] == 1234
+    assert env.unwrapped.record.of_type("decision")[1]["amount"] is None
+
+
+def test_auto_withdraw_unaffordable_skips_poor_bidders():
+    env = make(items=TWO_ITEMS, budgets=[5000, 500, 5000], auto_withdraw_unaffordable=True)
+    assert env.unwrapped.rules.eligible == [0, 2]
+    assert env.unwrapped.record.of_type("auto_withdraw")[0]["agent"] == "bidder_2"
+
+
+def test_discount_variant_halves_the_price():
+    env = make(enable_discount=True)
+    for _ in range(3):
+        env.step("I'm out!")
+    assert env.unwrapped.rules.price == 500 and env.unwrapped.rules.increment == 50
+    for _ in range(9):
+        env.step("I'm out!")
+    assert env.unwrapped.rules.results == [None]
+    assert [e["price"] for e in env.unwrapped.record.of_type("discount")] == [500, 250, 125]
+
+
+def test_max_steps_truncates():
+    env = auction_v0.env(max_steps=5)
+    env.reset(seed=0)
+    for _ in range(5):
+        env.step(0)
+    assert all(env.truncations.values()) and not any(env.terminations.values())
+
+
+def test_items_objective_rewards_count_items():
+    env = make(desires=["maximize_items", "maximize_profit", "maximize_profit"])
+    env.step("I bid $1900!"); env.step("I'm out!"); env.step("I'm out!")
+    assert env.unwrapped.rewards["bidder_1"] == 1.0
+    assert env.unwrapped.episode_metrics()["agents"]["bidder_1"]["score"] == 1
+    assert "win the highest number of items" in env.observe("bidder_1")["text"]
+
+
+def test_reveal_status_off_hides_the_budget_left():
+    env = make(reveal_status=False)
+    text = env.observe("bidder_1")["text"]
+    assert "budget left" not in text and "Your starting budget: $20000" in text
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"item_order": "sideways"}, {"n_bidders": 1}, {"budgets": [1, 2]}, {"desires": "greed"},
+    {"action_mode": "words"}, {"tie_break": "coin"}, {"reward_mode": "fun"}, {"overestimate_percent": 300},
+    {"items": []}, {"invalid_action_penalty": 1.0}, {"max_retries": -1},
+])
+def test_bad_arguments_are_rejected(kwargs):
+    with pytest.raises(ValueError):
+        auction_v0.env(**kwargs)
+
+
+def test_rule_and_scripted_bidders_play_full_games():
+    env = auction_v0.env()
+    play(env, {"bidder_1": RuleBidder(), "bidder_2": TruthfulMinRaise(), "bidder_3": RandomValid()}, seed=3)
+    assert all(env.terminations.values()) or not env.agents
+    metrics = env.unwrapped.episode_metrics()["agents"]
+    assert all(m["failed_bids"] == 0 for m in metrics.values())
+
+
+def test_pickle_round_trip_mid_game():
+    env = auction_v0.env()
+    env.reset(seed=11)
+    env.step("I bid $5000!")
+    copy = pickle.loads(pickle.dumps(env))
+    assert copy.observe(copy.agent_selection)["text"] == env.observe(env.agent_selection)["text"]
+    copy.step(0); env.step(0)
+    assert copy.unwrapped.record.events == env.unwrapped.record.events
