@@ -62,6 +62,8 @@ def test_render_modes():
     env = auction_v0.env(render_mode="ansi")
     env.reset(seed=0)
     assert "Personal Report" in env.render()
-    assert auction_v0.env().render() is None
+    quiet = auction_v0.env()
+    quiet.reset(seed=0)
+    assert quiet.render() is None
     with pytest.raises(ValueError):
         auction_v0.env(render_mode="rgb_array")

@@ -1,0 +1,121 @@
+"""The ``arena`` command through real subprocesses (``python -m arena_envs.runner.cli``)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena_envs.runner.cli import env_args
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+
+
+def arena(*args: str, cwd: Path = REPO, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena_envs.runner.cli", *args], cwd=cwd, env=ENV,
+                          input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=300)
+
+
+def assert_user_error(result: subprocess.CompletedProcess[str], pattern: str, code: int = 2) -> None:
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    assert pattern in result.stderr
+
+
+def test_list_names_environments_with_their_docstring_line():
+    result = arena("list")
+    assert result.returncode == 0, result.stderr
+    from arena_envs.registration import ENVIRONMENTS
+    import arena_envs.auction_v0 as auction
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(ENVIRONMENTS)
+    first = auction.__doc__.strip().splitlines()[0]
+    assert any(line.startswith("auction_v0") and line.endswith(first) for line in lines)
+
+
+def test_policies_lists_generic_and_env_specific_names():
+    result = arena("policies", "auction_v0")
+    assert result.returncode == 0, result.stderr
+    names = [line.split()[0] for line in result.stdout.splitlines()]
+    assert {"random", "human", "rule", "vllm:..."} <= set(names)
+
+
+def test_run_prints_results_and_leaderboard_then_resumes_by_default_folder(tmp_path):
+    args = ("run", "auction_v0", "--players", "rule,rule:K=2,random", "--episodes", "4", "--seed", "5",
+            "--concurrency", "2", "--env-arg", "max_retries=1")
+    first = arena(*args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    out = tmp_path / "results" / "auction_v0-seed5"
+    assert f"results: {Path('results') / 'auction_v0-seed5'} (4 episodes played, 0 already there" in first.stdout
+    table = first.stdout.splitlines()[1:]
+    assert table[0].split()[:5] == ["#", "policy", "mu", "sigma", "games"]
+    assert {line.split()[1] for line in table[2:]} == {"rule", "rule:K=2", "random"}
+    config = json.loads((out / "run.json").read_text())["config"]
+    assert config["env_kwargs"] == {"max_retries": 1} and config["players"] == ["rule", "rule:K=2", "random"]
+    assert json.loads((out / "leaderboard.json").read_text())["episodes"] == 4
+    assert (out / "leaderboard.md").read_text().count("\n| ") == 4  # header + 3 rows
+
+    again = arena(*args, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "(0 episodes played, 4 already there, 4/4 finished)" in again.stdout
+    reprint = arena("leaderboard", str(out))
+    assert reprint.returncode == 0
+    assert reprint.stdout.splitlines() == table
+
+
+def test_user_errors_are_one_clean_line(tmp_path):
+    out = str(tmp_path / "r")
+    assert_user_error(arena("run", "nope_v0", "--players", "random", "--episodes", "1"),
+                      "unknown environment 'nope_v0'")
+    bad_policy = arena("run", "auction_v0", "--players", "rule,rule,bogus", "--episodes", "1", "--out", out)
+    assert_user_error(bad_policy, "unknown policy 'bogus' for auction_v0; available:")
+    assert "random" in bad_policy.stderr and "rule" in bad_policy.stderr
+    assert_user_error(arena("run", "auction_v0", "--players", "rule,rule:K=-1,random", "--episodes", "1", "--out", out),
+                      "K must be >= 0")
+    assert_user_error(arena("run", "auction_v0", "--players", "rule,rule", "--episodes", "1", "--out", out),
+                      "has 3 seats")
+    assert_user_error(arena("run", "auction_v0", "--players", "rule,rule,rule", "--episodes", "1", "--out", out,
+                            "--env-arg", "no_such_argument=3"), "bad --env-arg")
+    assert_user_error(arena("run", "auction_v0", "--players", "rule,rule,rule", "--episodes", "1", "--out", out,
+                            "--env-arg", "oops"), "--env-arg expects key=value")
+    assert_user_error(arena("leaderboard", str(tmp_path / "missing")), "not a results folder")
+    assert arena("run", "auction_v0", "--players", "rule,rule,rule", "--episodes", "2", "--out", out).returncode == 0
+    assert_user_error(arena("run", "auction_v0", "--players", "rule,rule,random", "--episodes", "2", "--out", out),
+                      "another configuration (players:")
+    assert arena("run", "auction_v0").returncode == 2  # argparse usage error
+
+
+def test_failing_policy_stops_the_run_with_status_1(tmp_path):
+    out = tmp_path / "r"
+    result = arena("run", "auction_v0", "--players", "rule,rule,human", "--episodes", "3", "--out", str(out))
+    assert_user_error(result, "run stopped: policy 'human' raised in episode 0", code=1)
+    assert "HumanInputClosed" in result.stderr and "run the same command again to resume" in result.stderr
+    assert not (out / "episodes.jsonl").exists() and not any((out / "steps").iterdir())
+
+
+def test_human_plays_through_stdin(tmp_path):
+    """A human seat fed by a real pipe: every answer is read, logged as text and parsed by the env."""
+    answers = "".join(f"{i % 5}\n" for i in range(200))
+    out = tmp_path / "r"
+    result = arena("run", "_tiny_game:env", "--players", "human,random,random", "--episodes", "2", "--out", str(out),
+                   stdin=answers)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("Answer one digit 0-4.") >= 8  # 4 rounds x 2 episodes, retries excepted
+    steps = [json.loads(line) for p in sorted((out / "steps").iterdir()) for line in p.open()]
+    human = [s for s in steps if s["policy"] == "human"]
+    assert len(human) >= 8 and all(isinstance(s["action"], str) for s in human)
+    assert [s["action"] for s in human] == [str(i % 5) for i in range(len(human))]
+
+
+@pytest.mark.parametrize("items, expected", [
+    (["n=5", "order=[3, 1]", "name=ascending", "flag=true", "x=1.5"],
+     {"n": 5, "order": [3, 1], "name": "ascending", "flag": True, "x": 1.5}),
+    (["text=a=b", "empty="], {"text": "a=b", "empty": ""}),
+])
+def test_env_args_are_json_when_they_parse(items, expected):
+    assert env_args(items) == expected

@@ -1,0 +1,111 @@
+"""The γ-Bench suite end to end: all eight registered games with baseline players on a reduced
+protocol (2 runs, 3 rounds, 6 Battle Royale turns), through the real runner and environments."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from statistics import fmean, stdev
+
+import pytest
+
+from arena_envs.gamma.history import GAMES, missing_keys
+from arena_envs.gamma.scoring import score
+from arena_envs.gamma.suite import format_row, history_from_record, play_suite, seat_specs
+from arena_envs.registration import ENVIRONMENTS
+from arena_envs.runner.cli import main as arena_main
+
+RUNS = 2
+REDUCED = {**{g: {"n_rounds": 3} for g in GAMES[:6]}, "battle_royale_v0": {"max_turns": 6}}
+FIGURES = ("scores.png", "rounds.png", "guess_choices.png", "battle_royale_actions.png")
+
+pytestmark = pytest.mark.skipif(
+    any(g not in ENVIRONMENTS for g in GAMES),
+    reason=f"not all γ-Bench games registered yet: {[g for g in GAMES if g not in ENVIRONMENTS]}",
+)
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gamma")
+    return play_suite(["random"], out, runs=RUNS, seed=7, env_kwargs=REDUCED)
+
+
+def test_suite_writes_row_scores_and_figures(suite):
+    out = suite.out
+    for name in ("gamma_row.json", "gamma_row.md", "episode_scores.jsonl", *FIGURES):
+        assert (out / name).is_file() and (out / name).stat().st_size > 0, name
+    for name in FIGURES:
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for game in GAMES:
+        episodes = (out / game / "episodes.jsonl").read_text().splitlines()
+        assert len(episodes) == RUNS
+        assert len(list((out / game / "records").glob("episode_*.json"))) == RUNS
+    lines = [json.loads(line) for line in (out / "episode_scores.jsonl").read_text().splitlines()]
+    assert sorted((x["game"], x["run"]) for x in lines) == sorted((g, k) for g in GAMES for k in (1, 2))
+
+
+def test_row_is_the_mean_of_the_episode_scores(suite):
+    document = json.loads((suite.out / "gamma_row.json").read_text())
+    assert document["seats"] == ["random"] * 10 and document["runs"] == RUNS
+    row, scores = document["row"], document["scores"]
+    for game in GAMES:
+        assert len(scores[game]) == RUNS
+        assert row[game]["mean"] == pytest.approx(fmean(scores[game]))
+        assert row[game]["std"] == pytest.approx(stdev(scores[game]))
+    per_run = [fmean(scores[g][k] for g in GAMES) for k in range(RUNS)]
+    assert row["overall"]["mean"] == pytest.approx(fmean(per_run))
+    assert row["overall"]["mean"] == pytest.approx(fmean(row[g]["mean"] for g in GAMES))
+    assert row["overall"]["std"] == pytest.approx(stdev(per_run))
+    table = (suite.out / "gamma_row.md").read_text()
+    assert table.strip() == format_row(suite.row, "random")
+    assert f"{row['overall']['mean']:.1f} ± {row['overall']['std']:.1f}" in table
+
+
+def test_episode_scores_match_rescoring_the_saved_records(suite):
+    lines = [json.loads(line) for line in (suite.out / "episode_scores.jsonl").read_text().splitlines()]
+    for line in lines:
+        record = json.loads((suite.out / line["game"] / "records" / f"episode_{line['run'] - 1:06d}.json").read_text())
+        params, history = history_from_record(record)
+        assert history, line["game"]
+        assert missing_keys(line["game"], params, history) == []
+        assert score(line["game"], params, history) == pytest.approx(line["score"])
+    rounds = {g: [len(log["history"]) for log in suite.logs[g]] for g in GAMES}
+    assert all(n == [3, 3] for g, n in rounds.items() if g in GAMES[:6])
+    assert all(1 <= n <= 6 for n in rounds["battle_royale_v0"])
+
+
+def test_suite_resumes_without_replaying(suite):
+    again = play_suite(["random"], suite.out, runs=RUNS, seed=7, env_kwargs=REDUCED, plots=False)
+    assert again.scores == suite.scores
+    for game in GAMES:
+        assert len((suite.out / game / "episodes.jsonl").read_text().splitlines()) == RUNS
+
+
+def test_arena_run_gamma_command(tmp_path, capsys):
+    out = tmp_path / "cli"
+    code = arena_main(["run", "gamma", "--players", "random", "--runs", "2", "--seed", "1", "--out", str(out),
+                       "--games", "divide_dollar_v0,battle_royale_v0", "--env-arg", "divide_dollar_v0.n_rounds=2",
+                       "--env-arg", "battle_royale_v0.max_turns=3", "--no-plots"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "| Players | Overall | Divide $ | Battle Royale |" in printed
+    document = json.loads((out / "gamma_row.json").read_text())
+    assert document["games"] == ["divide_dollar_v0", "battle_royale_v0"]
+    assert document["env_kwargs"] == {"divide_dollar_v0": {"n_rounds": 2}, "battle_royale_v0": {"max_turns": 3}}
+    assert not (out / "rounds.png").exists()
+
+
+def test_arena_run_gamma_usage_errors(tmp_path, capsys):
+    assert arena_main(["run", "gamma", "--players", "random,random", "--out", str(tmp_path / "x")]) == 2
+    assert "one per seat (10)" in capsys.readouterr().err
+    assert arena_main(["run", "gamma", "--players", "random", "--games", "chess", "--out", str(tmp_path / "y")]) == 2
+    assert "games must be a non-empty subset" in capsys.readouterr().err
+    assert arena_main(["run", "gamma", "--players", "random", "--env-arg", "chess.n=1", "--out", str(tmp_path / "z")]) == 2
+    assert "--env-arg" in capsys.readouterr().err
+
+
+def test_seat_specs():
+    assert seat_specs(["random"], 3) == ["random"] * 3
+    assert seat_specs(["a", "b", "c"], 3) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="one per seat"):
+        seat_specs(["a", "b"], 3)

@@ -1,0 +1,116 @@
+"""The leaderboard: dense ranks, TrueSkill against the trueskill package, means, labels, output."""
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+import trueskill
+
+from arena_envs.runner import RunConfig, run
+from arena_envs.runner.leaderboard import compute, dense_ranks, format_table, leaderboard
+
+
+def episode(k: int, seats: dict[str, str], scores: dict[str, float], **extra: dict[str, float]) -> dict:
+    agents = {a: {"score": s, **{name: values[a] for name, values in extra.items()}} for a, s in scores.items()}
+    return {"episode": k, "seats": seats, "metrics": {"agents": agents, "game": {}}}
+
+
+SEATS = {"bidder_1": "A", "bidder_2": "B", "bidder_3": "C"}
+
+
+def by_policy(rows):
+    return {r.policy: r for r in rows}
+
+
+def test_dense_ranks():
+    assert dense_ranks([500, 800, 0]) == [1, 0, 2]
+    assert dense_ranks([5, 5, 1]) == [0, 0, 1]
+    assert dense_ranks([1, 7, 1, 0, 9]) == [2, 1, 2, 3, 0]
+    assert dense_ranks([3, 3, 3]) == [0, 0, 0]
+
+
+def test_one_game_matches_the_spec_and_the_package():
+    rows = by_policy(compute([episode(0, SEATS, {"bidder_1": 3, "bidder_2": 2, "bidder_3": 1})], "ABC"))
+    assert [rows[p].mu for p in "ABC"] == pytest.approx([31.675, 25.000, 18.325], abs=0.01)
+    assert [rows[p].sigma for p in "ABC"] == pytest.approx([6.656, 6.208, 6.656], abs=0.01)
+    # Fixture A profits (500, 800, 0) -> ranks (1, 0, 2)
+    rows = by_policy(compute([episode(0, SEATS, {"bidder_1": 500, "bidder_2": 800, "bidder_3": 0})], "ABC"))
+    assert [rows[p].mu for p in "ABC"] == pytest.approx([25.000, 31.675, 18.325], abs=0.01)
+
+
+def test_fixture_b_five_players():
+    seats = {f"b{i}": name for i, name in enumerate("PQRST")}
+    scores = dict(zip(seats, [1, 7, 1, 0, 9]))  # ranks (2, 1, 2, 3, 0)
+    rows = by_policy(compute([episode(0, seats, scores)], "PQRST"))
+    assert [rows[p].mu for p in "PQRST"] == pytest.approx([23.24, 27.77, 23.26, 17.31, 33.43], abs=0.01)
+
+
+def test_sequence_with_ties_is_rated_in_episode_order():
+    rng = random.Random(0)
+    games = []
+    for k in range(30):
+        order = list(SEATS)
+        rng.shuffle(order)  # rotating seats: labels move between agents
+        seats = dict(zip(order, "ABC"))
+        scores = {a: float(rng.choice([0, 100, 100, 250])) for a in SEATS}
+        games.append(episode(k, seats, scores))
+    env = trueskill.TrueSkill()
+    expected = {p: env.create_rating() for p in "ABC"}
+    for game in games:
+        agents = list(game["seats"])
+        scores = [game["metrics"]["agents"][a]["score"] for a in agents]
+        ranks = [sorted(set(scores), reverse=True).index(s) for s in scores]
+        rated = env.rate([(expected[game["seats"][a]],) for a in agents], ranks=ranks)
+        for a, (r,) in zip(agents, rated):
+            expected[game["seats"][a]] = r
+    shuffled = games[:]
+    rng.shuffle(shuffled)  # completion order of a concurrent run
+    rows = compute(shuffled, "ABC")
+    for row in rows:
+        assert row.mu == pytest.approx(expected[row.policy].mu, abs=1e-9)
+        assert row.sigma == pytest.approx(expected[row.policy].sigma, abs=1e-9)
+    assert [r.mu for r in rows] == sorted((r.mu for r in rows), reverse=True)
+    assert any(len(set(g["metrics"]["agents"][a]["score"] for a in SEATS)) < 3 for g in games)  # ties occurred
+
+
+def test_a_draw_moves_nobody_between_equals():
+    rows = by_policy(compute([episode(0, SEATS, {"bidder_1": 5, "bidder_2": 5, "bidder_3": 5})], "ABC"))
+    assert rows["A"].mu == pytest.approx(25.0) and rows["A"].sigma < 25 / 3
+
+
+def test_means_cover_every_numeric_metric():
+    games = [episode(0, SEATS, {"bidder_1": 1, "bidder_2": 2, "bidder_3": 3},
+                     items_won={"bidder_1": 2, "bidder_2": 0, "bidder_3": 1},
+                     failed_bid_rate={"bidder_1": 0.5, "bidder_2": math.nan, "bidder_3": 0.0}),
+             episode(1, {"bidder_1": "C", "bidder_2": "A", "bidder_3": "B"},
+                     {"bidder_1": 5, "bidder_2": 3, "bidder_3": 0},
+                     items_won={"bidder_1": 4, "bidder_2": 1, "bidder_3": 0},
+                     failed_bid_rate={"bidder_1": 0.25, "bidder_2": 0.0, "bidder_3": 1.0})]
+    games[0]["metrics"]["agents"]["bidder_1"]["plan"] = "text is skipped"
+    rows = by_policy(compute(games, "ABC"))
+    assert rows["A"].games == 2
+    assert rows["A"].means == {"score": 2.0, "items_won": 1.5, "failed_bid_rate": 0.25}
+    assert rows["B"].means["failed_bid_rate"] == 1.0  # NaN left out of the mean
+    assert rows["C"].means["score"] == 4.0
+
+
+def test_table_is_aligned_and_sorted(tmp_path):
+    out = tmp_path / "r"
+    run(RunConfig("auction_v0", ("rule", "rule", "random"), episodes=6, seed=2), out)
+    rows = leaderboard(out)
+    assert sorted(r.policy for r in rows) == ["random", "rule#1", "rule#2"]
+    assert all(r.games == 6 for r in rows)
+    assert {"profit", "items_won"} <= set(rows[0].means)
+    lines = format_table(rows).splitlines()
+    assert len({len(line) for line in lines[:2]}) == 1  # header and rule line have the same width
+    mu_end = lines[0].index("mu") + 2
+    assert all(line[mu_end - 1] != " " for line in lines[2:])  # mu column right-aligned
+    data = json.loads((out / "leaderboard.json").read_text())
+    assert [r["policy"] for r in data["rows"]] == [r.policy for r in rows]
+    assert data["rows"][0]["mu"] == pytest.approx(rows[0].mu)
+    md = (out / "leaderboard.md").read_text().splitlines()
+    assert md[0].startswith("# auction_v0: 6 of 6 episodes, seed 2")
+    assert md[2].startswith("| # | policy | mu | sigma | games | mean score |")
+    assert [line.split(" | ")[1] for line in md[4:]] == [r.policy for r in rows]

@@ -1,0 +1,192 @@
+"""The runner: seeds, seat rotation, determinism across runs and concurrency, step logs, errors."""
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from arena_envs.runner import RunConfig, RunError, run
+from arena_envs.runner.policy_specs import make_policy
+from arena_envs.runner.seeding import episode_seeds, seat_players
+from baselines.human import HumanPolicy
+from baselines.random_policy import RandomPolicy
+
+TINY = "_tiny_game:env"  # tests/_tiny_game.py, importable because pytest puts tests/ on sys.path
+
+
+def folder_content(folder: Path) -> dict[str, object]:
+    """Everything a run wrote that must be reproducible: episodes by id, step files, records."""
+    episodes = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
+    return {
+        "episodes": sorted(episodes, key=lambda e: e["episode"]),
+        "files": {p.relative_to(folder).as_posix(): p.read_text()
+                  for sub in ("steps", "records") for p in sorted((folder / sub).iterdir())},
+    }
+
+
+def test_episode_seeds_come_from_seed_sequence_children():
+    seeds = episode_seeds(11, 5, 3)
+    grandchildren = np.random.SeedSequence(11).spawn(6)[5].spawn(4)  # [env, seat 0, seat 1, seat 2]
+    assert seeds.env == int(grandchildren[0].generate_state(1)[0])
+    assert seeds.seats == tuple(int(c.generate_state(1)[0]) for c in grandchildren[1:])
+    all_seeds = [s for k in range(20) for s in (episode_seeds(11, k, 3).env, *episode_seeds(11, k, 3).seats)]
+    assert len(set(all_seeds)) == len(all_seeds)
+    with pytest.raises(ValueError, match="seed"):
+        episode_seeds(-1, 0, 3)
+
+
+def test_seat_rotation_gives_every_player_every_seat():
+    assert seat_players(3, 0) == (0, 1, 2)
+    assert seat_players(3, 1) == (2, 0, 1)  # player 0 moved to seat 1
+    for n in (2, 3, 5):
+        for player in range(n):
+            seats = [seat_players(n, k).index(player) for k in range(n)]
+            assert sorted(seats) == list(range(n))
+
+
+def test_run_records_rotation_seeds_and_metrics(tmp_path):
+    config = RunConfig(TINY, ("random", "random", "random"), episodes=6, seed=3)
+    summary = run(config, tmp_path / "r")
+    assert summary.played == 6 and summary.resumed == 0
+    labels = ["random#1", "random#2", "random#3"]
+    for k, episode in enumerate(summary.episodes):
+        assert episode["episode"] == k
+        seeds = episode_seeds(3, k, 3)
+        assert episode["seed"] == seeds.env
+        assert list(episode["policy_seeds"].values()) == list(seeds.seats)
+        assert list(episode["seats"].values()) == [labels[i] for i in seat_players(3, k)]
+        record = json.loads((tmp_path / "r" / "records" / f"episode_{k:06d}.json").read_text())
+        assert record["seed"] == seeds.env
+        assert record["metrics"] == episode["metrics"]
+        steps = [json.loads(line) for line in (tmp_path / "r" / "steps" / f"episode_{k:06d}.jsonl").open()]
+        assert len(steps) == episode["steps"] == 12
+        assert [s["step"] for s in steps] == list(range(12))
+        assert all(s["policy"] == episode["seats"][s["agent"]] for s in steps)
+        guesses = [e["guess"] for e in record["events"] if e["type"] == "guess"]
+        assert [s["action"] for s in steps] == guesses  # native actions logged as given
+        for agent, metrics in episode["metrics"]["agents"].items():
+            assert metrics["score"] == sum(s["rewards"][agent] for s in steps)
+
+
+def test_same_seed_same_results_and_other_seed_differs(tmp_path):
+    config = RunConfig(TINY, ("random", "random", "random"), episodes=8, seed=21)
+    run(config, tmp_path / "a")
+    run(config, tmp_path / "b")
+    assert folder_content(tmp_path / "a") == folder_content(tmp_path / "b")
+    run(RunConfig(TINY, config.players, episodes=8, seed=22), tmp_path / "c")
+    assert folder_content(tmp_path / "a")["episodes"] != folder_content(tmp_path / "c")["episodes"]
+
+
+@pytest.mark.parametrize("env, players", [(TINY, ("random", "random", "random")),
+                                          ("auction_v0", ("rule", "rule", "random"))])
+def test_concurrency_does_not_change_results(tmp_path, env, players):
+    config = RunConfig(env, players, episodes=9, seed=5)
+    run(config, tmp_path / "k1", concurrency=1)
+    run(config, tmp_path / "k4", concurrency=4)
+    assert folder_content(tmp_path / "k1") == folder_content(tmp_path / "k4")
+
+
+class AwaitingRandom(RandomPolicy):
+    """An async policy that awaits a random, unseeded delay before each decision, as an LLM policy
+    awaits its server; counts how many decisions are awaited at once across all instances."""
+
+    waiting = 0
+    most_waiting = 0
+
+    async def aact(self, observation, info):
+        cls = AwaitingRandom
+        cls.waiting += 1
+        cls.most_waiting = max(cls.most_waiting, cls.waiting)
+        await asyncio.sleep(random.random() / 2000)
+        cls.waiting -= 1
+        return self.act(observation, info)
+
+
+def test_interleaved_async_episodes_give_the_same_results(tmp_path):
+    def factory(spec: str, env: str):
+        return AwaitingRandom()
+
+    config = RunConfig(TINY, ("a", "b", "c"), episodes=12, seed=8)
+    run(config, tmp_path / "k1", policy_factory=factory)
+    assert AwaitingRandom.most_waiting == 1
+    run(config, tmp_path / "k5", concurrency=5, policy_factory=factory)
+    assert AwaitingRandom.most_waiting == 5
+    assert folder_content(tmp_path / "k1") == folder_content(tmp_path / "k5")
+
+
+def test_text_answers_invalid_counts_and_traces(tmp_path):
+    """A human answering through a stream: text is logged as given; invalid counts agree everywhere."""
+    answers = "abc\n1\n7\n3\n" * 40
+
+    def policies(spec: str, env: str):
+        return HumanPolicy(io.StringIO(answers), io.StringIO()) if spec == "human" else make_policy(spec, env)
+
+    summary = run(RunConfig(TINY, ("human", "random", "random"), episodes=3, seed=1), tmp_path / "r",
+                  policy_factory=policies)
+    total = 0
+    for episode in summary.episodes:
+        step_file = tmp_path / "r" / "steps" / f"episode_{episode['episode']:06d}.jsonl"
+        steps = [json.loads(line) for line in step_file.open()]
+        human_seat = next(a for a, label in episode["seats"].items() if label == "human")
+        human_steps = [s for s in steps if s["agent"] == human_seat]
+        assert all(isinstance(s["action"], str) and s["trace"] == {"text": s["action"]} for s in human_steps)
+        for kind in ("unparseable", "illegal"):
+            logged = sum(1 for s in human_steps if s["invalid_action"] and s["invalid_action"]["kind"] == kind)
+            assert episode["invalid"][human_seat][kind] == logged == episode["metrics"]["agents"][human_seat][kind]
+        assert episode["invalid"][human_seat]["fallback"] == sum(s["fallback"] for s in human_steps)
+        total += episode["invalid"][human_seat]["unparseable"]
+    assert total > 0
+
+
+def policies_with_closing_human(lines: int):
+    """HumanPolicy whose input ends after ``lines`` answers; "7" is always illegal, so every human
+    decision takes exactly 1 + max_retries = 4 lines and its failure point is known."""
+    def factory(spec: str, env: str):
+        if spec == "human":
+            return HumanPolicy(io.StringIO("7\n" * lines), io.StringIO())
+        return make_policy(spec, env)
+    return factory
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_policy_error_stops_run_and_keeps_finished_episodes(tmp_path, concurrency):
+    config = RunConfig(TINY, ("random", "random", "human"), episodes=6, seed=2)
+    # the human makes 4 decisions of 4 lines per episode: 2 episodes and a bit for each instance
+    with pytest.raises(RunError, match=r"policy 'human' raised in episode \d .*HumanInputClosed"):
+        run(config, tmp_path / "r", concurrency=concurrency, policy_factory=policies_with_closing_human(2 * 16 + 5))
+    finished = sorted(json.loads(line)["episode"] for line in (tmp_path / "r" / "episodes.jsonl").open())
+    assert len(finished) >= 2
+    if concurrency == 1:
+        assert finished == [0, 1]
+    assert sorted(p.name for p in (tmp_path / "r" / "steps").iterdir()) == [f"episode_{k:06d}.jsonl" for k in finished]
+    # the same configuration resumes: only the missing episodes are played
+    summary = run(config, tmp_path / "r", concurrency=concurrency, policy_factory=policies_with_closing_human(10_000))
+    assert summary.resumed == len(finished) and summary.played == 6 - len(finished)
+    assert [e["episode"] for e in summary.episodes] == list(range(6))
+    run(config, tmp_path / "fresh", policy_factory=policies_with_closing_human(10_000))
+    assert folder_content(tmp_path / "r") == folder_content(tmp_path / "fresh")
+
+
+def test_bad_configurations_are_clear_errors(tmp_path):
+    with pytest.raises(ValueError, match="3 seats .* players lists 2"):
+        run(RunConfig(TINY, ("random", "random"), episodes=1), tmp_path / "a")
+    with pytest.raises(ValueError, match="unknown environment 'nope'"):
+        run(RunConfig("nope", ("random",), episodes=1), tmp_path / "b")
+    with pytest.raises(ValueError, match="bad --env-arg"):
+        run(RunConfig(TINY, ("random",) * 3, episodes=1, env_kwargs={"colour": 1}), tmp_path / "c")
+    with pytest.raises(ValueError, match="episodes"):
+        RunConfig(TINY, ("random",) * 3, episodes=0)
+    with pytest.raises(ValueError, match="concurrency"):
+        run(RunConfig(TINY, ("random",) * 3, episodes=1), tmp_path / "d", concurrency=0)
+    assert not (tmp_path / "a").exists()
+
+
+def test_env_kwargs_reach_the_environment(tmp_path):
+    config = RunConfig(TINY, ("random",) * 4, episodes=2, env_kwargs={"n_players": 4, "rounds": 2})
+    summary = run(config, tmp_path / "r")
+    assert all(e["steps"] == 8 and len(e["seats"]) == 4 for e in summary.episodes)
