@@ -16,6 +16,14 @@ from pettingzoo import AECEnv
 #: env() and raw_env().
 ENVIRONMENTS: dict[str, tuple[str, bool]] = {
     "auction_v0": ("arena_envs.auction_v0", False),
+    "guess_two_thirds_v0": ("arena_envs.guess_two_thirds_v0", True),
+    "el_farol_v0": ("arena_envs.el_farol_v0", True),
+    "divide_dollar_v0": ("arena_envs.divide_dollar_v0", True),
+    "public_goods_v0": ("arena_envs.public_goods_v0", True),
+    "diners_dilemma_v0": ("arena_envs.diners_dilemma_v0", True),
+    "sealed_bid_auction_v0": ("arena_envs.sealed_bid_auction_v0", True),
+    "battle_royale_v0": ("arena_envs.battle_royale_v0", False),
+    "pirate_game_v0": ("arena_envs.pirate_game_v0", False),
 }
 
 NAMESPACE = "arena_envs"

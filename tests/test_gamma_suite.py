@@ -3,7 +3,6 @@ protocol (2 runs, 3 rounds, 6 Battle Royale turns), through the real runner and 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from statistics import fmean, stdev
 
 import pytest
@@ -109,3 +108,15 @@ def test_seat_specs():
     assert seat_specs(["a", "b", "c"], 3) == ["a", "b", "c"]
     with pytest.raises(ValueError, match="one per seat"):
         seat_specs(["a", "b"], 3)
+
+
+def test_equilibrium_players_reach_the_optimum(tmp_path):
+    """One run of the paper's protocol (20 rounds) with every seat an equilibrium player: 100 where
+    the optimum is reachable, the first-price auction at its shaded-bid value (spec §8f: 4.83)."""
+    result = play_suite(["equilibrium"], tmp_path, runs=1, seed=0, plots=False)
+    for game in GAMES:
+        if game not in ("el_farol_v0", "sealed_bid_auction_v0"):
+            assert result.scores[game] == [pytest.approx(100)], game
+    assert result.scores["sealed_bid_auction_v0"] == [pytest.approx(4.83, abs=0.01)]
+    assert 0 <= result.scores["el_farol_v0"][0] <= 100  # mixed play: random around 79.9
+    assert result.row["overall"]["mean"] == pytest.approx(fmean(result.scores[g][0] for g in GAMES))

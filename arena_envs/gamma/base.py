@@ -40,6 +40,7 @@ from pettingzoo.utils.conversions import aec_to_parallel
 from arena_envs.core import AnswerConstraint, InvalidAnswer, TextAECEnv
 from arena_envs.gamma import scoring
 from arena_envs.gamma.answer import ChoiceField, IntField
+from arena_envs.gamma.simultaneous_rules import check_int
 
 #: Re-asks before the fallback applies (spec §1.4: ``max_invalid_retries`` default 5).
 DEFAULT_MAX_RETRIES = 5
@@ -135,13 +136,6 @@ def random_legal_action(rng: np.random.Generator, mask: np.ndarray) -> int:
 def check_fallback(fallback_action: str) -> None:
     if fallback_action not in FALLBACKS:
         raise ValueError(f"fallback_action must be one of {FALLBACKS}, got {fallback_action!r}")
-
-
-def check_int(name: str, value: Any, low: int) -> int:
-    """``value`` as an int >= ``low``, or a ValueError naming the argument."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
 
 
 def readonly(array: np.ndarray) -> np.ndarray:
@@ -441,6 +435,13 @@ class SimultaneousGameEnv(TextAECEnv):
             "last_round_record": self._last_seen[i],
             **self._private_info(i),
         }
+
+    def action_of(self, value: Any) -> int:
+        """The native action that answers ``value`` (a number or a word such as ``"go"``)."""
+        try:
+            return self._values.index(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not an answer of {self.game}; answers are {self._values}") from None
 
     def answer_constraint(self, agent: str | None = None) -> AnswerConstraint:
         agent = self.agent_selection if agent is None else agent

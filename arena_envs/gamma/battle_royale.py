@@ -145,6 +145,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
             invalid_action_penalty=invalid_action_penalty,
             render_mode=render_mode,
         )
+        self._labels = [f"player_{p} ({_pct(rate)})" for p, rate in enumerate(self.hit_rates)]
         self._static_prefixes = [self._rules_for(i) for i in range(n)]
         self._instruction = format_instruction(
             {"action": "shoot or miss", "target": "the player you shoot at, e.g. player_3, or null to miss on purpose"},
@@ -154,7 +155,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
 
     def _rules_for(self, i: int) -> str:
         n = self.n_players
-        ranking = ", ".join(f"player_{p} ({_pct(self.hit_rates[p])})" for p in self.order)
+        ranking = ", ".join(self._labels[p] for p in self.order)
         rules = [
             "Every player has a fixed hit rate. In shooting order (ascending hit rate): " + ranking + ".",
             "Players take turns in that order; after the last one the first shoots again. "
@@ -176,8 +177,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
         living = self.game.alive_in_order()
         return [
             "Your goal is to eliminate the other players and be the last one standing.",
-            "Players still in the game, in shooting order: "
-            + ", ".join(f"player_{p} ({_pct(self.hit_rates[p])})" for p in living) + ".",
+            "Players still in the game, in shooting order: " + ", ".join(self._labels[p] for p in living) + ".",
             f"You are player_{i}, hit rate {_pct(self.hit_rates[i])}, number {living.index(i) + 1} of the "
             f"{len(living)} remaining players in the shooting order.",
             "Decide whether to shoot at one of the other remaining players or to miss on purpose.",
@@ -236,11 +236,17 @@ class BattleRoyaleEnv(SequentialGameEnv):
         shooter = record["shooter"]
         echo = canonical_json({"action": "miss" if move is None else "shoot",
                                "target": None if move is None else f"player_{move}"})
+        title = f"Round {record['round']}"
         public = f"{self._describe(record)} {len(record['alive_after'])} players are left."
+        onlooker = report_block(title, public, None, "")
         for p in record["alive_before"]:
-            private = "You have been eliminated." if record["hit"] and p == record["target"] else ""
-            self._transcripts[p].add(report_block(f"Round {record['round']}", public,
-                                                  echo if p == shooter else None, private))
+            if p == shooter:
+                report = report_block(title, public, echo, "")
+            elif record["hit"] and p == record["target"]:
+                report = report_block(title, public, None, "You have been eliminated.")
+            else:
+                report = onlooker
+            self._transcripts[p].add(report)
         if record["hit"]:
             self.terminations[f"player_{record['target']}"] = True
         if self.game.over:

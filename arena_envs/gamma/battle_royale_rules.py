@@ -67,6 +67,8 @@ class BattleRoyale:
         self.order = shooting_order(self.hit_rates)
         self.alive: list[int] = sorted(self.order)
         self.turns_played = 0
+        self.over = False  #: one player left, or the turn cap reached
+        self.cut_off = False  #: the turn cap was reached with more than one player alive
         self._slot = 0  # position of the current shooter in self.order
 
     @property
@@ -76,15 +78,6 @@ class BattleRoyale:
     @property
     def shooter(self) -> int:
         return self.order[self._slot]
-
-    @property
-    def over(self) -> bool:
-        return len(self.alive) <= 1 or self.cut_off
-
-    @property
-    def cut_off(self) -> bool:
-        """The turn cap was reached with more than one player alive."""
-        return self.max_turns is not None and self.turns_played >= self.max_turns and len(self.alive) > 1
 
     def alive_in_order(self) -> list[int]:
         """Living players in shooting order."""
@@ -123,6 +116,8 @@ class BattleRoyale:
         if hit:
             self.alive.remove(target)
         self.turns_played += 1
+        self.cut_off = self.max_turns is not None and self.turns_played >= self.max_turns and len(self.alive) > 1
+        self.over = len(self.alive) <= 1 or self.cut_off
         self._advance()
         return {
             "round": self.turns_played,

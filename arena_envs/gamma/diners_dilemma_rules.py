@@ -11,19 +11,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena_envs.gamma.simultaneous_rules import SimultaneousRules
+
 DISHES = ("cheap", "costly")  # native action 0 = cheap, 1 = costly
 
 
 @dataclass(frozen=True)
-class DinersRules:
-    n_players: int = 10
-    n_rounds: int = 20
+class DinersRules(SimultaneousRules):
     costly_price: float = 20
     cheap_price: float = 10
     costly_utility: float = 20
     cheap_utility: float = 15
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         ph, pl, uh, ul, n = self.costly_price, self.cheap_price, self.costly_utility, self.cheap_utility, self.n_players
         problems = []
         if not ph > pl:

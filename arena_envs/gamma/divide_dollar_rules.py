@@ -10,14 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena_envs.gamma.simultaneous_rules import SimultaneousRules
+
 
 @dataclass(frozen=True)
-class DivideDollarRules:
-    n_players: int = 10
-    n_rounds: int = 20
+class DivideDollarRules(SimultaneousRules):
     golds: int = 100
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if isinstance(self.golds, bool) or not isinstance(self.golds, int) or self.golds < 1:
             raise ValueError(f"golds must be an integer >= 1, got {self.golds!r}")
 

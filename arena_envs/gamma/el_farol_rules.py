@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena_envs.gamma.simultaneous_rules import SimultaneousRules
+
 MODES = ("implicit", "explicit")
 DECISIONS = ("stay", "go")  # native action 0 = stay, 1 = go
 
 
 @dataclass(frozen=True)
-class ElFarolRules:
-    n_players: int = 10
-    n_rounds: int = 20
+class ElFarolRules(SimultaneousRules):
     capacity_ratio: float = 0.6
     max_utility: float = 10
     min_utility: float = 0
@@ -26,6 +26,7 @@ class ElFarolRules:
     mode: str = "implicit"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not 0 <= self.capacity_ratio <= 1:
             raise ValueError(f"capacity_ratio must be in [0, 1], got {self.capacity_ratio!r}")
         if not self.min_utility < self.home_utility < self.max_utility:

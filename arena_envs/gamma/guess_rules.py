@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from arena_envs.gamma.simultaneous_rules import SimultaneousRules
+
 TIE_RULES = ("all", "first_in_index_order")
 
 
@@ -34,15 +36,14 @@ def ratio_text(ratio: Fraction) -> str:
 
 
 @dataclass(frozen=True)
-class GuessRules:
-    n_players: int = 10
-    n_rounds: int = 20
+class GuessRules(SimultaneousRules):
     min_value: int = 0
     max_value: int = 100
     ratio: Fraction = Fraction(2, 3)
     tie_rule: str = "all"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not isinstance(self.min_value, int) or not isinstance(self.max_value, int) or self.min_value >= self.max_value:
             raise ValueError(f"min_value and max_value must be integers with min_value < max_value, got {self.min_value!r}, {self.max_value!r}")
         object.__setattr__(self, "ratio", as_fraction("ratio", self.ratio))

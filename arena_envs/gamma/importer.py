@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_envs.gamma.history import GameLog
+from arena_envs.gamma.scoring import score, table_row
 
 #: Model of the log files without a model prefix (the repo's default runs).
 DEFAULT_MODEL = "gpt-3.5-turbo-0125"
@@ -240,3 +241,21 @@ def iter_logs(root: str | Path) -> Iterator[tuple[LogFile, GameLog]]:
     for path in sorted(Path(root).rglob("*.json")):
         info = parse_log_name(path)
         yield info, load_log(path)
+
+
+#: The settings γ-Bench scores: implicit El Farol, first-price auction (the other two are variants).
+SCORED_LOG_GAMES = tuple(g for g in LOG_GAMES if g != "bar_game_explicit")
+
+
+def rescore(root: str | Path, version: str = "v1") -> dict[str, dict[str, dict[str, float]]]:
+    """The γ-Bench row (:func:`~arena_envs.gamma.scoring.table_row`) of every model under ``root``.
+
+    Uses the scored settings only (implicit El Farol, first-price auction, prompt ``version``);
+    run ``k`` of a model is its ``_<version>_<k>`` file of every game.
+    """
+    runs: dict[str, dict[int, dict[str, float]]] = {}
+    for info, log in iter_logs(root):
+        if info.log_game not in SCORED_LOG_GAMES or info.version != version or log["params"].get("mode") == "second":
+            continue
+        runs.setdefault(info.model, {}).setdefault(info.run, {})[info.game] = score(log["game"], log["params"], log["history"])
+    return {model: table_row([by_run[k] for k in sorted(by_run)]) for model, by_run in sorted(runs.items())}

@@ -20,8 +20,9 @@ DEFAULT_GOLDS = 100
 
 
 def min_golds(n_players: int) -> int:
-    """The smallest G for which the equilibrium proposal of :func:`ne_proposal` exists."""
-    return (n_players - 1) // 2
+    """The smallest G allowed: the equilibrium proposal of :func:`ne_proposal` needs
+    floor((N-1)/2) coins, and the score normalises by 2G, so at least 1."""
+    return max(1, (n_players - 1) // 2)
 
 
 def check_params(n_players: int, golds: int) -> None:
@@ -29,7 +30,8 @@ def check_params(n_players: int, golds: int) -> None:
     if isinstance(n_players, bool) or not isinstance(n_players, int) or n_players < 1:
         raise ValueError(f"n_players must be an integer >= 1, got {n_players!r}")
     if isinstance(golds, bool) or not isinstance(golds, int) or golds < min_golds(n_players):
-        raise ValueError(f"golds must be an integer >= floor((n_players - 1) / 2) = {min_golds(n_players)}, got {golds!r}")
+        raise ValueError(f"golds must be an integer >= max(1, floor((n_players - 1) / 2)) = {min_golds(n_players)}, "
+                         f"got {golds!r}")
 
 
 def ne_proposal(n_survivors: int, golds: int) -> list[int]:

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from arena_envs.gamma.simultaneous_rules import SimultaneousRules
+
 TOKEN_INITS = ("fixed", "random")
 
 
 @dataclass(frozen=True)
-class PublicGoodsRules:
-    n_players: int = 10
-    n_rounds: int = 20
+class PublicGoodsRules(SimultaneousRules):
     ratio: float = 2.0
     tokens: int = 20
     reset: bool = True
@@ -29,6 +29,7 @@ class PublicGoodsRules:
     rand_min: int = 11
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 1:
             raise ValueError(f"tokens must be an integer >= 1, got {self.tokens!r}")
         if not isinstance(self.ratio, (int, float)) or self.ratio < 0:

@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from arena_envs.gamma.simultaneous_rules import SimultaneousRules
+
 MODES = ("first", "second")
 VALUATION_RNGS = ("paper", "env")
 
 
 @dataclass(frozen=True)
-class SealedBidRules:
-    n_players: int = 10
-    n_rounds: int = 20
+class SealedBidRules(SimultaneousRules):
     valuation_min: int = 0
     valuation_max: int = 200
     interval: int = 10
@@ -35,6 +35,7 @@ class SealedBidRules:
     allow_overbid: bool = True
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.valuation_rng not in VALUATION_RNGS:

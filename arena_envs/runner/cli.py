@@ -5,6 +5,7 @@
     arena run ENV --players p1,p2,... --episodes N --seed S [--out DIR] [--concurrency K]
               [--env-arg key=value ...] [--no-progress]
     arena leaderboard DIR
+    arena run gamma ...           the γ-Bench suite (arena_envs.gamma.suite, its own options)
 
 User errors print one line on stderr and exit with status 2; a run stopped by a failing policy or
 environment exits with status 1 (finished episodes are kept; the same command resumes). Set
@@ -73,7 +74,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = RunConfig(env=args.env, players=tuple(players), episodes=args.episodes, seed=args.seed,
                        env_kwargs=env_args(args.env_arg))
     out = Path(args.out) if args.out else Path("results") / f"{args.env.replace(':', '.')}-seed{args.seed}"
-    progress = not args.no_progress and sys.stderr.isatty()
+    # no bar in non-interactive runs, nor over a human player's prompts
+    progress = not args.no_progress and sys.stderr.isatty() and all(p.split(":")[0] != "human" for p in players)
     try:
         summary = run(config, out, concurrency=args.concurrency, progress=progress)
     except RunError as err:
@@ -116,6 +118,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # keep `arena list` output clean
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["run", "gamma"]:  # the γ-Bench suite (eight games, its own options)
+        from arena_envs.gamma.suite import main as gamma_main
+        return gamma_main(argv[2:])
     args = parser().parse_args(argv)
     try:
         return args.func(args)
@@ -125,6 +132,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = err.args[0] if isinstance(err, KeyError) and err.args else err
         print(f"arena: error: {message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `arena list | head`: stop quietly, like other command-line tools
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         print("\narena: interrupted; run the same command again to resume", file=sys.stderr)
         return 130

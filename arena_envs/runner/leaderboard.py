@@ -105,7 +105,8 @@ def format_table(rows: list[Row]) -> str:
 
 def format_markdown(rows: list[Row]) -> str:
     header, body = _table(rows)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i == 1 else "--:" for i in range(len(header))) + "|"]
+    align = "|".join("---" if i == 1 else "--:" for i in range(len(header)))
+    lines = ["| " + " | ".join(header) + " |", f"|{align}|"]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in line) + " |" for line in body]
     return "\n".join(lines)
 

@@ -113,7 +113,13 @@ class Runner:
         if len(self.agents) != len(config.players):
             raise ValueError(f"{config.env} has {len(self.agents)} seats ({', '.join(self.agents)}) "
                              f"but players lists {len(config.players)}: {', '.join(config.players)}")
-        self.folder = ResultsFolder(out, config.to_dict())
+        self._teams = [self._policies()]  # bad specs fail here, before the folder is created
+        try:
+            self.folder = ResultsFolder(out, config.to_dict())
+        except BaseException:
+            for policy in self._teams[0]:
+                policy.close()
+            raise
 
     def _policies(self) -> list[Policy]:
         return [self.policy_factory(spec, self.config.env) for spec in self.config.players]
@@ -122,7 +128,7 @@ class Runner:
         resumed = len(self.folder.finished)
         todo = iter([k for k in range(self.config.episodes) if k not in self.folder.finished])
         workers = min(self.concurrency, self.config.episodes - resumed)
-        teams = [self._policies() for _ in range(workers)]
+        teams = self._teams + [self._policies() for _ in range(workers - 1)]
         bar = tqdm(total=self.config.episodes, initial=resumed, disable=not self.progress,
                    desc=self.config.env, unit="ep", dynamic_ncols=True)
 
@@ -165,8 +171,11 @@ class Runner:
         try:
             env.reset(seed=seeds.env)
             for j, agent in enumerate(self.agents):
-                seat_policy[agent].bind(raw)
-                seat_policy[agent].reset(agent, seeds.seats[j])
+                try:
+                    seat_policy[agent].bind(raw)
+                    seat_policy[agent].reset(agent, seeds.seats[j])
+                except Exception as err:
+                    raise _policy_failed(seat_label[agent], agent, episode, step, err) from err
             while env.agents:
                 agent = env.agent_selection
                 observation, _, termination, truncation, info = env.last()
@@ -177,8 +186,7 @@ class Runner:
                 try:
                     action = await policy.aact(observation, info)
                 except Exception as err:
-                    raise RunError(f"policy {seat_label[agent]!r} raised in episode {episode} "
-                                   f"(seat {agent}, step {step}): {type(err).__name__}: {err}") from err
+                    raise _policy_failed(seat_label[agent], agent, episode, step, err) from err
                 env.step(action)
                 for other, reward in raw.rewards.items():
                     returns[other] += float(reward)
@@ -197,19 +205,20 @@ class Runner:
                      "metrics": raw.episode_metrics() if hasattr(raw, "episode_metrics") else _return_metrics(returns),
                      "steps": step, "invalid": invalid}
             record = raw.episode_record() if hasattr(raw, "episode_record") else None
-        except RunError:
+        except BaseException as err:  # cancellation and interrupts too: no partial file stays behind
             steps.discard()
-            raise
-        except Exception as err:
-            steps.discard()
-            raise RunError(f"environment {self.config.env} raised in episode {episode} "
-                           f"(seat {agent}, step {step}): {type(err).__name__}: {err}") from err
-        except BaseException:
-            steps.discard()
+            if isinstance(err, Exception) and not isinstance(err, RunError):
+                raise RunError(f"environment {self.config.env} raised in episode {episode} "
+                               f"(seat {agent}, step {step}): {type(err).__name__}: {err}") from err
             raise
         finally:
             env.close()
         return entry, steps, record
+
+
+def _policy_failed(label: str, agent: str, episode: int, step: int, err: Exception) -> RunError:
+    return RunError(f"policy {label!r} raised in episode {episode} (seat {agent}, step {step}): "
+                    f"{type(err).__name__}: {err}")
 
 
 def _return_metrics(returns: dict[str, float]) -> dict[str, Any]:

@@ -1,0 +1,11 @@
+"""γ-Bench `divide_dollar`: ``env()``, ``raw_env()``, ``parallel_env()``.
+
+Keyword arguments: see :class:`arena_envs.gamma.divide_dollar.DivideDollarEnv` (game parameters, paper defaults)
+and :class:`arena_envs.gamma.base.SimultaneousGameEnv` (options shared by the γ-Bench games).
+"""
+from arena_envs.gamma.base import entry_points
+from arena_envs.gamma.divide_dollar import DivideDollarEnv
+
+env, raw_env, parallel_env = entry_points(DivideDollarEnv)
+
+__all__ = ["DivideDollarEnv", "env", "parallel_env", "raw_env"]

@@ -1,0 +1,172 @@
+"""Figures of a γ-Bench suite run, in the spirit of the paper's Figures 2 and 3 (PNG, Agg backend).
+
+* ``rounds.png``: per game, the round-by-round statistic the score is built from (one thin line
+  per run, their mean bold, the equilibrium or target as a dashed line);
+* ``guess_choices.png``: every player's number per round, the average, 2/3 of it and the winning
+  number (run 1);
+* ``battle_royale_actions.png``: per turn, who shot at whom (hit, missed, intentional miss), with
+  the turns that aimed at the strongest opponent marked (one panel per run);
+* ``scores.png``: the row, mean ± std per game and overall.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from arena_envs.gamma.history import GAME_LABELS, GAMES  # noqa: E402
+from arena_envs.gamma.scoring import pirate_round_stats, strongest_opponents  # noqa: E402
+
+Log = Mapping[str, Any]  # {"params": ..., "history": [...]}
+
+
+def _decided(values: Sequence[Any]) -> list[Any]:
+    return [v for v in values if v is not None]
+
+
+def round_series(game: str, params: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> tuple[str, list[float], float | None]:
+    """(y label, one value per round, reference line or None) of the game's per-round statistic."""
+    if game == "guess_two_thirds_v0":
+        return "average number", [r["average"] for r in history], float(params["min_value"])
+    if game == "el_farol_v0":
+        n = params["n_players"]
+        return "go rate", [sum(bool(g) for g in _decided(r["go"])) / n for r in history], params["capacity_ratio"]
+    if game == "divide_dollar_v0":
+        return "sum of bids", [sum(_decided(r["bids"])) for r in history], params["golds"]
+    if game == "public_goods_v0":
+        return "mean contribution", [fmean(_decided(r["contributions"])) for r in history], 0.0
+    if game == "diners_dilemma_v0":
+        return "share of costly orders", [fmean(o == "costly" for o in _decided(r["orders"])) for r in history], 1.0
+    if game == "sealed_bid_auction_v0":
+        return "mean valuation - bid", [fmean(v - b for v, b in zip(r["valuations"], r["bids"]) if b is not None)
+                                        for r in history], None
+    if game == "battle_royale_v0":
+        rates = params["hit_rates"]
+        correct, shares = 0, []
+        for k, r in enumerate(history, start=1):
+            correct += r["target"] is not None and r["target"] in strongest_opponents(rates, r["alive_before"], r["shooter"])
+            shares.append(correct / k)
+        return "share aimed at strongest (cumulative)", shares, 1.0
+    if game == "pirate_game_v0":
+        return "L1 distance to NE proposal", [pirate_round_stats(params, r)[0] for r in history], 0.0
+    raise ValueError(f"game must be one of {', '.join(GAMES)}; got {game!r}")
+
+
+def plot_rounds(logs: Mapping[str, Sequence[Log]], path: Path) -> Path:
+    games = [g for g in GAMES if logs.get(g)]
+    cols = min(4, len(games))
+    rows = -(-len(games) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.3 * rows), squeeze=False)
+    for ax in axes.flat[len(games):]:
+        ax.set_visible(False)
+    for ax, game in zip(axes.flat, games):
+        series = [round_series(game, log["params"], log["history"]) for log in logs[game]]
+        label, _, reference = series[0]
+        for k, (_, values, _) in enumerate(series, start=1):
+            ax.plot(range(1, len(values) + 1), values, color="tab:blue", alpha=0.35, lw=1, marker=".",
+                    label="runs" if k == 1 else None)
+        longest = max(len(v) for _, v, _ in series)
+        mean = [fmean(v[j] for _, v, _ in series if j < len(v)) for j in range(longest)]
+        ax.plot(range(1, longest + 1), mean, color="tab:red", lw=2, label="mean")
+        if reference is not None:
+            ax.axhline(reference, color="black", ls="--", lw=1, label="equilibrium / target")
+        ax.set_title(GAME_LABELS[game])
+        ax.set_xlabel("turn" if game == "battle_royale_v0" else "round")
+        ax.set_ylabel(label)
+        ax.set_xlim(0.5, longest + 0.5)
+        ax.set_xticks(range(1, longest + 1, -(-longest // 10)))
+        ax.grid(alpha=0.3)
+    axes.flat[0].legend(fontsize=8, loc="best")
+    fig.suptitle("γ-Bench: per-round play (thin: runs, bold: mean)")
+    return _save(fig, path)
+
+
+def plot_guess_choices(log: Log, path: Path) -> Path:
+    history = log["history"]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for r in history:
+        choices = _decided(r["choices"])
+        ax.scatter([r["round"]] * len(choices), choices, s=14, color="tab:gray", alpha=0.5)
+    rounds = [r["round"] for r in history]
+    ax.scatter([], [], s=14, color="tab:gray", label="chosen numbers")
+    ax.plot(rounds, [r["average"] for r in history], color="tab:blue", marker="o", label="average")
+    ax.plot(rounds, [r["target"] for r in history], color="tab:orange", marker="s", label="target (R x average)")
+    ax.plot(rounds, [min(r["winning_numbers"]) for r in history], color="tab:green", marker="*", ms=10, ls=":",
+            label="winning number")
+    ax.set(xlabel="round", ylabel="number", title="Guess 2/3 of the Average: choices, average, winners (run 1)",
+           ylim=(log["params"]["min_value"] - 2, log["params"]["max_value"] + 2))
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def plot_battle_royale(logs: Sequence[Log], path: Path) -> Path:
+    fig, axes = plt.subplots(len(logs), 1, figsize=(9, 2.8 * len(logs)), squeeze=False)
+    for k, (ax, log) in enumerate(zip(axes.flat, logs), start=1):
+        params, history = log["params"], log["history"]
+        n = params["n_players"]
+        for r in history:
+            t, shooter, target = r["round"], r["shooter"], r["target"]
+            ax.scatter(t, shooter, marker="o", color="black", s=18, zorder=3)
+            if target is None:
+                ax.scatter(t, shooter, marker="x", color="tab:gray", s=60, zorder=4)
+                continue
+            good = target in strongest_opponents(params["hit_rates"], r["alive_before"], shooter)
+            ax.annotate("", xy=(t, target), xytext=(t, shooter),
+                        arrowprops={"arrowstyle": "->", "color": "tab:green" if good else "tab:red", "lw": 1.5})
+            ax.scatter(t, target, marker="*" if r["hit"] else "o", s=90 if r["hit"] else 25, zorder=4,
+                       color="tab:red" if r["hit"] else "white", edgecolors="tab:red")
+        ax.set(xlabel="turn", ylabel="player", yticks=range(n), ylim=(-0.5, n - 0.5), title=f"Battle Royale, run {k}")
+        ax.set_yticklabels([f"{i} ({params['hit_rates'][i]:g}%)" for i in range(n)], fontsize=7)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+    handles = [
+        plt.Line2D([], [], color="tab:green", label="aimed at strongest"),
+        plt.Line2D([], [], color="tab:red", label="aimed elsewhere"),
+        plt.Line2D([], [], marker="*", color="tab:red", ls="", ms=10, label="hit (eliminated)"),
+        plt.Line2D([], [], marker="x", color="tab:gray", ls="", ms=8, label="intentional miss"),
+    ]
+    axes.flat[0].legend(handles=handles, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=4)
+    return _save(fig, path)
+
+
+def plot_scores(row: Mapping[str, Mapping[str, float]], path: Path) -> Path:
+    columns = ["overall"] + [g for g in GAMES if g in row]
+    names = ["Overall" if c == "overall" else GAME_LABELS[c] for c in columns]
+    fig, ax = plt.subplots(figsize=(1.1 * len(columns) + 2, 4))
+    bars = ax.bar(names, [row[c]["mean"] for c in columns], yerr=[row[c]["std"] for c in columns], capsize=4,
+                  color=["tab:red"] + ["tab:blue"] * (len(columns) - 1))
+    ax.bar_label(bars, labels=[f"{row[c]['mean']:.1f}" for c in columns], fontsize=8, padding=2)
+    ax.set(ylim=(0, 110), ylabel="score (0-100)", title="γ-Bench row (mean ± std over runs)")
+    ax.tick_params(axis="x", labelrotation=30)
+    ax.grid(axis="y", alpha=0.3)
+    return _save(fig, path)
+
+
+def save_figures(logs: Mapping[str, Sequence[Log]], row: Mapping[str, Mapping[str, float]], out: str | Path) -> list[Path]:
+    """Draw every figure that the played games allow into ``out``; returns the PNG paths."""
+    out = Path(out)
+    logs = {g: [log for log in logs.get(g, ()) if log["history"]] for g in GAMES}
+    paths = [plot_scores(row, out / "scores.png")]
+    if any(logs.get(g) for g in GAMES):
+        paths.append(plot_rounds(logs, out / "rounds.png"))
+    if logs.get("guess_two_thirds_v0"):
+        paths.append(plot_guess_choices(logs["guess_two_thirds_v0"][0], out / "guess_choices.png"))
+    if logs.get("battle_royale_v0"):
+        paths.append(plot_battle_royale(logs["battle_royale_v0"], out / "battle_royale_actions.png"))
+    return paths
+
+
+def _save(fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

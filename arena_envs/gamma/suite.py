@@ -1,0 +1,206 @@
+"""The γ-Bench suite: play the eight games with the paper's protocol and print the table row.
+
+Protocol (spec §1.1): every game is played ``runs`` times (default 5) by the same players (by
+default ten seats of one policy), each game through the runner (:mod:`arena_envs.runner`) in its
+own resumable results folder ``OUT/<game>/`` with the run seed ``seed`` (episode ``k`` of every
+game gets the runner's seeds derived from ``(seed, k)``). Each episode's score is the env's
+γ-Bench score (:mod:`arena_envs.gamma.scoring` on the env's history, paper variant unless
+``score_variant`` is passed in the game's kwargs); run ``k`` of the row is episode ``k`` of every
+game. The row is Overall + eight games as mean ± sample std over runs (Overall: per run the mean
+of the game scores, then mean ± std).
+
+Files written in ``OUT``: ``gamma_row.json`` (players, protocol, per-episode scores, the row),
+``gamma_row.md`` (the row as a Markdown table), ``episode_scores.jsonl`` (one line per episode)
+and the figures of :mod:`arena_envs.gamma.plots`.
+
+Command line (through ``arena run gamma``)::
+
+    arena run gamma --players SPEC[,SPEC...] [--runs 5] [--seed S] [--out DIR]
+                    [--games g1,g2] [--env-arg [GAME.]KEY=VALUE ...] [--concurrency K]
+                    [--no-plots] [--no-progress]
+
+One spec is repeated on every seat; otherwise give one spec per seat (``spec*N`` expands).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena_envs.gamma.history import GAME_LABELS, GAMES
+from arena_envs.gamma.scoring import score as gamma_score
+from arena_envs.gamma.scoring import table_row
+from arena_envs.runner.policy_specs import SpecError, parse_value, split_players
+from arena_envs.runner.results import ResultsError, dumps, write_durably
+from arena_envs.runner.runner import RunConfig, RunError, run
+
+#: Players per game in the paper.
+DEFAULT_PLAYERS = 10
+#: Runs per game in the paper.
+DEFAULT_RUNS = 5
+#: Event types under which the environments log their round records (Battle Royale: turns).
+ROUND_EVENTS = ("round", "turn")
+
+
+@dataclass
+class SuiteResult:
+    """What :func:`play_suite` produced."""
+
+    out: Path
+    players: list[str]
+    scores: dict[str, list[float]]  #: game -> score of run 1..R
+    row: dict[str, dict[str, float]]  #: column -> {"mean", "std", "n"} (see scoring.table_row)
+    logs: dict[str, list[dict[str, Any]]]  #: game -> per run {"params", "history"} (for plots)
+    figures: list[Path]
+
+
+def seat_specs(players: Sequence[str], n_seats: int) -> list[str]:
+    """One spec for every seat: a single spec is repeated, otherwise exactly ``n_seats`` specs."""
+    players = list(players)
+    if len(players) == 1:
+        return players * n_seats
+    if len(players) != n_seats:
+        raise ValueError(f"players must give 1 spec or one per seat ({n_seats}), got {len(players)}: {', '.join(players)}")
+    return players
+
+
+def history_from_record(record: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(params, history) of a saved episode record: its config and its round/turn events."""
+    history = [{k: v for k, v in e.items() if k != "type"} for e in record["events"] if e["type"] in ROUND_EVENTS]
+    return dict(record["config"]), history
+
+
+def _episode_score(game: str, entry: Mapping[str, Any], params: dict[str, Any], history: list[dict]) -> float:
+    """The env's own γ score of the episode; rescored from the record when the env gave none."""
+    reported = entry["metrics"].get("game", {}).get("score")
+    if reported is not None:
+        return float(reported)
+    return gamma_score(game, params, history, params.get("score_variant"))
+
+
+def play_suite(
+    players: Sequence[str],
+    out: str | Path,
+    *,
+    runs: int = DEFAULT_RUNS,
+    seed: int = 0,
+    games: Sequence[str] = GAMES,
+    env_kwargs: Mapping[str, Mapping[str, Any]] | None = None,
+    concurrency: int = 1,
+    progress: bool = False,
+    plots: bool = True,
+) -> SuiteResult:
+    """Play ``games`` ``runs`` times each into ``out`` and write the γ-Bench row (resumable).
+
+    ``players``: policy specs (one for every seat, or one per seat); ``env_kwargs``: per game
+    keyword arguments of the environment (e.g. ``{"guess_two_thirds_v0": {"n_rounds": 5}}``).
+    """
+    unknown = [g for g in games if g not in GAMES]
+    if unknown or not games:
+        raise ValueError(f"games must be a non-empty subset of {', '.join(GAMES)}; got {list(games)}")
+    if not isinstance(runs, int) or runs < 1:
+        raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
+    env_kwargs = {g: dict(kw) for g, kw in (env_kwargs or {}).items()}
+    stray = [g for g in env_kwargs if g not in games]
+    if stray:
+        raise ValueError(f"env_kwargs names games that are not played: {', '.join(stray)}")
+    seats = {g: seat_specs(players, env_kwargs.get(g, {}).get("n_players", DEFAULT_PLAYERS)) for g in games}
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    scores: dict[str, list[float]] = {}
+    logs: dict[str, list[dict[str, Any]]] = {}
+    lines = []
+    for game in games:
+        kwargs = env_kwargs.get(game, {})
+        config = RunConfig(env=game, players=tuple(seats[game]), episodes=runs, seed=seed, env_kwargs=kwargs)
+        summary = run(config, out / game, concurrency=concurrency, progress=progress)
+        scores[game], logs[game] = [], []
+        for entry in summary.episodes:
+            record = json.loads((summary.out / "records" / f"episode_{entry['episode']:06d}.json").read_text("utf-8"))
+            params, history = history_from_record(record)
+            value = _episode_score(game, entry, params, history)
+            scores[game].append(value)
+            logs[game].append({"params": params, "history": history})
+            lines.append({"game": game, "run": entry["episode"] + 1, "seed": entry["seed"], "score": value,
+                          "raw_score": entry["metrics"].get("game", {}).get("raw_score")})
+    per_run = [{g: scores[g][k] for g in games} for k in range(runs)]
+    row = table_row(per_run)
+    document = {"players": list(players), "seats": seats[games[0]], "runs": runs, "seed": seed, "games": list(games),
+                "env_kwargs": env_kwargs, "scores": scores, "per_run_overall": [sum(r.values()) / len(r) for r in per_run],
+                "row": row}
+    write_durably(out / "gamma_row.json", json.dumps(document, indent=2, default=str) + "\n")
+    write_durably(out / "gamma_row.md", format_row(row, label=", ".join(players)) + "\n")
+    write_durably(out / "episode_scores.jsonl", "".join(dumps(line) + "\n" for line in lines))
+    figures: list[Path] = []
+    if plots:
+        from arena_envs.gamma.plots import save_figures
+        figures = save_figures(logs, row, out)
+    return SuiteResult(out, list(players), scores, row, logs, figures)
+
+
+def format_row(row: Mapping[str, Mapping[str, float]], label: str = "players") -> str:
+    """The row as a Markdown table: Overall first, then the games in the paper's order."""
+    columns = ["overall"] + [g for g in GAMES if g in row]
+    header = ["Players"] + ["Overall" if c == "overall" else GAME_LABELS[c] for c in columns]
+    cells = [label] + [f"{row[c]['mean']:.1f} ± {row[c]['std']:.1f}" for c in columns]
+    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header), "| " + " | ".join(cells) + " |"])
+
+
+# --- command line -------------------------------------------------------------------------------
+
+def _env_args(items: Sequence[str], games: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``["n_rounds=5", "battle_royale_v0.max_turns=8"]`` -> per-game kwargs (no prefix: every game)."""
+    kwargs: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        game, dot, name = key.strip().rpartition(".")
+        if not eq or not name:
+            raise ValueError(f"--env-arg expects [GAME.]KEY=VALUE, got {item!r}")
+        if dot and game not in games:
+            raise ValueError(f"--env-arg {item!r}: game must be one of {', '.join(games)}")
+        for target in [game] if dot else games:
+            kwargs.setdefault(target, {})[name] = parse_value(value)
+    return kwargs
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="arena run gamma", description="Play the eight γ-Bench games and print the row.")
+    p.add_argument("--players", required=True, help="policy spec for every seat, or one per seat (comma-separated)")
+    p.add_argument("--runs", type=int, default=DEFAULT_RUNS, help=f"runs per game (default {DEFAULT_RUNS})")
+    p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    p.add_argument("--out", help="results folder (default: results/gamma-seed<S>)")
+    p.add_argument("--games", help=f"comma-separated subset of {', '.join(GAMES)}")
+    p.add_argument("--env-arg", action="append", default=[], metavar="[GAME.]KEY=VALUE",
+                   help="environment keyword argument for one game or (no GAME.) all of them (repeatable)")
+    p.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once per game")
+    p.add_argument("--no-plots", action="store_true", help="do not draw the PNG figures")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``arena run gamma ...``; exit status 0, 1 (a policy or env failed; resumable) or 2 (usage)."""
+    args = parser().parse_args(argv)
+    out = Path(args.out) if args.out else Path("results") / f"gamma-seed{args.seed}"
+    try:
+        games = [g.strip() for g in args.games.split(",")] if args.games else list(GAMES)
+        result = play_suite(split_players(args.players), out, runs=args.runs, seed=args.seed, games=games,
+                            env_kwargs=_env_args(args.env_arg, games), concurrency=args.concurrency,
+                            progress=not args.no_progress and sys.stderr.isatty(), plots=not args.no_plots)
+    except RunError as err:
+        print(f"arena: run stopped: {err}\narena: finished episodes are kept in {out}; "
+              "run the same command again to resume", file=sys.stderr)
+        return 1
+    except (SpecError, ResultsError, ValueError, KeyError) as err:
+        if os.environ.get("ARENA_DEBUG"):
+            raise
+        print(f"arena: error: {err}", file=sys.stderr)
+        return 2
+    print(f"results: {result.out}")
+    print(format_row(result.row, label=args.players))
+    return 0

@@ -1,0 +1,12 @@
+"""The Pirate Game (γ-Bench game 8): ``env()`` and ``raw_env()``; sequential, so no ``parallel_env``.
+
+Keyword arguments: ``n_players=10`` pirates, ``golds=100`` coins, ``death_reward=-1`` (reward of
+a proposer thrown overboard) and the options shared by the sequential γ-Bench games (see
+:class:`arena_envs.gamma.pirate_game.PirateGameEnv`).
+"""
+from arena_envs.gamma.base import entry_points
+from arena_envs.gamma.pirate_game import PirateGameEnv
+
+env, raw_env, _ = entry_points(PirateGameEnv)
+
+__all__ = ["PirateGameEnv", "env", "raw_env"]

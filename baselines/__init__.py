@@ -1,0 +1,1 @@
+"""Non-LLM policies: random, human, the games' rule baselines, RL; ``registry`` names them for specs."""

@@ -1,0 +1,62 @@
+"""Steps per second of the eight γ-Bench games under random play, beside PettingZoo's connect_four_v3.
+
+Every game is driven the same way as connect four: the AEC loop with ``env.last()`` (a full
+observation: text, features, mask) and a masked ``action_space.sample`` per step, resetting when
+the episode ends. The ratio is game steps/s over connect-four steps/s in the same run (goal >= 1.0).
+Games whose entry module is missing are skipped.
+
+    python benchmarks/bench_gamma_steps.py [--steps 20000]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import time
+from typing import Any
+
+from pettingzoo.classic import connect_four_v3
+
+GAMES = ("guess_two_thirds_v0", "el_farol_v0", "divide_dollar_v0", "public_goods_v0", "diners_dilemma_v0",
+         "sealed_bid_auction_v0", "battle_royale_v0", "pirate_game_v0")
+
+
+def steps_per_second(env: Any, steps: int, seed: int = 0) -> float:
+    """Random-play steps per second over ``steps`` AEC steps (dead-agent steps included)."""
+    env.reset(seed=seed)
+    for i, agent in enumerate(env.possible_agents):
+        env.action_space(agent).seed(seed + i)
+    episode = 0
+    start = time.perf_counter()
+    for _ in range(steps):
+        if not env.agents:
+            episode += 1
+            env.reset(seed=seed + episode)
+        agent = env.agent_selection
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        mask = obs.get("action_mask") if isinstance(obs, dict) else None
+        env.step(env.action_space(agent).sample(mask))
+    return steps / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=20_000, help="AEC steps per game (default 20000)")
+    args = parser.parse_args()
+    reference = steps_per_second(connect_four_v3.env(), args.steps)
+    print(f"{'environment':<24}{'steps/s':>12}{'ratio':>9}")
+    print(f"{'connect_four_v3':<24}{reference:>12,.0f}{1.0:>9.2f}")
+    for name in GAMES:
+        try:
+            module = importlib.import_module(f"arena_envs.{name}")
+        except ModuleNotFoundError:
+            print(f"{name:<24}{'skipped (module not found)':>21}")
+            continue
+        rate = steps_per_second(module.env(), args.steps)
+        print(f"{name:<24}{rate:>12,.0f}{rate / reference:>9.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Async client for OpenAI-compatible chat servers (``vllm serve`` and any other).
+
+Transport only: the JSON body comes from :func:`chat_payload`, the answer is read by
+:func:`read_completion`, retries are :func:`llm_policies.retry.with_retries`.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+
+from llm_policies.retry import Backoff, Retryable, with_retries
+from llm_policies.types import BackendError, BackendUnavailable, ChatRequest, ChatResponse
+
+DEFAULT_URL = "http://127.0.0.1:8000/v1"
+
+
+def chat_payload(request: ChatRequest, model: str, guided: bool = True) -> dict[str, Any]:
+    """The body of ``POST /chat/completions``; vLLM's ``structured_outputs`` when constrained."""
+    sampling = request.sampling
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [dict(m) for m in request.messages],
+        "temperature": sampling.temperature,
+        "max_tokens": sampling.max_tokens,
+        "top_p": sampling.top_p,
+    }
+    if sampling.seed is not None:
+        body["seed"] = sampling.seed
+    if guided and request.constraint is not None:
+        body["structured_outputs"] = request.constraint.structured_outputs()
+    return body
+
+
+def read_completion(data: dict[str, Any]) -> ChatResponse:
+    """A :class:`ChatResponse` from a chat-completions JSON answer; BackendError if malformed."""
+    try:
+        choice = data["choices"][0]
+        text = choice["message"]["content"] or ""
+        finish = choice.get("finish_reason") or "stop"
+    except (KeyError, IndexError, TypeError) as err:
+        raise BackendError(f"malformed chat completion: {str(data)[:300]}") from err
+    usage = data.get("usage") or {}
+    return ChatResponse(text=text, prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                        completion_tokens=int(usage.get("completion_tokens") or 0), finish_reason=finish)
+
+
+class OpenAIHTTPBackend:
+    """Chat completions against ``base_url`` (e.g. ``http://127.0.0.1:8000/v1``) for ``model``.
+
+    ``timeout`` bounds each HTTP request; connection errors, timeouts and 5xx answers are retried
+    with exponential backoff (``backoff``); an unknown model or a server that stays down raises
+    :class:`BackendUnavailable` naming the URL and the model.
+    """
+
+    def __init__(self, model: str, base_url: str = DEFAULT_URL, *, timeout: float = 120.0,
+                 backoff: Backoff = Backoff(), api_key: str = "EMPTY", max_connections: int = 512):
+        if not model:
+            raise ValueError("model must be a non-empty model name")
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
+        if timeout <= 0:
+            raise ValueError(f"timeout must be > 0, got {timeout}")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.backoff = backoff
+        self.label = f"vllm:{model}@{self.base_url}"
+        self._headers = {"Authorization": f"Bearer {api_key}"}
+        self._limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+        self._clients: dict[int, httpx.AsyncClient] = {}
+
+    def _client(self) -> httpx.AsyncClient:
+        """One pooled client per event loop (an httpx client must not cross loops)."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(id(loop))
+        if client is None or client.is_closed:
+            client = httpx.AsyncClient(timeout=self.timeout, limits=self._limits, headers=self._headers)
+            self._clients[id(loop)] = client
+        return client
+
+    async def generate(self, request: ChatRequest) -> ChatResponse:
+        return await self.post_chat(chat_payload(request, self.model))
+
+    async def post_chat(self, body: dict[str, Any]) -> ChatResponse:
+        """POST a ready chat-completions body (the benchmark sends raw bodies through this too)."""
+        url = f"{self.base_url}/chat/completions"
+        try:
+            data = await with_retries(lambda: self._post(url, body), self.backoff)
+        except Retryable as err:
+            raise BackendUnavailable(
+                f"OpenAI-compatible server at {self.base_url} (model {self.model!r}) did not answer after "
+                f"{self.backoff.attempts} attempts within {self.timeout:g}s each: {err}. Is the server running? "
+                f"Start one with: python -m llm_policies.serve MODEL_PATH --port PORT") from None
+        return read_completion(data)
+
+    async def _post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
+        try:
+            response = await self._client().post(url, json=body)
+        except (httpx.TransportError, httpx.TimeoutException) as err:
+            raise Retryable(f"{type(err).__name__}: {err}") from None
+        if response.status_code >= 500:
+            raise Retryable(f"HTTP {response.status_code}: {response.text[:300]}")
+        if response.status_code == 404:
+            raise BackendUnavailable(
+                f"server at {self.base_url} does not serve model {self.model!r} (HTTP 404: "
+                f"{_error_message(response)}); models served: {await self.served_models()}")
+        if response.status_code >= 400:
+            raise BackendError(f"server at {self.base_url} rejected the request for model {self.model!r} "
+                               f"(HTTP {response.status_code}): {_error_message(response)}")
+        return response.json()
+
+    async def served_models(self) -> list[str]:
+        """The ids listed by ``GET /models`` (empty when the server does not list them)."""
+        try:
+            response = await self._client().get(f"{self.base_url}/models")
+            return [m["id"] for m in response.json().get("data", [])]
+        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+            return []
+
+    def close(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            if client.is_closed:
+                continue
+            try:
+                asyncio.get_running_loop().create_task(client.aclose())
+            except RuntimeError:  # no loop running: close on a fresh one
+                try:
+                    asyncio.run(client.aclose())
+                except RuntimeError:
+                    pass
+
+
+def _error_message(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:300]
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            return str(err.get("message", err))[:300]
+        return str(err)[:300]
+    return str(data)[:300]

@@ -1,0 +1,115 @@
+"""What every LLM policy shares: a backend, sampling settings, per-call seeds and the trace."""
+from __future__ import annotations
+
+from typing import Any
+
+from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.policy import Policy
+from llm_policies.aio import run_sync
+from llm_policies.extraction import extract_answer
+from llm_policies.types import Backend, ChatRequest, Message, Sampling
+
+
+#: Follow-up request when a reasoning reply held no valid answer.
+FINAL_ANSWER_REQUEST = "Now give only your final answer, in the required format: {description}"
+
+
+class LLMPolicyBase(Policy):
+    """Holds the backend and makes the calls; subclasses implement :meth:`aact`.
+
+    Each call gets a seed derived from the episode seed and the call's index, so a seeded episode
+    samples the same way whatever the batching. ``trace()`` lists the calls of the last decision
+    (purpose, raw text, tokens, finish reason).
+    """
+
+    name = "llm"
+
+    def __init__(self, backend: Backend, *, temperature: float = 0.0, max_tokens: int = 256, guided: bool = True):
+        Sampling(temperature=temperature, max_tokens=max_tokens)  # validates both
+        self.backend = backend
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.guided = guided
+        self.env: Any = None
+        self.agent: str | None = None
+        self._seed: int | None = None
+        self._n_calls = 0
+        self._calls: list[dict[str, Any]] = []
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
+
+    def bind(self, env: Any) -> None:
+        self.env = env
+
+    def reset(self, agent: str, seed: int | None = None) -> None:
+        self.agent = agent
+        self._seed = seed
+        self._n_calls = 0
+        self._calls = []
+        self.usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
+
+    def act(self, observation: Any, info: dict[str, Any]) -> Any:
+        return run_sync(self.aact(observation, info))
+
+    def trace(self) -> dict[str, Any]:
+        calls = self._calls
+        return {
+            "backend": self.backend.label,
+            "calls": calls,
+            "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
+            "completion_tokens": sum(c["completion_tokens"] for c in calls),
+        }
+
+    def close(self) -> None:
+        """Backends are shared between policies (see :mod:`llm_policies.specs`); nothing to free."""
+
+    # ------------------------------------------------------------------ helpers for subclasses
+
+    def start_decision(self) -> None:
+        """Forget the calls of the previous decision (called at the start of each ``aact``)."""
+        self._calls = []
+
+    def constraint(self) -> AnswerConstraint | None:
+        """The bound environment's constraint for this seat's current decision, if it has one."""
+        if self.env is None or not hasattr(self.env, "answer_constraint"):
+            return None
+        try:
+            return self.env.answer_constraint(self.agent)
+        except NotImplementedError:
+            return None
+
+    async def ask(self, messages: list[Message], constraint: AnswerConstraint | None = None, *,
+                  purpose: str = "answer", max_tokens: int | None = None) -> str:
+        """One chat call; the constraint is sent only when the policy is guided."""
+        sampling = Sampling(temperature=self.temperature, max_tokens=max_tokens or self.max_tokens,
+                            seed=self._next_seed())
+        request = ChatRequest(tuple(messages), sampling, constraint if self.guided else None)
+        response = await self.backend.generate(request)
+        self._calls.append({"purpose": purpose, "text": response.text, "prompt_tokens": response.prompt_tokens,
+                            "completion_tokens": response.completion_tokens, "finish_reason": response.finish_reason,
+                            "guided": request.constraint is not None})
+        self.usage["prompt_tokens"] += response.prompt_tokens
+        self.usage["completion_tokens"] += response.completion_tokens
+        self.usage["calls"] += 1
+        return response.text
+
+    async def think_then_answer(self, messages: list[Message], constraint: AnswerConstraint | None, *,
+                                purpose: str, think_tokens: int) -> str:
+        """A free reasoning call, then the answer read from it; when the reply holds no answer that
+        satisfies ``constraint`` and the policy is guided, a second, constrained call asks for the
+        answer alone (so guided answers always satisfy the constraint). Unguided, the whole
+        reasoning is returned for the environment's lenient parser."""
+        reasoning = await self.ask(messages, None, purpose=f"{purpose}:think", max_tokens=think_tokens)
+        answer = extract_answer(reasoning, constraint)
+        if answer is not None:
+            return answer
+        if constraint is None or not self.guided:
+            return reasoning
+        follow = messages + [{"role": "assistant", "content": reasoning},
+                             {"role": "user", "content": FINAL_ANSWER_REQUEST.format(description=constraint.description)}]
+        return await self.ask(follow, constraint, purpose=purpose)
+
+    def _next_seed(self) -> int | None:
+        self._n_calls += 1
+        if self._seed is None:
+            return None
+        return (self._seed * 1_000_003 + self._n_calls) % (2**31 - 1)

@@ -1,0 +1,160 @@
+"""Start a local vLLM OpenAI-compatible server on 127.0.0.1 and wait until it answers.
+
+    python -m llm_policies.serve MODEL_PATH [--port 8000] [--name NAME] [--detach] [-- VLLM ARGS...]
+
+The server runs ``python -m vllm.entrypoints.openai.api_server`` with the python of the venv made
+by ``scripts/setup_llm.sh`` (``--python`` to choose another). Without ``--detach`` it stays in the
+foreground until interrupted; with it, the command returns once ``/v1/models`` lists the model
+and prints the server's process id (the server's process group can be stopped with
+``kill -- -PID``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from llm_policies.local_stack import vllm_python
+
+#: vLLM's CPU KV cache size (GiB) unless ``VLLM_CPU_KVCACHE_SPACE`` is already set.
+DEFAULT_KV_CACHE_GIB = "2"
+
+
+class ServerError(RuntimeError):
+    """The server process exited or did not become ready in time."""
+
+
+class VLLMServer:
+    """One ``vllm`` API server process (with its engine children, in their own process group)."""
+
+    def __init__(self, model: str, *, port: int = 8000, host: str = "127.0.0.1", name: str | None = None,
+                 python: str | Path | None = None, log_path: str | Path | None = None,
+                 max_model_len: int = 8192, extra_args: list[str] | None = None):
+        if not 0 < port < 65536:
+            raise ValueError(f"port must be in 1..65535, got {port}")
+        self.model = model
+        self.host = host
+        self.port = port
+        self.name = name or Path(model).name
+        self.python = str(python or (vllm_python() if vllm_python().exists() else sys.executable))
+        self.log_path = Path(log_path) if log_path else None
+        self.command = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", model,
+                        "--served-model-name", self.name, "--host", host, "--port", str(port),
+                        "--max-model-len", str(max_model_len), *(extra_args or [])]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self, timeout: float = 900.0) -> "VLLMServer":
+        """Launch the server and block until ``/v1/models`` lists the model."""
+        env = dict(os.environ)
+        env.setdefault("VLLM_CPU_KVCACHE_SPACE", DEFAULT_KV_CACHE_GIB)
+        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
+        try:
+            self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                            start_new_session=True)
+        finally:
+            if self.log_path:
+                log.close()
+        self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise ServerError(f"vLLM server for {self.model} exited with code {self.process.returncode} "
+                                  f"before it was ready; see {self.log_path or 'its output'}")
+            if self.serves_model():
+                return
+            time.sleep(1.0)
+        self.stop()
+        raise ServerError(f"vLLM server at {self.url} did not list model {self.name!r} within {timeout:g}s")
+
+    def serves_model(self) -> bool:
+        try:
+            response = httpx.get(f"{self.url}/models", timeout=2.0)
+            return any(m.get("id") == self.name for m in response.json().get("data", []))
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return False
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group at once (a crash, for fault tests)."""
+        self._signal(signal.SIGKILL)
+        if self.process is not None:
+            self.process.wait()
+
+    def stop(self, grace: float = 20.0) -> None:
+        """SIGTERM the process group, then SIGKILL whatever is left after ``grace`` seconds."""
+        if self.process is None or self.process.poll() is not None:
+            self._signal(signal.SIGKILL)  # orphaned engine children, if any
+            return
+        self._signal(signal.SIGTERM)
+        try:
+            self.process.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+        self._signal(signal.SIGKILL)
+        self.process.wait()
+
+    def _signal(self, sig: signal.Signals) -> None:
+        if self.process is None:
+            return
+        try:
+            os.killpg(self.process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def __enter__(self) -> "VLLMServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1:]
+    parser = argparse.ArgumentParser(prog="python -m llm_policies.serve", description=__doc__.splitlines()[0])
+    parser.add_argument("model", help="model folder (or name available offline)")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--name", help="served model name (default: the folder's name)")
+    parser.add_argument("--python", help="python that has vLLM (default: the venv of scripts/setup_llm.sh)")
+    parser.add_argument("--log", help="file for the server's output")
+    parser.add_argument("--max-model-len", type=int, default=8192)
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for readiness")
+    parser.add_argument("--detach", action="store_true", help="return once ready, leaving the server running")
+    args = parser.parse_args(argv)
+    server = VLLMServer(args.model, port=args.port, host=args.host, name=args.name, python=args.python,
+                        log_path=args.log, max_model_len=args.max_model_len, extra_args=extra)
+    started = time.perf_counter()
+    try:
+        server.start(args.timeout)
+    except ServerError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(f"vLLM ready at {server.url} serving {server.name!r} (pid {server.process.pid}, "
+          f"{time.perf_counter() - started:.0f}s)", flush=True)
+    if args.detach:
+        return 0
+    try:
+        server.process.wait()
+    except KeyboardInterrupt:
+        server.stop()
+    return server.process.returncode or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
