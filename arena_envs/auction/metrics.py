@@ -100,30 +100,24 @@ def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat
         errors.append(f"your belief of budget is wrong: you have ${true_budget} left, you think "
                       f"${belief['remaining_budget']}")
 
-    for key, value in belief["total_profits"].items():
-        other = _bidder_for_key(key, names)
-        if other is None:
-            continue
-        scope = "self" if other == seat else "other"
-        true_profit = truth["total_profits"][names[other]]
-        ok = value == true_profit
-        checks.append((scope, ok))
-        if not ok:
-            errors.append(f"your belief of the total profit of {names[other]} is wrong: it is ${true_profit}, "
-                          f"you think ${value}")
+    def check_each(section: str, truth_of: Any, matches: Any, describe: Any) -> None:
+        for key, value in belief[section].items():
+            other = _bidder_for_key(key, names)
+            if other is None:
+                continue
+            true_value = truth_of(names[other])
+            ok = matches(value, true_value)
+            checks.append(("self" if other == seat else "other", ok))
+            if not ok:
+                errors.append(describe(names[other], value, true_value))
 
-    for key, value in belief["winning_bids"].items():
-        other = _bidder_for_key(key, names)
-        if other is None:
-            continue
-        scope = "self" if other == seat else "other"
-        true_items = {name.lower() for name in truth["winning_bids"][names[other]]}
-        believed = {str(name).strip().lower() for name in value}
-        ok = believed == true_items
-        checks.append((scope, ok))
-        if not ok:
-            actual = ", ".join(truth["winning_bids"][names[other]]) or "nothing"
-            errors.append(f"your belief of the items won by {names[other]} is wrong: {names[other]} won {actual}")
+    check_each("total_profits", lambda name: truth["total_profits"][name], lambda got, want: got == want,
+               lambda name, got, want: f"your belief of the total profit of {name} is wrong: it is ${want}, "
+                                       f"you think ${got}")
+    check_each("winning_bids", lambda name: list(truth["winning_bids"][name]),
+               lambda got, want: {str(n).strip().lower() for n in got} == {n.lower() for n in want},
+               lambda name, got, want: f"your belief of the items won by {name} is wrong: {name} won "
+                                       f"{', '.join(want) or 'nothing'}")
     return errors, checks
 
 
