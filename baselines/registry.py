@@ -2,7 +2,8 @@
 
 ``POLICIES`` maps ``(environment, name)`` to ``"module:Class"``; the environment ``"*"`` means
 every environment. ``PREFIXES`` maps a spec prefix (the text before the first ``:``) to a factory
-``"module:function"`` that receives the whole spec string and returns a policy; it serves specs
+``"module:function"``, called as ``function(spec, env_name)`` with the whole spec string and the
+environment's name, that returns a policy; it serves specs
 whose argument is not ``key=value`` pairs (``vllm:MODEL@URL``, ``sb3:PATH``). Modules are imported
 only when a spec names them, so an optional package that is not installed costs nothing.
 """
@@ -46,7 +47,7 @@ POLICIES: dict[tuple[str, str], str] = {
     ("sealed_bid_auction_v0", "bne"): "baselines.gamma_equilibrium:BayesNash",
 }
 
-#: spec prefix -> "module:function"; ``function(spec: str) -> Policy`` gets the full spec string.
+#: spec prefix -> "module:function"; ``function(spec: str, env_name: str) -> Policy``.
 PREFIXES: dict[str, str] = {
     "vllm": "llm_policies.specs:policy_from_spec",
     "vllm-local": "llm_policies.specs:policy_from_spec",

@@ -93,7 +93,7 @@ class LLMPolicyBase(Policy):
         return response.text
 
     async def think_then_answer(self, messages: list[Message], constraint: AnswerConstraint | None, *,
-                                purpose: str, think_tokens: int) -> str:
+                                purpose: str, think_tokens: int, max_tokens: int | None = None) -> str:
         """A free reasoning call, then the answer read from it; when the reply holds no answer that
         satisfies ``constraint`` and the policy is guided, a second, constrained call asks for the
         answer alone (so guided answers always satisfy the constraint). Unguided, the whole
@@ -106,7 +106,7 @@ class LLMPolicyBase(Policy):
             return reasoning
         follow = messages + [{"role": "assistant", "content": reasoning},
                              {"role": "user", "content": FINAL_ANSWER_REQUEST.format(description=constraint.description)}]
-        return await self.ask(follow, constraint, purpose=purpose)
+        return await self.ask(follow, constraint, purpose=purpose, max_tokens=max_tokens)
 
     def _next_seed(self) -> int | None:
         self._n_calls += 1

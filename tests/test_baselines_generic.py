@@ -160,3 +160,12 @@ def test_prefix_whose_package_is_missing_names_the_extra(monkeypatch):
     monkeypatch.setitem(registry.PREFIX_EXTRAS, "demo", "llm")
     with pytest.raises(SpecError, match=r"cannot be imported.*arena-envs\[llm\]"):
         make_policy("demo:model@http://127.0.0.1:1", "auction_v0")
+
+
+def test_llm_prefixes_reach_llm_policies():
+    specs = pytest.importorskip("llm_policies.specs")
+    policy = make_policy("vllm:Qwen/Qwen2.5-0.5B-Instruct@http://127.0.0.1:9/v1?temperature=0.5", "auction_v0")
+    assert policy is not None and hasattr(policy, "aact")
+    assert registry.PREFIXES["vllm"] == f"{specs.__name__}:policy_from_spec"
+    with pytest.raises(SpecError, match="unknown option"):
+        make_policy("vllm:model?bogus=1", "auction_v0")

@@ -119,3 +119,12 @@ def test_human_plays_through_stdin(tmp_path):
 ])
 def test_env_args_are_json_when_they_parse(items, expected):
     assert env_args(items) == expected
+
+
+def test_unreachable_llm_server_stops_the_run_cleanly(tmp_path):
+    """A real HTTP policy against a closed local port: the run stops with status 1 and a clear line."""
+    pytest.importorskip("llm_policies.specs")
+    spec = "vllm:some-model@http://127.0.0.1:9/v1?retries=1&timeout=2"
+    result = arena("run", "auction_v0", "--players", f"{spec},rule,rule", "--episodes", "2",
+                   "--out", str(tmp_path / "r"))
+    assert_user_error(result, f"run stopped: policy '{spec}' raised in episode 0", code=1)

@@ -217,7 +217,8 @@ def test_scoring_cases_of_the_spec():
 
 
 @pytest.mark.parametrize("seed", range(5))
-@pytest.mark.parametrize("kwargs", [{}, {"hit_rate_base": 51, "hit_rate_step": 1}, {"hit_rate_base": 10, "hit_rate_step": 10}])
+@pytest.mark.parametrize("kwargs", [{}, {"hit_rate_base": 51, "hit_rate_step": 1},
+                                    {"hit_rate_base": 10, "hit_rate_step": 10}])
 def test_strongest_shooters_score_100(seed, kwargs):
     env = battle_royale_v0.env(**kwargs)
     raw = play(env, [StrongestShooter() for _ in range(10)], seed)
@@ -324,7 +325,8 @@ def test_fallback_after_max_retries_is_random_legal():
     env.step(shoot(0))
     raw = env.unwrapped
     assert len(raw.history) == 1 and raw.history[0]["target"] != 0
-    assert env.infos["player_0"]["fallback"] and raw.invalid_counts["player_0"] == {"unparseable": 0, "illegal": 6, "fallback": 1}
+    assert env.infos["player_0"]["fallback"]
+    assert raw.invalid_counts["player_0"] == {"unparseable": 0, "illegal": 6, "fallback": 1}
     assert "could not be used" not in env.observe("player_0")["text"]
     strict = battle_royale_v0.env(max_retries=0, fallback_action="raise")
     strict.reset(seed=0)

@@ -227,7 +227,8 @@ def test_paper_table2_game_scores_80_6():
     assert raw.returns[2:] == [50, 1, 1, 1, 1, 1, 1, 44]
 
 
-@pytest.mark.parametrize(("n", "golds"), [(10, 100), (10, 4), (10, 5), (10, 400), (9, 100), (8, 7), (3, 1), (2, 1), (1, 1)])
+@pytest.mark.parametrize(("n", "golds"), [(10, 100), (10, 4), (10, 5), (10, 400), (9, 100), (8, 7), (3, 1),
+                                          (2, 1), (1, 1)])
 def test_nash_players_score_100(n, golds):
     raw = play(pirate_game_v0.env(n_players=n, golds=golds), [NashPirate() for _ in range(n)])
     assert len(raw.history) == 1 and raw.history[0]["accepted"]
@@ -334,9 +335,10 @@ def test_proposal_text_forms(answer):
     assert env.unwrapped.game.proposal == ne_proposal(10, 100)
 
 
-@pytest.mark.parametrize(("answer", "accept"), [('{"decision": "Accept"}', True), ('{"decision": "I reject it"}', False),
-                                                ('{"decision": "accept, not reject"}', True), (1, True), (0, False),
-                                                ({"proposal": np.zeros(10), "vote": np.int64(1)}, True)])
+@pytest.mark.parametrize(("answer", "accept"), [
+    ('{"decision": "Accept"}', True), ('{"decision": "I reject it"}', False),
+    ('{"decision": "accept, not reject"}', True), (1, True), (0, False),
+    ({"proposal": np.zeros(10), "vote": np.int64(1)}, True)])
 def test_vote_forms(answer, accept):
     env = pirate_game_v0.env()
     _to_vote_phase(env, ne_proposal(10, 100))

@@ -71,7 +71,8 @@ def parse_target(value: Any) -> int | None:
         match = _PLAYER.fullmatch(word)
         if match:
             return int(match.group(1))
-    raise InvalidAnswer("illegal", f'"target" must name a player such as "player_3", or be null to miss on purpose; got {str(value)[:40]!r}')
+    raise InvalidAnswer("illegal", '"target" must name a player such as "player_3", or be null to miss on purpose; '
+                        f"got {str(value)[:40]!r}")
 
 
 def _lookup(text: str, key: str) -> Any:
@@ -101,7 +102,8 @@ def parse_answer(text: str) -> int | None:
 class BattleRoyaleEnv(SequentialGameEnv):
     """γ-Bench Battle Royale; see the module docstring for spaces, rewards and features."""
 
-    metadata: dict[str, Any] = {"name": "battle_royale_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: dict[str, Any] = {"name": "battle_royale_v0", "render_modes": ["ansi", "human"],
+                                "is_parallelizable": False}
 
     def __init__(
         self,
@@ -124,7 +126,8 @@ class BattleRoyaleEnv(SequentialGameEnv):
             n_players = check_int("n_players", DEFAULT_PLAYERS if n_players is None else n_players, 2)
             hit_rates = linear_hit_rates(n_players, hit_rate_base, hit_rate_step)
         elif n_players is not None and n_players != len(hit_rates):
-            raise ValueError(f"n_players ({n_players}) must equal len(hit_rates) ({len(hit_rates)}) when both are given")
+            raise ValueError(f"n_players ({n_players}) must equal len(hit_rates) ({len(hit_rates)}) "
+                             "when both are given")
         self.hit_rates = check_hit_rates(hit_rates)
         if max_turns is not None:
             max_turns = check_int("max_turns", max_turns, 1)
@@ -215,7 +218,8 @@ class BattleRoyaleEnv(SequentialGameEnv):
         if isinstance(action, np.ndarray) and action.shape == ():
             action = action.item()
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise InvalidAnswer("unparseable", f"expected an action index 0..{self.n_players} or a text answer, got {action!r}")
+            raise InvalidAnswer("unparseable",
+                                f"expected an action index 0..{self.n_players} or a text answer, got {action!r}")
         if not 0 <= action <= self.n_players:
             raise InvalidAnswer("illegal", f"action {action} is outside 0..{self.n_players}")
         return None if action == self.n_players else int(action)

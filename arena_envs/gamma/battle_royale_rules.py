@@ -21,7 +21,8 @@ DEFAULT_HIT_RATE_STEP = 5.0
 DEFAULT_MAX_TURNS = 20
 
 
-def linear_hit_rates(n_players: int, base: float = DEFAULT_HIT_RATE_BASE, step: float = DEFAULT_HIT_RATE_STEP) -> list[float]:
+def linear_hit_rates(n_players: int, base: float = DEFAULT_HIT_RATE_BASE,
+                     step: float = DEFAULT_HIT_RATE_STEP) -> list[float]:
     """``player_i`` gets ``base + i * step`` percent (the paper's grids: 35/5, 51/1, 10/10)."""
     return [float(base + i * step) for i in range(n_players)]
 

@@ -65,7 +65,7 @@ class ElFarolEnv(SimultaneousGameEnv):
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         r, n, g = self.rules, self.n_players, record["attendance"]
         went = record["go"][i]
-        private = (f"You went to the bar. " if went else "You stayed home. ") + f"Your utility this round is {fmt(record['utilities'][i])}."
+        private = ("You went to the bar. " if went else "You stayed home. ") + f"Your utility this round is {fmt(record['utilities'][i])}."
         if not self._sees_attendance(i, record):
             return "You stayed home, so you do not learn how many players went to the bar.", private
         compare = "more than" if record["crowded"] else "at most"

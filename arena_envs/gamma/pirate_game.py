@@ -193,7 +193,8 @@ class PirateGameEnv(SequentialGameEnv):
         shares = record["proposal"][proposer:]
         verdict = "at least half accepted: the plan passes" if record["accepted"] else \
             f"fewer than half ({accepts_needed(n)} needed) accepted: the plan fails"
-        public = (f"The rank-{proposer + 1} pirate proposed (coins per rank): {self._proposal_json(shares, proposer + 1)}. "
+        public = (f"The rank-{proposer + 1} pirate proposed (coins per rank): "
+                  f"{self._proposal_json(shares, proposer + 1)}. "
                   f"{record['n_accepts']} of {n} pirates accepted; {verdict}.")
         if i == proposer:
             echo = canonical_json({"proposal": {str(proposer + 1 + k): s for k, s in enumerate(shares)}})
@@ -243,7 +244,8 @@ class PirateGameEnv(SequentialGameEnv):
             try:
                 entries = [int(v) if float(v) == int(v) else float(v) for v in np.asarray(value).ravel()]
             except (TypeError, ValueError):
-                raise InvalidAnswer("unparseable", f"expected a proposal of {self.n_players} integers, got {value!r}") from None
+                raise InvalidAnswer("unparseable",
+                                    f"expected a proposal of {self.n_players} integers, got {value!r}") from None
             n = self.game.n_survivors
             if len(entries) == self.n_players and any(entries[n:]):
                 raise InvalidAnswer("illegal", f"only the first {n} proposal entries (the survivors) may be non-zero")

@@ -103,7 +103,7 @@ class PublicGoodsEnv(SimultaneousGameEnv):
         return public, private
 
     def _request(self, i: int) -> list[str]:
-        return ["Your goal is to hold as many tokens as possible at the end of the game.",
+        return ["Your goal is to gain as many tokens as possible over the whole game.",
                 f"You currently have {fmt(self.holdings[i])} tokens. Decide how many tokens to contribute to the pot."]
 
     def _private_info(self, i: int) -> dict[str, Any]:

@@ -22,7 +22,8 @@ from arena_envs.gamma.base import DEFAULT_MAX_RETRIES, Fallback, PromptOptions, 
 class SequentialGameEnv(TextAECEnv):
     """Shared adapter of Battle Royale and the Pirate Game; see the module docstring."""
 
-    metadata: dict[str, Any] = {"name": "gamma_sequential", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: dict[str, Any] = {"name": "gamma_sequential", "render_modes": ["ansi", "human"],
+                                "is_parallelizable": False}
 
     def __init__(
         self,
@@ -107,7 +108,8 @@ class SequentialGameEnv(TextAECEnv):
 
     def _check_fallback(self, agent: str) -> None:
         if self.fallback_action == "raise":
-            raise RuntimeError(f"{agent} gave {self.max_retries + 1} invalid answers in a row (fallback_action='raise')")
+            raise RuntimeError(f"{agent} gave {self.max_retries + 1} invalid answers in a row "
+                               "(fallback_action='raise')")
 
     def compute_raw_score(self) -> Any:
         """The raw γ-Bench statistic of the episode so far (spec §1.6)."""

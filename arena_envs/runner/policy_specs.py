@@ -117,7 +117,10 @@ def make_policy(spec: str, env: str) -> Policy:
     if name in registry.PREFIXES:
         target = registry.PREFIXES[name]
         factory = _import(target, spec, registry.PREFIX_EXTRAS.get(name))
-        return factory(spec)
+        try:
+            return factory(spec, env)
+        except ValueError as err:
+            raise SpecError(f"policy spec {spec!r}: {err}") from err
     target = registry.lookup(env, name)
     if target is None:
         known = ", ".join(registry.policy_names(env))

@@ -1,0 +1,181 @@
+"""The AucArena LLM bidder (spec §6): plan, bid, belief update, replan — a BDI agent.
+
+* **Plan** (before the first bid): strategy + JSON priorities 1-3 for every item, stored through
+  ``env.record_plan(agent, priorities, "initial")``.
+* **Bid** (each time the seat is asked): the plan instruction and plan, then the environment's
+  text (which holds this item's whole bidding history) and the bidding instruction.
+* **Belief update** (after each hammer, at the seat's next decision): the item's rounds, the
+  hammer message, the win/lose note and the previous status; the status JSON is checked by
+  ``env.check_belief`` and corrected up to :data:`MAX_CORRECTIONS` times.
+* **Replan** (after each hammer except the last, ``plan="adaptive"``): new priorities for the
+  remaining items (``record_plan(..., "replan")``).
+
+``plan="static"`` plans once; ``plan="none"`` never plans. For both, the status JSON is shown in
+the first bid prompt of each item (the replan prompt is otherwise where it appears). The policy
+learns that items were hammered from ``info["item_index"]`` and reads the public round results
+and hammer messages from the environment (the same information its text shows).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from arena_envs.auction import text as auction_text
+from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.parsing import last_json_object
+from llm_policies import auction_prompts as P
+from llm_policies.base import LLMPolicyBase
+from llm_policies.types import Backend, Message
+
+PLAN_VARIANTS = ("adaptive", "static", "none")
+DESIRES = tuple(P.DESIRE_DESC)
+#: Correction rounds after a wrong belief (the reference code's number).
+MAX_CORRECTIONS = 4
+
+
+class AucArenaBidder(LLMPolicyBase):
+    name = "aucarena"
+
+    def __init__(self, backend: Backend, *, plan: str = "adaptive", desire: str | None = None, cot: bool = True,
+                 correct_belief: bool = True, temperature: float = 0.0, max_tokens: int = 256,
+                 json_max_tokens: int = 400, cot_max_tokens: int = 384, guided: bool = True):
+        super().__init__(backend, temperature=temperature, max_tokens=max_tokens, guided=guided)
+        if plan not in PLAN_VARIANTS:
+            raise ValueError(f"plan must be one of {PLAN_VARIANTS}, got {plan!r}")
+        if desire is not None and desire not in DESIRES:
+            raise ValueError(f"desire must be one of {DESIRES} or None (the environment's), got {desire!r}")
+        self.plan_variant = plan
+        self.desire_override = desire
+        self.cot = cot
+        self.correct_belief = correct_belief
+        self.json_max_tokens = json_max_tokens
+        self.cot_max_tokens = cot_max_tokens
+
+    # ------------------------------------------------------------------ episode state
+
+    def reset(self, agent: str, seed: int | None = None) -> None:
+        super().reset(agent, seed)
+        env = self.env
+        if env is None or not hasattr(env, "record_plan"):
+            raise RuntimeError("AucArenaBidder plays auction_v0 only and must be bound to it (policy.bind(env))")
+        self.seat = env.seat_of[agent]
+        self.bidders = env.names()
+        self.me = self.bidders[self.seat]
+        self.desire = self.desire_override or env.desires[self.seat]
+        rules = env.rules
+        self.item_names = [item.name for item in rules.items]
+        self.prices = [item.start_price for item in rules.items]
+        self.estimates = list(rules.estimates[self.seat])
+        self.budget = rules.budgets[self.seat]
+        self.system = P.SYSTEM.format(name=self.me, desire=P.DESIRE_DESC[self.desire])
+        self.status: dict[str, Any] = {"remaining_budget": self.budget,
+                                       "total_profits": {b: 0 for b in self.bidders},
+                                       "winning_bids": {b: {} for b in self.bidders}}
+        self.plan_instruction: str | None = None
+        self.plan_text: str | None = None
+        self.priorities: dict[str, int] = {}
+        self.items_seen = 0  # items whose hammer this bidder has processed
+        self.status_shown_for: int | None = None
+
+    # ------------------------------------------------------------------ decisions
+
+    async def aact(self, observation: Any, info: dict[str, Any]) -> str:
+        self.start_decision()
+        if self.plan_variant != "none" and self.plan_text is None:
+            await self._plan()
+        current = info.get("item_index")
+        done = len(self.item_names) if current is None else current
+        while self.items_seen < done:
+            index = self.items_seen
+            await self._update_belief(index)
+            if self.plan_variant == "adaptive" and index + 1 < len(self.item_names):
+                await self._replan(index + 1)
+            self.items_seen += 1
+        return await self._bid(observation["text"] if isinstance(observation, dict) else str(observation), current)
+
+    async def _bid(self, observation: str, item: int | None) -> str:
+        status = ""
+        if self.plan_variant != "adaptive" and self.status_shown_for != item:
+            status = P.STATUS_NOTE.format(status=json.dumps(self.status))
+            self.status_shown_for = item
+        template = P.BID if self.cot else P.BID_GUIDED
+        messages = self._plan_context() + [{"role": "user", "content": template.format(status=status, observation=observation)}]
+        constraint = self.constraint()
+        if self.cot:
+            return await self.think_then_answer(messages, constraint, purpose="bid", think_tokens=self.cot_max_tokens)
+        return await self.ask(messages, constraint, purpose="bid")
+
+    def _plan_context(self) -> list[Message]:
+        messages: list[Message] = [{"role": "system", "content": self.system}]
+        if self.plan_variant != "none" and self.plan_text is not None:
+            messages += [{"role": "user", "content": self.plan_instruction},
+                         {"role": "assistant", "content": self.plan_text}]
+        return messages
+
+    async def _plan(self) -> None:
+        instruction = P.PLAN.format(name=self.me, budget=self.budget, count=len(self.item_names),
+                                    desire=P.DESIRE_DESC[self.desire],
+                                    items=P.items_list(self.item_names, self.prices, self.estimates))
+        messages = [{"role": "system", "content": self.system}, {"role": "user", "content": instruction}]
+        text, plan = await self._json_answer(messages, P.priorities_schema(self.item_names), "plan",
+                                             "a JSON object mapping every item name to 1, 2 or 3")
+        self._adopt_plan(instruction, text, plan, "initial")
+
+    async def _replan(self, first: int) -> None:
+        names = self.item_names[first:]
+        instruction = P.REPLAN.format(status=P.status_text(self.status), desire=P.DESIRE_DESC[self.desire],
+                                      items=P.items_list(names, self.prices[first:], self.estimates[first:], start=first + 1))
+        messages = self._plan_context() + [{"role": "user", "content": instruction}]
+        text, plan = await self._json_answer(messages, P.priorities_schema(names), "replan",
+                                             "a JSON object mapping every remaining item name to 1, 2 or 3")
+        self._adopt_plan(instruction, text, plan, "replan")
+
+    def _adopt_plan(self, instruction: str, text: str, plan: dict[str, Any] | None, kind: str) -> None:
+        scores = self.env.record_plan(self.agent, plan or {}, kind)
+        self.priorities = {self.item_names[i]: s for i, s in scores.items()}
+        self.plan_instruction, self.plan_text = instruction, text
+
+    async def _update_belief(self, index: int) -> None:
+        env = self.env
+        names = env.names_seen_by[self.seat]
+        item = self.item_names[index]
+        instruction = P.BELIEF.format(
+            item=item, history=self._item_history(index), hammer=auction_text.hammer_message(env, index, names),
+            win_lose=auction_text.win_lose_note(env, self.seat, index), status=json.dumps(self.status),
+            example=P.belief_example(self.bidders, item))
+        messages: list[Message] = [{"role": "system", "content": self.system}, {"role": "user", "content": instruction}]
+        schema = P.belief_schema(self.bidders)
+        description = "the status JSON with remaining_budget, total_profits and winning_bids"
+        for correction in range(MAX_CORRECTIONS + 1):
+            text, belief = await self._json_answer(messages, schema, "belief", description)
+            errors = env.check_belief(self.agent, belief if belief is not None else text)
+            if belief is not None and all(key in belief for key in self.status):
+                self.status = belief
+            if not errors or not self.correct_belief or correction == MAX_CORRECTIONS:
+                return
+            messages += [{"role": "assistant", "content": text},
+                         {"role": "user", "content": P.BELIEF_CORRECTION.format(errors="\n".join(f"- {e}" for e in errors))}]
+
+    def _item_history(self, index: int) -> str:
+        """The public rounds of item ``index`` as this bidder's text shows them."""
+        names = self.env.names_seen_by[self.seat]
+        seat_of = self.env.seat_of
+        lines = []
+        for event in self.env.record.events:
+            if event["type"] == "round_end" and event["item"] == index:
+                decisions = {seat_of[a]: d for a, d in event["decisions"].items()}
+                leader = None if event["leader"] is None else seat_of[event["leader"]]
+                lines.append(f"Round {event['round']}: {auction_text.round_summary(names, decisions, leader)}")
+        return "\n".join(lines) or "no rounds"
+
+    async def _json_answer(self, messages: list[Message], schema: dict[str, Any], purpose: str,
+                           description: str) -> tuple[str, dict[str, Any] | None]:
+        """The reply and the JSON object in it (``None`` when it holds none)."""
+        constraint = AnswerConstraint("json", description, schema=schema)
+        if self.cot:
+            text = await self.think_then_answer(messages, constraint, purpose=purpose, think_tokens=self.cot_max_tokens,
+                                               max_tokens=self.json_max_tokens)
+        else:
+            text = await self.ask(messages, constraint, purpose=purpose, max_tokens=self.json_max_tokens)
+        return text, last_json_object(text)
+

@@ -1,0 +1,105 @@
+"""The AucArena bidder's prompts (spec §6.2, our own wording) and the JSON schemas of its answers."""
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+DESIRE_DESC = {
+    "maximize_profit": "secure the highest total profit among all bidders by the end of the auction",
+    "maximize_items": "win the highest number of items among all bidders by the end of the auction",
+}
+
+SYSTEM = (
+    "You are {name}, taking part in an ascending-bid auction against other bidders. The price goes up "
+    "round by round, bidders drop out, and the last bidder left wins the item at the final price. "
+    "Your objective: {desire}.\n"
+    "Know these facts: each item's true value is what it can be resold for, and you do not know it; "
+    "you have your own estimate of it, which may be too high or too low. The highest bid wins. Your "
+    "profit on an item is its true value minus your winning bid, so win items as cheaply as you can."
+)
+
+PRIORITY_SCALE = (
+    "Priority scale: 1 = least important, give it up if needed to save money for later items; "
+    "2 = has value but is not a top priority, bid if your budget allows; 3 = utmost importance, a top priority."
+)
+
+PLAN = (
+    "{name}, you have a budget of ${budget} for {count} items, auctioned in this order:\n{items}\n"
+    "Your objective: {desire}. Work out a strategy that spends your budget well across these items: "
+    "which to fight for, which to let go. Reason briefly, then give a JSON object that maps EVERY item "
+    "name to its priority (1, 2 or 3).\n" + PRIORITY_SCALE
+)
+
+REPLAN = (
+    "The auction goes on. Your current status:\n{status}\nItems still to come, in order:\n{items}\n"
+    "Keeping your objective in mind ({desire}), decide whether your priorities should change. Reason "
+    "briefly, then give a JSON object that maps every remaining item name to its priority (1, 2 or 3).\n"
+    + PRIORITY_SCALE
+)
+
+BID = (
+    "{status}The auctioneer is speaking to you. Here is the full state of the auction as you see it:\n"
+    "---\n{observation}\n---\n"
+    "Decide, following your plan, whether to bid or to withdraw, and why. Common practice: show "
+    "interest by opening at or slightly above the starting price and raise gradually; think about the "
+    "consequences, such as the budget you keep for later items. Give your reasons first, then your "
+    "decision as \"I bid $X!\" or \"I'm out!\"."
+)
+
+BID_GUIDED = (
+    "{status}The auctioneer is speaking to you. Here is the full state of the auction as you see it:\n"
+    "---\n{observation}\n---\n"
+    "Following your plan, reply with your decision only: \"I bid $X!\" or \"I'm out!\"."
+)
+
+STATUS_NOTE = "Your current status (JSON): {status}\n"
+
+BELIEF = (
+    "Item {item} has just been auctioned. Its bidding rounds:\n{history}\n{hammer} {win_lose}\n"
+    "Your status before this item (JSON): {status}\n"
+    "Summarize briefly what the bidders did, then update your status as a JSON object with: "
+    "\"remaining_budget\" (your own remaining budget, a number), \"total_profits\" (every bidder's total "
+    "profit so far, plain numbers, no formulas), \"winning_bids\" (for every bidder, the items it has won "
+    "mapped to the winning bid; an empty object if none). Example: {example}"
+)
+
+BELIEF_CORRECTION = (
+    "The auctioneer checked your status and found errors:\n{errors}\n"
+    "Revise the status JSON. No apologies: reply with the JSON only."
+)
+
+
+def items_list(names: Sequence[str], prices: Sequence[int], estimates: Sequence[int], start: int = 1) -> str:
+    return "\n".join(f"{k}. {name}, starting price is ${p}. Your estimated value for this item is ${e}."
+                     for k, (name, p, e) in enumerate(zip(names, prices, estimates), start=start))
+
+
+def status_text(status: dict[str, Any]) -> str:
+    """The status JSON as sentences (the replan prompt shows it this way)."""
+    profits = "; ".join(f"{b}: ${p}" for b, p in status["total_profits"].items())
+    wins = "; ".join(f"{b}: " + (", ".join(f"{i} at ${p}" for i, p in bids.items()) or "nothing")
+                     for b, bids in status["winning_bids"].items())
+    return (f"Remaining budget: ${status['remaining_budget']}.\nTotal profits: {profits}.\n"
+            f"Winning bids: {wins}.")
+
+
+def belief_example(bidders: Sequence[str], item: str) -> str:
+    example = {"remaining_budget": 8000, "total_profits": {b: 0 for b in bidders},
+               "winning_bids": {b: ({item: 2000} if k == 0 else {}) for k, b in enumerate(bidders)}}
+    return json.dumps(example)
+
+
+def priorities_schema(names: Sequence[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": {n: {"type": "integer", "enum": [1, 2, 3]} for n in names},
+            "required": list(names), "additionalProperties": False}
+
+
+def belief_schema(bidders: Sequence[str]) -> dict[str, Any]:
+    numbers = {"type": "object", "properties": {b: {"type": "integer"} for b in bidders},
+               "required": list(bidders), "additionalProperties": False}
+    bids = {"type": "object", "additionalProperties": {"type": "integer"}}
+    wins = {"type": "object", "properties": {b: bids for b in bidders}, "required": list(bidders),
+            "additionalProperties": False}
+    return {"type": "object", "properties": {"remaining_budget": {"type": "integer"}, "total_profits": numbers,
+                                             "winning_bids": wins},
+            "required": ["remaining_budget", "total_profits", "winning_bids"], "additionalProperties": False}
