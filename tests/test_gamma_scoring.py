@@ -300,10 +300,10 @@ def test_battle_royale_spec_example():
 def test_battle_royale_strongest_alive_opponent():
     rates = [35 + 5 * i for i in range(10)]
     alive_without_9 = list(range(9))
-    assert scoring.strongest_opponents(rates, alive_without_9, 3) == {8}
-    assert scoring.strongest_opponents(rates, list(range(10)), 9) == {8}
-    assert scoring.strongest_opponents([50, 70, 70], [0, 1, 2], 0) == {1, 2}
-    assert scoring.strongest_opponents(rates, [4], 4) == set()
+    assert scoring.strongest_opponents(rates, alive_without_9, 3) == [8]
+    assert scoring.strongest_opponents(rates, list(range(10)), 9) == [8]
+    assert scoring.strongest_opponents([50, 70, 70], [0, 1, 2], 0) == [1, 2]
+    assert scoring.strongest_opponents(rates, [4], 4) == []
     # player_9 eliminated in turn 1; then player_1 shooting player_8 counts as correct.
     params, history = battle_royale([(0, 9, True), (1, 8, False), (2, 9, False)])
     assert [h["alive_before"] for h in history][1] == alive_without_9

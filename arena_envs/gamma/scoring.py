@@ -28,6 +28,9 @@ from statistics import fmean, stdev
 from typing import Any
 
 from arena_envs.gamma.history import GAMES
+from arena_envs.gamma.battle_royale_rules import strongest_opponents
+from arena_envs.gamma.pirate_rules import ne_proposal as pirate_ne_proposal
+from arena_envs.gamma.pirate_rules import optimal_vote
 
 Record = Mapping[str, Any]
 
@@ -174,15 +177,6 @@ def sealed_bid_score(params: Mapping[str, Any], history: Sequence[Record], varia
 
 # --- 7. Battle Royale --------------------------------------------------------------------------
 
-def strongest_opponents(hit_rates: Sequence[float], alive: Sequence[int], shooter: int) -> set[int]:
-    """The alive opponents of ``shooter`` that share the highest hit rate (the proxy targets)."""
-    opponents = [i for i in alive if i != shooter]
-    if not opponents:
-        return set()
-    best = max(hit_rates[i] for i in opponents)
-    return {i for i in opponents if hit_rates[i] == best}
-
-
 def battle_royale_raw(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
     """S7: share of turns whose shooter aimed at the strongest alive opponent (misses count 0)."""
     _nonempty(history)
@@ -201,25 +195,13 @@ def battle_royale_score(params: Mapping[str, Any], history: Sequence[Record], va
 
 # --- 8. Pirate Game ----------------------------------------------------------------------------
 
-def pirate_ne_proposal(n: int, golds: int) -> list[int]:
-    """O(n, G): the equilibrium split among n survivors, proposer first, then juniors by rank."""
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    bribes = (n - 1) // 2
-    if golds < bribes:
-        raise ValueError(f"golds must be >= floor((n-1)/2) = {bribes} for the NE proposal, got {golds}")
-    return [golds - bribes] + [1 if k % 2 == 0 else 0 for k in range(1, n)]
-
-
 def pirate_vote_is_correct(position: int, offered: int, accept: bool, variant: str = "paper") -> bool:
-    """Whether a vote follows the optimal rule (Stewart); ``position`` >= 1 is behind the proposer."""
-    if offered >= 2:
-        return accept
-    if offered <= 0:
-        return not accept
-    if position % 2 == 0:
-        return accept
-    return False if variant == "repo" else not accept
+    """Whether a vote follows the optimal rule (Stewart); ``position`` >= 1 is behind the proposer.
+
+    The ``repo`` variant counts every vote on a one-coin offer at an odd position as wrong."""
+    if variant == "repo" and offered == 1 and position % 2 == 1:
+        return False
+    return accept == optimal_vote(position, offered)
 
 
 def _survivors(record: Record) -> list[int]:
