@@ -12,6 +12,9 @@ from pettingzoo.utils import wrappers
 
 from arena_envs.auction.env import AuctionEnv
 
+#: Metrics the run's leaderboard table shows beside TrueSkill (all metrics stay in leaderboard.json).
+LEADERBOARD_METRICS = ("profit", "items_won", "money_left", "failed_bid_rate", "parse_failures", "belief_error_rate")
+
 
 def raw_env(**kwargs: Any) -> AuctionEnv:
     return AuctionEnv(**kwargs)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from arena_envs.registration import ENVIRONMENTS
-from arena_envs.runner.leaderboard import format_table, leaderboard
+from arena_envs.runner.leaderboard import format_table, headline_columns, leaderboard
 from arena_envs.runner.policy_specs import SpecError, parse_value, split_players
 from arena_envs.runner.results import ResultsError
 from arena_envs.runner.runner import RunConfig, RunError, run
@@ -84,12 +84,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 1
     print(f"results: {summary.out} ({summary.played} episodes played, {summary.resumed} already there, "
           f"{len(summary.episodes)}/{config.episodes} finished)")
-    print(format_table(leaderboard(summary.out)))
+    print(format_table(leaderboard(summary.out), headline_columns(summary.out)))
     return 0
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    print(format_table(leaderboard(args.dir)))
+    print(format_table(leaderboard(args.dir), headline_columns(args.dir)))
     return 0
 
 

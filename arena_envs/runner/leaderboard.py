@@ -16,6 +16,7 @@ from typing import Any, Iterable, Sequence
 
 import trueskill
 
+from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.policy_specs import player_labels
 from arena_envs.runner.results import write_durably, read_config, read_episodes
 
@@ -84,17 +85,29 @@ def _cell(value: float | int | None) -> str:
     return f"{value:.3f}" if abs(value) < 1000 else f"{value:.1f}"
 
 
-def _table(rows: list[Row]) -> tuple[list[str], list[list[str]]]:
-    columns = list(rows[0].means) if rows else ["score"]
+def headline_columns(folder: str | Path) -> list[str] | None:
+    """The metrics a run's table shows: ``score`` plus the environment's ``LEADERBOARD_METRICS``
+    (declared in its entry module); ``None`` (every metric) for environments that declare none."""
+    name = read_config(Path(folder))["env"]
+    if name not in ENVIRONMENTS:
+        return None
+    declared = getattr(env_module(name), "LEADERBOARD_METRICS", None)
+    return None if declared is None else ["score", *declared]
+
+
+def _table(rows: list[Row], columns: Sequence[str] | None = None) -> tuple[list[str], list[list[str]]]:
+    if columns is None:
+        columns = list(rows[0].means) if rows else ["score"]
     header = ["#", "policy", "mu", "sigma", "games"] + [f"mean {c}" for c in columns]
-    body = [[str(i), r.policy, _cell(r.mu), _cell(r.sigma), str(r.games)] + [_cell(r.means[c]) for c in columns]
+    body = [[str(i), r.policy, _cell(r.mu), _cell(r.sigma), str(r.games)] + [_cell(r.means.get(c)) for c in columns]
             for i, r in enumerate(rows, 1)]
     return header, body
 
 
-def format_table(rows: list[Row]) -> str:
-    """An aligned plain-text table (text left-aligned, numbers right-aligned)."""
-    header, body = _table(rows)
+def format_table(rows: list[Row], columns: Sequence[str] | None = None) -> str:
+    """An aligned plain-text table (text left-aligned, numbers right-aligned) of ``columns``
+    (default: every metric)."""
+    header, body = _table(rows, columns)
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
 
     def fmt(line: list[str]) -> str:
@@ -103,8 +116,8 @@ def format_table(rows: list[Row]) -> str:
     return "\n".join([fmt(header), "  ".join("-" * w for w in widths), *map(fmt, body)])
 
 
-def format_markdown(rows: list[Row]) -> str:
-    header, body = _table(rows)
+def format_markdown(rows: list[Row], columns: Sequence[str] | None = None) -> str:
+    header, body = _table(rows, columns)
     align = "|".join("---" if i == 1 else "--:" for i in range(len(header)))
     lines = ["| " + " | ".join(header) + " |", f"|{align}|"]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in line) + " |" for line in body]
@@ -123,5 +136,5 @@ def leaderboard(folder: str | Path, write: bool = True) -> list[Row]:
                 "rows": [asdict(r) for r in rows]}
         write_durably(folder / "leaderboard.json", json.dumps(data, indent=2) + "\n")
         title = f"# {config['env']}: {len(episodes)} of {config['episodes']} episodes, seed {config['seed']}\n\n"
-        write_durably(folder / "leaderboard.md", title + format_markdown(rows) + "\n")
+        write_durably(folder / "leaderboard.md", title + format_markdown(rows, headline_columns(folder)) + "\n")
     return rows
