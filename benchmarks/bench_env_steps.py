@@ -1,25 +1,22 @@
-"""Steps per second of the eight γ-Bench games under random play, beside PettingZoo's connect_four_v3.
+"""Random-play steps per second of the suite's environments, beside PettingZoo's connect_four_v3.
 
-Every game is driven the same way as connect four: the AEC loop with ``env.last()`` (a full
+Every environment is driven the same way as connect four: the AEC loop with ``env.last()`` (a full
 observation: text, features, mask) and a masked ``action_space.sample`` per step, resetting when
 the episode ends. The ratio is game steps/s over connect-four steps/s in the same run (goal >= 1.0).
 On a shared machine the rates are noisy, so every game is timed ``--repeats`` times, each time
-right after connect four, and the best rate of each is kept. Games whose entry module is missing
-are skipped.
+right after connect four, and the best rate of each is kept.
 
-    python benchmarks/bench_gamma_steps.py [--steps 20000] [--repeats 3]
+    python benchmarks/bench_env_steps.py [--envs auction_v0,el_farol_v0] [--steps 20000] [--repeats 3]
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import time
 from typing import Any
 
 from pettingzoo.classic import connect_four_v3
 
-GAMES = ("guess_two_thirds_v0", "el_farol_v0", "divide_dollar_v0", "public_goods_v0", "diners_dilemma_v0",
-         "sealed_bid_auction_v0", "battle_royale_v0", "pirate_game_v0")
+from arena_envs.registration import ENVIRONMENTS, env_module
 
 
 def steps_per_second(env: Any, steps: int, seed: int = 0) -> float:
@@ -45,17 +42,14 @@ def steps_per_second(env: Any, steps: int, seed: int = 0) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--envs", default=",".join(ENVIRONMENTS), help="comma-separated names (default: all)")
     parser.add_argument("--steps", type=int, default=20_000, help="AEC steps per timing (default 20000)")
     parser.add_argument("--repeats", type=int, default=3, help="timings per game, best kept (default 3)")
     args = parser.parse_args()
     reference = 0.0
-    rates: dict[str, float | None] = {}
-    for name in GAMES:
-        try:
-            module = importlib.import_module(f"arena_envs.{name}")
-        except ModuleNotFoundError:
-            rates[name] = None
-            continue
+    rates: dict[str, float] = {}
+    for name in args.envs.split(","):
+        module = env_module(name)
         best = 0.0
         for _ in range(args.repeats):
             reference = max(reference, steps_per_second(connect_four_v3.env(), args.steps))
@@ -64,10 +58,7 @@ def main() -> None:
     print(f"{'environment':<24}{'steps/s':>12}{'ratio':>9}")
     print(f"{'connect_four_v3':<24}{reference:>12,.0f}{1.0:>9.2f}")
     for name, rate in rates.items():
-        if rate is None:
-            print(f"{name:<24}  skipped (module not found)")
-        else:
-            print(f"{name:<24}{rate:>12,.0f}{rate / reference:>9.2f}")
+        print(f"{name:<24}{rate:>12,.0f}{rate / reference:>9.2f}")
 
 
 if __name__ == "__main__":
