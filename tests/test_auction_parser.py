@@ -68,10 +68,13 @@ def test_parser_never_raises_anything_but_invalid_answer(text):
         assert isinstance(result, int) and result >= WITHDRAW
 
 
+ENV = auction_v0.raw_env(max_retries=100)
+
+
 @settings(max_examples=2000, deadline=None)
 @given(ADVERSARIAL)
 def test_env_step_accepts_any_text(text):
-    env = auction_v0.raw_env(max_retries=100)
+    env = ENV
     env.reset(seed=0)
     agent = env.agent_selection
     env.step(text)
