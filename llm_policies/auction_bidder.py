@@ -144,7 +144,7 @@ class AucArenaBidder(LLMPolicyBase):
             win_lose=auction_text.win_lose_note(env, self.seat, index), status=json.dumps(self.status),
             example=P.belief_example(self.bidders, item))
         messages: list[Message] = [{"role": "system", "content": self.system}, {"role": "user", "content": instruction}]
-        schema = P.belief_schema(self.bidders)
+        schema = P.belief_schema(self.bidders, self.item_names)
         description = "the status JSON with remaining_budget, total_profits and winning_bids"
         for correction in range(MAX_CORRECTIONS + 1):
             text, belief = await self._json_answer(messages, schema, "belief", description)

@@ -94,10 +94,11 @@ def priorities_schema(names: Sequence[str]) -> dict[str, Any]:
             "required": list(names), "additionalProperties": False}
 
 
-def belief_schema(bidders: Sequence[str]) -> dict[str, Any]:
+def belief_schema(bidders: Sequence[str], items: Sequence[str]) -> dict[str, Any]:
+    """Every bidder's profit; per bidder, won items (known names only, each at most once)."""
     numbers = {"type": "object", "properties": {b: {"type": "integer"} for b in bidders},
                "required": list(bidders), "additionalProperties": False}
-    bids = {"type": "object", "additionalProperties": {"type": "integer"}}
+    bids = {"type": "object", "properties": {i: {"type": "integer"} for i in items}, "additionalProperties": False}
     wins = {"type": "object", "properties": {b: bids for b in bidders}, "required": list(bidders),
             "additionalProperties": False}
     return {"type": "object", "properties": {"remaining_budget": {"type": "integer"}, "total_profits": numbers,

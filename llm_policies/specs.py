@@ -7,11 +7,12 @@
 OPTIONS is a URL query string, ``key=value`` joined by ``&`` (percent-encode a comma as ``%2C``):
 
     agent=generic|aucarena   generic LLMPolicy (default) or the AucArena bidder (auction_v0)
-    temperature=0.0  max_tokens=256  guided=1  cot=0  cot_max_tokens=512
+    temperature=0.0  max_tokens=256  guided=1  cot=0 (aucarena: 1)  cot_max_tokens=512 (aucarena: 384)
     system=TEXT  persona=TEXT                          (generic policy)
     plan=adaptive|static|none  desire=maximize_profit|maximize_items  belief=1  (aucarena)
     timeout=120  retries=4                             (vllm: per-request timeout s, attempts)
-    max_batch=64  window=0.02  max_model_len=8192      (vllm-local)
+    max_batch=64  window=0.02  max_model_len=8192  enforce_eager=0   (vllm-local; eager skips
+                                                       torch.compile: faster start, slower steps)
     device=cpu  dtype=auto                             (hf)
 
 Backends are shared per process: every policy built from the same target reuses one HTTP client
@@ -29,7 +30,7 @@ from llm_policies.types import Backend
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 _POLICY_OPTIONS = {"agent", "temperature", "max_tokens", "guided", "cot", "cot_max_tokens", "system", "persona",
                    "plan", "desire", "belief"}
-_BACKEND_OPTIONS = {"vllm": {"timeout", "retries"}, "vllm-local": {"max_batch", "window", "max_model_len"},
+_BACKEND_OPTIONS = {"vllm": {"timeout", "retries"}, "vllm-local": {"max_batch", "window", "max_model_len", "enforce_eager"},
                     "hf": {"device", "dtype"}}
 _BACKENDS: dict[tuple[Any, ...], Backend] = {}
 
@@ -84,6 +85,7 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
         from llm_policies.auction_bidder import AucArenaBidder
 
         policy = AucArenaBidder(backend, plan=options.get("plan", "adaptive"), desire=options.get("desire"),
+                                cot=_flag(options, "cot", True), cot_max_tokens=_number(options, "cot_max_tokens", int, 384),
                                 correct_belief=_flag(options, "belief", True), **common)
     else:
         raise ValueError(f"agent must be 'generic' or 'aucarena', got {agent!r} in {spec!r}")
@@ -113,7 +115,8 @@ def _vllm_local(model: str, url: str | None, options: dict[str, str]) -> Backend
 
     return VLLMLocalBackend(model, max_batch=_number(options, "max_batch", int, 64),
                             window=_number(options, "window", float, 0.02),
-                            max_model_len=_number(options, "max_model_len", int, 8192))
+                            max_model_len=_number(options, "max_model_len", int, 8192),
+                            enforce_eager=_flag(options, "enforce_eager", False))
 
 
 def _hf(model: str, url: str | None, options: dict[str, str]) -> Backend:

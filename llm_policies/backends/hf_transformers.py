@@ -2,8 +2,9 @@
 
 Guided answers without a grammar engine: a ``choice`` constraint is met by scoring every choice
 (sum of token log-probabilities after the prompt, best one wins); a ``regex``/``json`` constraint
-is checked on the generated text and the model is asked again, with the reason, up to
-``constraint_retries`` times.
+is checked on the generated text (the valid answer in it is kept, see
+:func:`llm_policies.extraction.extract_answer`) and otherwise the model is asked again, with the
+reason, up to ``constraint_retries`` times.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import asyncio
 import threading
 from typing import Any
 
+from llm_policies.extraction import extract_answer
 from llm_policies.types import ChatRequest, ChatResponse, Message
 
 
@@ -53,21 +55,23 @@ class TransformersBackend:
                 return self._choose(request)
             messages = list(request.messages)
             response = self._sample(messages, request)
+            if constraint is None:
+                return response
             prompt_tokens, completion_tokens = response.prompt_tokens, response.completion_tokens
+            answer = extract_answer(response.text, constraint)
             attempts = 1
-            while constraint is not None and not constraint.accepts(response.text.strip()) and attempts <= self.constraint_retries:
+            while answer is None and attempts <= self.constraint_retries:
                 messages += [{"role": "assistant", "content": response.text},
                              {"role": "user", "content": f"That answer does not have the required format "
                                                          f"({constraint.description}). Reply with the answer only."}]
                 response = self._sample(messages, request)
                 prompt_tokens += response.prompt_tokens
                 completion_tokens += response.completion_tokens
+                answer = extract_answer(response.text, constraint)
                 attempts += 1
-            extra = {"attempts": attempts}
-            if constraint is not None:
-                extra["constraint_ok"] = constraint.accepts(response.text.strip())
-            return ChatResponse(response.text.strip() if constraint is not None else response.text, prompt_tokens,
-                                completion_tokens, response.finish_reason, extra)
+            extra = {"attempts": attempts, "constraint_ok": answer is not None, "raw": response.text}
+            return ChatResponse(response.text if answer is None else answer, prompt_tokens, completion_tokens,
+                                response.finish_reason, extra)
 
     def _prompt_ids(self, messages: list[Message]) -> Any:
         ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",

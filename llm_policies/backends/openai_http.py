@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from arena_envs.core.answers import AnswerConstraint
 from llm_policies.retry import Backoff, Retryable, with_retries
 from llm_policies.types import BackendError, BackendUnavailable, ChatRequest, ChatResponse
 
@@ -29,8 +30,17 @@ def chat_payload(request: ChatRequest, model: str, guided: bool = True) -> dict[
     if sampling.seed is not None:
         body["seed"] = sampling.seed
     if guided and request.constraint is not None:
-        body["structured_outputs"] = request.constraint.structured_outputs()
+        body["structured_outputs"] = structured_outputs(request.constraint)
     return body
+
+
+def structured_outputs(constraint: AnswerConstraint) -> dict[str, Any]:
+    """vLLM's ``structured_outputs`` for a constraint; JSON without free whitespace, which small
+    models otherwise fill until ``max_tokens``."""
+    payload = constraint.structured_outputs()
+    if constraint.kind == "json":
+        payload["disable_any_whitespace"] = True
+    return payload
 
 
 def read_completion(data: dict[str, Any]) -> ChatResponse:

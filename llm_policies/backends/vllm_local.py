@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from llm_policies.backends.microbatch import MicroBatcher
+from llm_policies.backends.openai_http import structured_outputs
 from llm_policies.types import ChatRequest, ChatResponse
 
 
@@ -47,7 +48,7 @@ class VLLMLocalBackend:
         s = request.sampling
         structured = None
         if self.guided and request.constraint is not None:
-            structured = StructuredOutputsParams(**request.constraint.structured_outputs())
+            structured = StructuredOutputsParams(**structured_outputs(request.constraint))
         return SamplingParams(temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens, seed=s.seed,
                               structured_outputs=structured)
 

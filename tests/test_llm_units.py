@@ -1,0 +1,281 @@
+"""LLM policy pieces that need no model: payloads, retries, extraction, batching, specs, errors."""
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from arena_envs.core.answers import AnswerConstraint
+from llm_policies.backends.microbatch import MicroBatcher
+from llm_policies.backends.openai_http import OpenAIHTTPBackend, chat_payload, read_completion
+from llm_policies.extraction import after_marker, extract_answer
+from llm_policies.retry import Backoff, Retryable, with_retries
+from llm_policies.specs import parse_spec, policy_from_spec
+from llm_policies.types import BackendError, BackendUnavailable, ChatRequest, Sampling
+
+BID = AnswerConstraint("regex", '"I bid $X!" or "I\'m out!"', pattern=r"I'm out!|I bid \$[1-9][0-9]{0,4}!")
+CHOICE = AnswerConstraint("choice", "a side", choices=("left", "right", "left turn"))
+JSON = AnswerConstraint("json", "a plan", schema={"type": "object", "required": ["a"]})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---------------------------------------------------------------------------------------------- types
+
+def test_request_validation():
+    with pytest.raises(ValueError, match="at least one message"):
+        ChatRequest(())
+    with pytest.raises(ValueError, match="role"):
+        ChatRequest(({"role": "robot", "content": "x"},))
+    with pytest.raises(ValueError, match="temperature"):
+        Sampling(temperature=-1)
+    with pytest.raises(ValueError, match="max_tokens"):
+        Sampling(max_tokens=0)
+
+
+# ---------------------------------------------------------------------------------------------- payload
+
+def test_chat_payload_carries_sampling_seed_and_structured_outputs():
+    request = ChatRequest(({"role": "user", "content": "hi"},), Sampling(temperature=0.5, max_tokens=7, seed=11), BID)
+    body = chat_payload(request, "m")
+    assert body["model"] == "m" and body["messages"] == [{"role": "user", "content": "hi"}]
+    assert (body["temperature"], body["max_tokens"], body["seed"]) == (0.5, 7, 11)
+    assert body["structured_outputs"] == {"regex": BID.pattern}
+    assert "structured_outputs" not in chat_payload(request, "m", guided=False)
+    assert "seed" not in chat_payload(ChatRequest(request.messages), "m")
+
+
+def test_json_constraint_payload_disables_free_whitespace():
+    body = chat_payload(ChatRequest(({"role": "user", "content": "x"},), constraint=JSON), "m")
+    assert body["structured_outputs"] == {"json": JSON.schema, "disable_any_whitespace": True}
+    choice = chat_payload(ChatRequest(({"role": "user", "content": "x"},), constraint=CHOICE), "m")
+    assert choice["structured_outputs"] == {"choice": ["left", "right", "left turn"]}
+
+
+def test_read_completion_takes_text_usage_and_finish_reason():
+    data = {"choices": [{"message": {"content": "I'm out!"}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 5}}
+    response = read_completion(data)
+    assert (response.text, response.prompt_tokens, response.completion_tokens, response.finish_reason) == \
+        ("I'm out!", 12, 5, "stop")
+    with pytest.raises(BackendError, match="malformed"):
+        read_completion({"choices": []})
+
+
+# ---------------------------------------------------------------------------------------------- retries
+
+def test_backoff_delays_grow_exponentially_and_are_capped():
+    assert Backoff(attempts=5, base=0.5, factor=2, cap=3).delays() == [0.5, 1.0, 2.0, 3.0]
+    assert Backoff(attempts=1).delays() == []
+    with pytest.raises(ValueError, match="attempts"):
+        Backoff(attempts=0)
+
+
+def test_with_retries_retries_only_transient_failures_and_gives_up():
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    calls = {"n": 0}
+
+    async def flaky() -> str:
+        calls["n"] += 1
+        if calls["n"] < 3:
+            raise Retryable("refused")
+        return "ok"
+
+    assert asyncio.run(with_retries(flaky, Backoff(attempts=4, base=1, factor=3), sleep)) == "ok"
+    assert calls["n"] == 3 and slept == [1, 3]
+
+    async def down() -> str:
+        raise Retryable("still down")
+
+    slept.clear()
+    with pytest.raises(Retryable, match="still down"):
+        asyncio.run(with_retries(down, Backoff(attempts=3, base=0.1), sleep))
+    assert slept == [0.1, 0.2]
+
+    async def broken() -> str:
+        raise ValueError("not transient")
+
+    with pytest.raises(ValueError):
+        asyncio.run(with_retries(broken, Backoff(attempts=3), sleep))
+
+
+def test_server_not_running_gives_clear_error_within_timeout():
+    port = free_port()  # nothing listens there
+    backend = OpenAIHTTPBackend("some-model", f"http://127.0.0.1:{port}/v1", timeout=2,
+                                backoff=Backoff(attempts=3, base=0.1))
+    request = ChatRequest(({"role": "user", "content": "hi"},))
+    start = time.monotonic()
+    with pytest.raises(BackendUnavailable) as err:
+        asyncio.run(backend.generate(request))
+    assert time.monotonic() - start < 2 * 3 + 1
+    message = str(err.value)
+    assert f"http://127.0.0.1:{port}/v1" in message and "'some-model'" in message and "3 attempts" in message
+
+
+def test_http_5xx_is_retried_then_reported():
+    """A real HTTP server that always answers 503 (a fault vLLM cannot be made to produce)."""
+    port = free_port()
+    script = ("import http.server as h\n"
+              "class H(h.BaseHTTPRequestHandler):\n"
+              "    def do_POST(self):\n"
+              "        self.send_response(503); self.end_headers(); self.wfile.write(b'overloaded')\n"
+              "    def log_message(self, *a): pass\n"
+              f"h.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\n")
+    server = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        backend = OpenAIHTTPBackend("m", f"http://127.0.0.1:{port}/v1", backoff=Backoff(attempts=2, base=0.05))
+        with pytest.raises(BackendUnavailable, match="HTTP 503: overloaded"):
+            asyncio.run(backend.generate(ChatRequest(({"role": "user", "content": "hi"},))))
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_backend_argument_errors():
+    with pytest.raises(ValueError, match="base_url"):
+        OpenAIHTTPBackend("m", "127.0.0.1:8000")
+    with pytest.raises(ValueError, match="model"):
+        OpenAIHTTPBackend("", "http://127.0.0.1:8000/v1")
+
+
+# ---------------------------------------------------------------------------------------------- extraction
+
+def test_extract_answer_prefers_text_after_the_marker():
+    text = "I could say I bid $900! but no.\nAnswer: I bid $1200!"
+    assert after_marker(text) == " I bid $1200!"
+    assert extract_answer(text, BID) == "I bid $1200!"
+    assert extract_answer("Thinking... final answer: I'm out!", BID) == "I'm out!"
+    assert extract_answer("No marker, but I bid $1500! at the end", BID) == "I bid $1500!"
+    assert extract_answer("nothing useful here", BID) is None
+
+
+def test_extract_answer_choices_json_and_no_constraint():
+    assert extract_answer("maybe right... Answer: **left turn**", CHOICE) == "left turn"
+    assert extract_answer("right or LEFT", CHOICE) == "left"
+    assert extract_answer('plan: {"b": 1} then {"a": 2}', JSON) == '{"a": 2}'
+    assert extract_answer('only {"b": 1}', JSON) is None
+    assert extract_answer("reasoning\nAnswer: 42", None) == "42"
+
+
+# ---------------------------------------------------------------------------------------------- batching
+
+def test_microbatcher_batches_concurrent_requests_and_keeps_order():
+    batches: list[list[int]] = []
+
+    def square_all(xs):
+        batches.append(list(xs))
+        return [x * x for x in xs]
+
+    batcher = MicroBatcher(square_all, max_batch=8, window=0.05)
+
+    async def main():
+        return await asyncio.gather(*(batcher.submit(i) for i in range(20)))
+
+    assert asyncio.run(main()) == [i * i for i in range(20)]
+    assert [len(b) for b in batches] == [8, 8, 4] and batcher.batch_sizes == [8, 8, 4]
+    assert sum(batches, []) == list(range(20))
+
+
+def test_microbatcher_passes_errors_to_every_waiter():
+    def fail(xs):
+        raise RuntimeError("model crashed")
+
+    batcher = MicroBatcher(fail, max_batch=4, window=0.01)
+
+    async def main():
+        return await asyncio.gather(*(batcher.submit(i) for i in range(3)), return_exceptions=True)
+
+    results = asyncio.run(main())
+    assert all(isinstance(r, RuntimeError) and "model crashed" in str(r) for r in results)
+
+
+def test_microbatcher_does_not_block_the_event_loop():
+    def slow(xs):
+        time.sleep(0.3)
+        return list(xs)
+
+    batcher = MicroBatcher(slow, max_batch=2, window=0.0)
+
+    async def main():
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            for _ in range(10):
+                await asyncio.sleep(0.02)
+                ticks += 1
+
+        await asyncio.gather(batcher.submit(1), ticker())
+        return ticks
+
+    assert asyncio.run(main()) == 10
+
+
+# ---------------------------------------------------------------------------------------------- specs
+
+def test_parse_spec_forms():
+    assert parse_spec("vllm:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1") == \
+        ("vllm", "Qwen/Qwen2.5-7B-Instruct", "http://127.0.0.1:8000/v1", {})
+    assert parse_spec("vllm:smollm2") == ("vllm", "smollm2", "http://127.0.0.1:8000/v1", {})
+    kind, model, url, options = parse_spec("vllm:m@http://127.0.0.1:9/v1?temperature=0.7&cot=1&persona=a%2C+b")
+    assert (model, url) == ("m", "http://127.0.0.1:9/v1")
+    assert options == {"temperature": "0.7", "cot": "1", "persona": "a, b"}
+    assert parse_spec("hf:/models/x?device=cpu") == ("hf", "/models/x", None, {"device": "cpu"})
+    assert parse_spec("vllm-local:/m?max_batch=8")[3] == {"max_batch": "8"}
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("openai:gpt", "must start with"),
+    ("vllm:m?bogus=1", "unknown option"),
+    ("hf:/m?timeout=3", "unknown option"),
+    ("vllm:?cot=1", "names no model"),
+    ("vllm:m?cot=1&cot=0", "twice"),
+])
+def test_parse_spec_errors(spec, message):
+    with pytest.raises(ValueError, match=message):
+        parse_spec(spec)
+
+
+def test_policy_from_spec_builds_policies_sharing_one_backend():
+    from llm_policies.auction_bidder import AucArenaBidder
+    from llm_policies.policy import LLMPolicy
+
+    a = policy_from_spec("vllm:m@http://127.0.0.1:9/v1?temperature=0.3&cot=1&persona=bold", "auction_v0")
+    b = policy_from_spec("vllm:m@http://127.0.0.1:9/v1", "auction_v0")
+    assert isinstance(a, LLMPolicy) and a.backend is b.backend
+    assert (a.temperature, a.cot, a.persona, b.cot, b.guided) == (0.3, True, "bold", False, True)
+    bidder = policy_from_spec("vllm:m@http://127.0.0.1:9/v1?agent=aucarena&plan=static&cot=0", "auction_v0")
+    assert isinstance(bidder, AucArenaBidder) and bidder.plan_variant == "static" and not bidder.cot
+    with pytest.raises(ValueError, match="plan must be one of"):
+        policy_from_spec("vllm:m?agent=aucarena&plan=sometimes", "auction_v0")
+    with pytest.raises(ValueError, match="auction_v0 only"):
+        policy_from_spec("vllm:m?agent=aucarena", "el_farol_v0")
+    with pytest.raises(ValueError, match="temperature must be float"):
+        policy_from_spec("vllm:m?temperature=hot")
+    with pytest.raises(ValueError, match="guided must be one of"):
+        policy_from_spec("vllm:m?guided=maybe")
+
+
+def test_package_imports_without_vllm_or_torch():
+    code = ("import sys, llm_policies, llm_policies.specs, llm_policies.auction_bidder, llm_policies.serve, "
+            "llm_policies.backends.vllm_local, llm_policies.backends.hf_transformers\n"
+            "assert 'vllm' not in sys.modules and 'torch' not in sys.modules and 'transformers' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)

