@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=32)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--options", default="", help="spec options of the LLM player, e.g. 'cot=1' (decode-heavy)")
     parser.add_argument("--eager", action="store_true", help="start the server with --enforce-eager")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
@@ -118,7 +119,7 @@ def main() -> None:
         server.start(timeout=1200)
         print(f"server ready in {time.perf_counter() - started:.0f}s at {server.url}")
         url = server.url
-    spec = f"vllm:{args.model}@{url}"
+    spec = f"vllm:{args.model}@{url}" + (f"?{args.options}" if args.options else "")
     try:
         play(spec, 1, 1, args.seed + 999, [])  # warm-up
         seq_bodies: list[dict[str, Any]] = []

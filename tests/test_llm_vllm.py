@@ -153,7 +153,9 @@ def test_server_killed_mid_run_stops_cleanly_and_resumes(server, tmp_path):
     check_llm_episodes(out, 4)
 
 
-@pytest.mark.parametrize("prefix, options", [("vllm-local", "enforce_eager=1&max_model_len=4096"), ("hf", "")])
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("prefix, options", [("vllm-local", "enforce_eager=1&max_model_len=4096"),
+                                             ("hf", "max_tokens=16")])  # answers are short; CPU decoding is slow
 def test_same_episode_in_process_backends(prefix, options, tmp_path):
     """The episode of the generic test (seed 7, episode 0) through in-process vLLM / transformers,
     run by the real CLI under the venv's python."""
