@@ -38,13 +38,3 @@ def replay(fixture: dict[str, Any], **env_kwargs: Any):
     return env
 
 
-def play(env, policies: dict[str, Any], seed: int = 0):
-    """Play one episode with ``policies`` (agent -> Policy); returns the env."""
-    env.reset(seed=seed)
-    for i, policy in enumerate(policies.values()):
-        policy.bind(env.unwrapped)
-        policy.reset(list(policies)[i], seed)
-    for agent in env.agent_iter():
-        obs, _, term, trunc, info = env.last()
-        env.step(None if term or trunc else policies[agent].act(obs, info))
-    return env

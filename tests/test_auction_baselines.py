@@ -3,7 +3,7 @@ import pytest
 
 from arena_envs import auction_v0
 from baselines.auction_rule import AlwaysWithdraw, RuleBidder, TruthfulMinRaise
-from tests.auction_helpers import play
+from tests.play_helpers import play
 
 ONE_ITEM = [{"name": "Widget A", "start_price": 1000, "true_value": 2000}]
 

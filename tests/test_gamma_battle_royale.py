@@ -23,6 +23,7 @@ from baselines.gamma_sequential import (
     TruelMissShooter,
     WeakestShooter,
 )
+from tests.play_helpers import play
 
 DEFAULT_RATES = [35, 40, 45, 50, 55, 60, 65, 70, 75, 80]
 
@@ -139,17 +140,6 @@ MISS = '{"action": "miss", "target": null}'
 
 def shoot(k) -> str:
     return f'{{"action": "shoot", "target": "player_{k}"}}'
-
-
-def play(env, policies, seed=0):
-    """Play one episode with one policy per seat (dead agents stepped with None)."""
-    env.reset(seed=seed)
-    for i, agent in enumerate(env.possible_agents):
-        policies[i].reset(agent, seed + i)
-    for agent in env.agent_iter():
-        obs, _, term, trunc, info = env.last()
-        env.step(None if term or trunc else policies[env.possible_agents.index(agent)].act(obs, info))
-    return env.unwrapped
 
 
 def test_pettingzoo_api_and_seed():

@@ -20,6 +20,7 @@ from arena_envs.gamma.pirate_rules import (
     proposal_problem,
 )
 from baselines.gamma_sequential import GreedyPirate, NashPirate, RandomPirate
+from tests.play_helpers import play
 
 # ---------------------------------------------------------------------------------------- rules
 
@@ -162,17 +163,6 @@ def proposal_text(shares, first_rank):
 
 def vote_text(accept):
     return json.dumps({"decision": "accept" if accept else "reject"})
-
-
-def play(env, policies, seed=0):
-    """Play one episode with one policy per seat (dead agents stepped with None)."""
-    env.reset(seed=seed)
-    for i, agent in enumerate(env.possible_agents):
-        policies[i].reset(agent, seed + i)
-    for agent in env.agent_iter():
-        obs, _, term, trunc, info = env.last()
-        env.step(None if term or trunc else policies[env.possible_agents.index(agent)].act(obs, info))
-    return env.unwrapped
 
 
 def test_pettingzoo_api_and_seed():
