@@ -217,9 +217,10 @@ def test_observation_does_not_leak_same_round_decisions():
     assert np.array_equal(late["action_mask"], early["action_mask"])
 
 
+@pytest.mark.parametrize("variant", [{}, {"enable_discount": True, "auto_withdraw_unaffordable": True}])
 @pytest.mark.parametrize("seed", range(5))
-def test_invariants_under_random_play(seed):
-    env = auction_v0.env(budgets=[5000, 20000, 40000])
+def test_invariants_under_random_play(seed, variant):
+    env = auction_v0.env(budgets=[5000, 20000, 40000], **variant)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     totals = {a: 0.0 for a in env.possible_agents}
@@ -296,6 +297,8 @@ def test_discount_variant_halves_the_price():
     for _ in range(3):
         env.step("I'm out!")
     assert env.unwrapped.rules.price == 500 and env.unwrapped.rules.increment == 50
+    text = env.observe(env.agent_selection)["text"]
+    assert "Highest bid: no bids yet" in text and "lowered to $500. Who bids first?" in text
     for _ in range(9):
         env.step("I'm out!")
     assert env.unwrapped.rules.results == [None]

@@ -132,10 +132,13 @@ def auctioneer_message(env: AuctionEnv, seat: int, names: tuple[str, ...]) -> st
                      "Who bids first?")
     else:
         last = rules.item_rounds[-1]
-        parts.append(f"Round {rules.round - 1} results: {round_summary(names, last, rules.leader)} "
-                     f"Now we have ${rules.highest} from {names[rules.leader]} for {item.name}. "
-                     f"The minimum increase over this highest bid is ${rules.increment}. "
-                     f"Do I have any advance on ${rules.highest}?")
+        parts.append(f"Round {rules.round - 1} results: {round_summary(names, last, rules.leader)}")
+        if rules.leader is None:  # nobody bid and the price was discounted (enable_discount)
+            parts.append(f"No bids, so the price of {item.name} is lowered to ${rules.price}. Who bids first?")
+        else:
+            parts.append(f"Now we have ${rules.highest} from {names[rules.leader]} for {item.name}. "
+                         f"The minimum increase over this highest bid is ${rules.increment}. "
+                         f"Do I have any advance on ${rules.highest}?")
     return "Auctioneer: " + " ".join(parts)
 
 
