@@ -4,7 +4,8 @@
   ``env.record_plan(agent, priorities, "initial")``.
 * **Bid** (each time the seat is asked): the plan instruction and plan, then the environment's
   text (which holds this item's whole bidding history) and the bidding instruction.
-* **Belief update** (after each hammer, at the seat's next decision): the item's rounds, the
+* **Belief update** (after each hammer, at the seat's next decision, or in ``afinish`` for the
+  last): the item's rounds, the
   hammer message, the win/lose note and the previous status; the status JSON is checked by
   ``env.check_belief`` and corrected up to :data:`MAX_CORRECTIONS` times.
 * **Replan** (after each hammer except the last, ``plan="adaptive"``): new priorities for the
@@ -84,14 +85,23 @@ class AucArenaBidder(LLMPolicyBase):
         if self.plan_variant != "none" and self.plan_text is None:
             await self._plan()
         current = info.get("item_index")
-        done = len(self.item_names) if current is None else current
+        await self._catch_up(len(self.item_names) if current is None else current)
+        return await self._bid(observation["text"] if isinstance(observation, dict) else str(observation), current)
+
+    async def afinish(self, observation: Any, info: dict[str, Any]) -> bool:
+        """The belief update after the last hammer(s), which no later decision triggers."""
+        self.start_decision()
+        await self._catch_up(len(self.env.rules.results))
+        return bool(self._calls)
+
+    async def _catch_up(self, done: int) -> None:
+        """Belief update (and replan) after every hammered item before ``done`` not processed yet."""
         while self.items_seen < done:
             index = self.items_seen
             await self._update_belief(index)
             if self.plan_variant == "adaptive" and index + 1 < len(self.item_names):
                 await self._replan(index + 1)
             self.items_seen += 1
-        return await self._bid(observation["text"] if isinstance(observation, dict) else str(observation), current)
 
     async def _bid(self, observation: str, item: int | None) -> str:
         status = ""

@@ -71,7 +71,7 @@ def check_llm_episodes(out: Path, expected: int) -> list[dict]:
         assert entry["metrics"]["agents"][agent]["unparseable"] == 0
         name = f"episode_{entry['episode']:06d}"
         steps = [json.loads(line) for line in (out / "steps" / f"{name}.jsonl").read_text().splitlines()]
-        mine = [s for s in steps if s["agent"] == agent]
+        mine = [s for s in steps if s["agent"] == agent and not s.get("finish")]
         assert mine, "the LLM seat made no decision"
         for step in mine:
             assert isinstance(step["action"], str) and step["trace"]["calls"]
@@ -102,16 +102,18 @@ def test_aucarena_bidder_plans_bids_and_updates_beliefs(server, tmp_path):
     assert [p["kind"] for p in plans] == ["initial", "replan", "replan"]
     assert [p["stamp"] for p in plans] == [0, 1, 2]
     beliefs = [e for e in record["events"] if e["type"] == "belief_check" and e["agent"] == agent]
-    # a belief update after items 1 and 2 (the episode ends at the third hammer), each with
+    # a belief update after every hammer (the last one in the seat's finish step), each with
     # 1 check plus at most 4 corrections
-    assert sorted({b["item"] for b in beliefs}) == [0, 1]
-    for item in (0, 1):
+    assert sorted({b["item"] for b in beliefs}) == [0, 1, 2]
+    for item in (0, 1, 2):
         checks = [b for b in beliefs if b["item"] == item]
         assert 1 <= len(checks) <= 5
         assert all(c["errors"] for c in checks[:-1])  # re-asked only after errors
-    purposes = [c["purpose"] for line in (tmp_path / "run" / "steps" / "episode_000000.jsonl").read_text().splitlines()
-                for c in json.loads(line)["trace"].get("calls", [])]
+    lines = [json.loads(line) for line in (tmp_path / "run" / "steps" / "episode_000000.jsonl").read_text().splitlines()]
+    purposes = [c["purpose"] for line in lines for c in line["trace"].get("calls", [])]
     assert purposes[0] == "plan" and "belief" in purposes and "replan" in purposes and "bid" in purposes
+    (finish,) = [line for line in lines if line.get("finish")]
+    assert finish["agent"] == agent and {c["purpose"] for c in finish["trace"]["calls"]} == {"belief"}
 
 
 def test_unknown_model_names_url_and_model(server):

@@ -119,6 +119,43 @@ def test_interleaved_async_episodes_give_the_same_results(tmp_path):
     assert folder_content(tmp_path / "k1") == folder_content(tmp_path / "k5")
 
 
+class RememberingRandom(RandomPolicy):
+    """Random play that, like AucArena's bidder, works once more when its seat's episode is over."""
+
+    def reset(self, agent, seed=None):
+        super().reset(agent, seed)
+        self.agent, self.decisions, self.finished_with = agent, 0, None
+
+    def act(self, observation, info):
+        self.decisions += 1
+        return super().act(observation, info)
+
+    def finish(self, observation, info):
+        assert self.finished_with is None, "finish called twice"
+        self.finished_with = observation["text"]
+        return self.agent == "player_1"  # only this seat has work worth logging
+
+    def trace(self):
+        return {"decisions": self.decisions, "last_text": self.finished_with}
+
+
+def test_finish_hook_runs_once_per_seat_and_its_work_is_logged(tmp_path):
+    made: list[RememberingRandom] = []
+
+    def factory(spec: str, env: str):
+        made.append(RememberingRandom())
+        return made[-1]
+
+    run(RunConfig(TINY, ("a", "b", "c"), episodes=2, seed=3), tmp_path / "r", policy_factory=factory)
+    assert all(p.finished_with for p in made)  # every seat was told, with its last observation
+    for episode in range(2):
+        lines = [json.loads(line) for line in (tmp_path / "r" / "steps" / f"episode_{episode:06d}.jsonl").open()]
+        (finish,) = [line for line in lines if line.get("finish")]
+        assert finish["agent"] == "player_1" and finish["action"] is None
+        assert finish["trace"]["decisions"] == sum(1 for line in lines if line["agent"] == "player_1") - 1
+        assert lines[-1] == finish and finish["step"] == len(lines) - 1  # after every decision
+
+
 def test_text_answers_invalid_counts_and_traces(tmp_path):
     """A human answering through a stream: text is logged as given; invalid counts agree everywhere."""
     answers = "abc\n1\n7\n3\n" * 40

@@ -2,9 +2,11 @@
 
 A policy plays one seat per episode. The runner calls ``bind(env)`` (optional, for policies that
 use an environment's helper API such as AucArena's belief check), then ``reset(agent, seed)``,
-then ``act`` or ``aact`` for every decision of that seat. ``act`` returns a native action or a
-string (raw text that the environment parses). ``trace()`` returns JSON-safe details of the last
-decision (raw LLM text, token counts...) for the step log.
+then ``act`` or ``aact`` for every decision of that seat, and ``finish``/``afinish`` once when the
+seat's episode is over (terminated or truncated), with its last observation. ``act`` returns a
+native action or a string (raw text that the environment parses). ``trace()`` returns JSON-safe
+details of the last decision, or of the finishing work, (raw LLM text, token counts...) for the
+step log.
 """
 from __future__ import annotations
 
@@ -31,6 +33,16 @@ class Policy:
     async def aact(self, observation: Any, info: dict[str, Any]) -> Any:
         """Async decision; the default runs :meth:`act` (cheap policies need nothing else)."""
         return self.act(observation, info)
+
+    def finish(self, observation: Any, info: dict[str, Any]) -> bool:
+        """The seat's episode is over; ``observation`` is its last one. Policies that learn from the
+        outcome (AucArena's belief update after the last hammer) work here. Returns True when it
+        did work whose :meth:`trace` belongs in the step log."""
+        return False
+
+    async def afinish(self, observation: Any, info: dict[str, Any]) -> bool:
+        """Async :meth:`finish`; the default runs :meth:`finish`."""
+        return self.finish(observation, info)
 
     def trace(self) -> dict[str, Any]:
         """Details of the last decision for the step log (JSON-safe)."""

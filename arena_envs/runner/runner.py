@@ -179,10 +179,11 @@ class Runner:
             while env.agents:
                 agent = env.agent_selection
                 observation, _, termination, truncation, info = env.last()
-                if termination or truncation:
+                policy = seat_policy[agent]
+                if termination or truncation:  # an AEC env selects each done agent exactly once
+                    await self._finish(policy, observation, info, steps, episode, step, seat_label[agent], agent)
                     env.step(None)
                     continue
-                policy = seat_policy[agent]
                 try:
                     action = await policy.aact(observation, info)
                 except Exception as err:
@@ -214,6 +215,19 @@ class Runner:
         finally:
             env.close()
         return entry, steps, record
+
+
+    @staticmethod
+    async def _finish(policy: Policy, observation: Any, info: dict[str, Any], steps: StepLog, episode: int,
+                      step: int, label: str, agent: str) -> None:
+        """The seat's end-of-episode hook; its work (if any) gets a step-log line with no action."""
+        try:
+            worked = await policy.afinish(observation, info)
+        except Exception as err:
+            raise _policy_failed(label, agent, episode, step, err) from err
+        if worked:
+            steps.write({"episode": episode, "step": step, "agent": agent, "policy": label, "action": None,
+                         "finish": True, "trace": policy.trace()})
 
 
 def _policy_failed(label: str, agent: str, episode: int, step: int, err: Exception) -> RunError:
