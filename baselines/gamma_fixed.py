@@ -64,3 +64,9 @@ class FreeRider(FixedAnswer):
     """Contributes nothing (Public Goods), the paper's persistent free rider."""
 
     name, default = "free_rider", 0
+
+
+class ZeroBid(FixedAnswer):
+    """Bids nothing (Sealed-Bid Auction)."""
+
+    name, default = "zero", 0

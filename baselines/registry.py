@@ -45,6 +45,19 @@ POLICIES: dict[tuple[str, str], str] = {
     ("public_goods_v0", "free_rider"): "baselines.gamma_fixed:FreeRider",
     ("sealed_bid_auction_v0", "truthful"): "baselines.gamma_equilibrium:Truthful",
     ("sealed_bid_auction_v0", "bne"): "baselines.gamma_equilibrium:BayesNash",
+    ("sealed_bid_auction_v0", "zero"): "baselines.gamma_fixed:ZeroBid",
+    ("sealed_bid_auction_v0", "half"): "baselines.gamma_adaptive:SealedBidHalf",
+    ("guess_two_thirds_v0", "nash"): "baselines.gamma_equilibrium:GuessNash",
+    ("guess_two_thirds_v0", "best_response_last"): "baselines.gamma_adaptive:GuessBestResponse",
+    ("guess_two_thirds_v0", "level_k"): "baselines.gamma_adaptive:GuessLevelK",
+    ("el_farol_v0", "mixed"): "baselines.gamma_equilibrium:ElFarolMixed",
+    ("el_farol_v0", "contrarian"): "baselines.gamma_adaptive:ElFarolContrarian",
+    ("divide_dollar_v0", "fair"): "baselines.gamma_equilibrium:DivideFair",
+    ("divide_dollar_v0", "greedy"): "baselines.gamma_adaptive:DivideGreedy",
+    ("divide_dollar_v0", "adaptive"): "baselines.gamma_adaptive:DivideAdaptive",
+    ("public_goods_v0", "full"): "baselines.gamma_adaptive:PublicGoodsFull",
+    ("public_goods_v0", "conditional"): "baselines.gamma_adaptive:PublicGoodsConditional",
+    ("diners_dilemma_v0", "majority_tft"): "baselines.gamma_adaptive:DinersMajorityTFT",
 }
 
 #: spec prefix -> "module:function"; ``function(spec: str, env_name: str) -> Policy``.

@@ -26,6 +26,7 @@ from arena_envs.gamma.base import COT_TRIGGER, DEFAULT_MAX_RETRIES
 from baselines.gamma_equilibrium import (BayesNash, DinersNash, DivideFair, ElFarolMixed, GuessNash, PublicGoodsNash,
                                          SealedBidEquilibrium, Truthful)
 from baselines.gamma_fixed import AlwaysCheap, AlwaysCostly, AlwaysGo, AlwaysStay, FixedAnswer, FreeRider
+from tests.play_helpers import play as play_policies
 
 GAMES = ("guess_two_thirds_v0", "el_farol_v0", "divide_dollar_v0", "public_goods_v0", "diners_dilemma_v0",
          "sealed_bid_auction_v0")
@@ -67,16 +68,7 @@ def play_round(raw, values: Sequence[Any]) -> dict[str, Any]:
 
 
 def policies_play(name: str, policies: Sequence[Any], seed: int = 0, **kwargs: Any):
-    env = module(name).env(**kwargs)
-    env.reset(seed=seed)
-    raw = env.unwrapped
-    for i, p in enumerate(policies):
-        p.bind(raw)
-        p.reset(f"player_{i}", seed=seed + i)
-    for agent in env.agent_iter():
-        obs, _, term, trunc, info = env.last()
-        env.step(None if term or trunc else policies[int(agent.split("_")[1])].act(obs, info))
-    return raw
+    return play_policies(module(name).env(**kwargs), policies, seed)
 
 
 # ------------------------------------------------------------------------------ PettingZoo API
