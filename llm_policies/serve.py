@@ -1,6 +1,6 @@
 """Start a local vLLM OpenAI-compatible server on 127.0.0.1 and wait until it answers.
 
-    python -m llm_policies.serve MODEL_PATH [--port 8000] [--name NAME] [--detach] [-- VLLM ARGS...]
+    arena serve MODEL_PATH [--port 8000] [--name NAME] [--detach] [-- VLLM ARGS...]
 
 The server runs ``python -m vllm.entrypoints.openai.api_server`` with the python of the venv made
 by ``scripts/setup_llm.sh`` (``--python`` to choose another). Without ``--detach`` it stays in the
@@ -120,13 +120,18 @@ class VLLMServer:
         self.stop()
 
 
+def looks_like_path(model: str) -> bool:
+    """A folder rather than a hub id such as ``Qwen/Qwen2.5-7B-Instruct`` (which vLLM downloads)."""
+    return model.startswith(("/", ".", "~")) or model.count("/") != 1
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
-    parser = argparse.ArgumentParser(prog="python -m llm_policies.serve", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="arena serve", description=__doc__.splitlines()[0])
     parser.add_argument("model", help="model folder (or name available offline)")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--host", default="127.0.0.1")
@@ -137,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for readiness")
     parser.add_argument("--detach", action="store_true", help="return once ready, leaving the server running")
     args = parser.parse_args(argv)
+    if looks_like_path(args.model) and not Path(args.model).expanduser().is_dir():
+        print(f"error: model folder {args.model} does not exist (make SmolLM2's with scripts/setup_llm.sh)",
+              file=sys.stderr)
+        return 2
     server = VLLMServer(args.model, port=args.port, host=args.host, name=args.name, python=args.python,
                         log_path=args.log, max_model_len=args.max_model_len, extra_args=extra)
     started = time.perf_counter()

@@ -27,6 +27,10 @@ from arena_envs.core.answers import InvalidAnswer
     ("I bid $0!", 0),
     ("I'm out of ideas, so I bid $1300!", 1300),
     ("\uff29 bid \uff04\uff11\uff12\uff10\uff10!", 1200),  # full-width characters (NFKC)
+    ("My final decision: -1.", WITHDRAW),  # a lone -1 closing the reply
+    ("I bid $1500, though my margin fell by -1 percent", 1500),  # a -1 inside reasoning is no marker
+    ("I bid $-5", WITHDRAW),  # a negative amount, sign after the $ too
+    ("I bid -$5", WITHDRAW),
 ])
 def test_parser_examples(text, expected):
     assert parse_reply(text) == expected

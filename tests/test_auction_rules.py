@@ -130,9 +130,23 @@ def test_minimum_raise_over_standing_bid():
         env.step(bad)
         assert env.unwrapped.infos["bidder_3"]["invalid_action"] is not None
         assert "at least $100" in env.unwrapped.infos["bidder_3"]["invalid_action"]["reason"]
-    env.step("I bid $5000!")
+    env.step("I bid $1300!")  # exactly H + inc is enough
     assert env.unwrapped.infos["bidder_3"]["invalid_action"] is None
     assert env.unwrapped.infos["bidder_3"]["failed_bids"] == 2
+    assert env.unwrapped.rules.highest == 1300
+
+
+def test_cheap_items_still_need_a_one_dollar_raise():
+    """start_price × 10 // 100 is 0 below $10; the raise is then $1, so every auction ends."""
+    cheap = [{"name": "Pin", "desc": "p", "start_price": 5, "true_value": 9}]
+    env = make(items=cheap, budgets=100)
+    assert env.unwrapped.rules.increment == 1
+    env.step("I bid $5!"); env.step("I bid $5!"); env.step("I'm out!")
+    env.step("I bid $5!")  # bidder_1 (tied, not leading) must now beat $5
+    assert "at least $1" in env.unwrapped.infos[env.agent_selection]["invalid_action"]["reason"]
+    for seed in range(5):  # random play ends, with the item sold at most at a bidder's budget
+        raw = play(auction_v0.env(items=cheap, budgets=100), [RandomValid(), RandomValid(), RandomValid()], seed)
+        assert not raw.agents and len(raw.record.of_type("hammer")) == 1
 
 
 def test_withdrawn_never_selected_again_and_outbid_bidder_returns():

@@ -128,3 +128,11 @@ def test_unreachable_llm_server_stops_the_run_cleanly(tmp_path):
     result = arena("run", "auction_v0", "--players", f"{spec},rule,rule", "--episodes", "2",
                    "--out", str(tmp_path / "r"))
     assert_user_error(result, f"run stopped: policy '{spec}' raised in episode 0", code=1)
+
+
+def test_serve_is_a_subcommand_and_refuses_a_missing_model_folder(tmp_path):
+    helped = arena("serve", "--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: arena serve")
+    assert "--detach" in helped.stdout and "serve" in arena("--help").stdout
+    missing = tmp_path / "no-model"
+    assert_user_error(arena("serve", str(missing), "--port", "8123"), f"model folder {missing} does not exist")

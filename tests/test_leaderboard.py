@@ -9,7 +9,7 @@ import pytest
 import trueskill
 
 from arena_envs.runner import RunConfig, run
-from arena_envs.runner.leaderboard import compute, dense_ranks, format_table, leaderboard
+from arena_envs.runner.leaderboard import compute, dense_ranks, format_table, game_means, leaderboard, leaderboard_text
 
 
 def episode(k: int, seats: dict[str, str], scores: dict[str, float], **extra: dict[str, float]) -> dict:
@@ -113,4 +113,25 @@ def test_table_is_aligned_and_sorted(tmp_path):
     md = (out / "leaderboard.md").read_text().splitlines()
     assert md[0].startswith("# auction_v0: 6 of 6 episodes, seed 2")
     assert md[2].startswith("| # | policy | mu | sigma | games | mean score |")
-    assert [line.split(" | ")[1] for line in md[4:]] == [r.policy for r in rows]
+    assert [line.split(" | ")[1] for line in md[4:4 + len(rows)]] == [r.policy for r in rows]
+    assert md[4 + len(rows):5 + len(rows)] == [""] and md[-1].startswith("game means: ")
+
+
+def test_game_means_skip_missing_and_non_numeric_values():
+    episodes = [{"metrics": {"game": {"score": 60.0, "raw_score": 0.2, "variant": "paper"}}},
+                {"metrics": {"game": {"score": 70.0, "raw_score": None}}},
+                {"metrics": {"agents": {}}}]
+    assert game_means(episodes) == {"score": 65.0, "raw_score": 0.2}
+
+
+def test_gamma_score_reaches_the_leaderboard(tmp_path):
+    """A γ-Bench game's 0-100 score is episode-level: its mean is printed and stored with the table."""
+    out = tmp_path / "r"
+    summary = run(RunConfig("el_farol_v0", ("random",) * 10, episodes=3, seed=1), out)
+    scores = [e["metrics"]["game"]["score"] for e in summary.episodes]
+    assert len(set(scores)) > 1  # the mean below is of differing values
+    text = leaderboard_text(out)
+    assert text.splitlines()[-1].startswith("game means: ") and f"score {sum(scores) / 3:.3f}" in text
+    data = json.loads((out / "leaderboard.json").read_text())
+    assert data["game_means"]["score"] == pytest.approx(sum(scores) / 3)
+    assert (out / "leaderboard.md").read_text().rstrip().endswith(text.splitlines()[-1])

@@ -172,6 +172,13 @@ def test_text_answers_invalid_counts_and_traces(tmp_path):
         human_seat = next(a for a, label in episode["seats"].items() if label == "human")
         human_steps = [s for s in steps if s["agent"] == human_seat]
         assert all(isinstance(s["action"], str) and s["trace"] == {"text": s["action"]} for s in human_steps)
+        for s in human_steps:  # the parsed move: the digit, or nothing while the seat is asked again
+            if s["invalid_action"] is None:
+                assert s["parsed"] == int(s["action"])
+            elif not s["fallback"]:
+                assert s["parsed"] is None
+            else:
+                assert isinstance(s["parsed"], int)
         for kind in ("unparseable", "illegal"):
             logged = sum(1 for s in human_steps if s["invalid_action"] and s["invalid_action"]["kind"] == kind)
             assert episode["invalid"][human_seat][kind] == logged == episode["metrics"]["agents"][human_seat][kind]

@@ -23,7 +23,7 @@ _WITHDRAW = re.compile(
     r"|\bi(?:'ll| will)? withdraw\b"
     r"|\bi (?:pass|fold)\b"
     r"|\bi will not bid\b"
-    r"|(?<![\w.$-])-1(?![\w.])"
+    r"|(?<![\w.$-])-1[\s!.\"')\]]*$"  # a lone -1 ends the reply ("my decision: -1."), not "fell by -1 %"
 )
 _ONLY_NUMBER = re.compile(r"^" + AMOUNT_PATTERN + r"\s*!?$")
 

@@ -23,6 +23,12 @@ WITHDRAW = -1
 TieBreak = Callable[[list[int], dict[str, Any]], int]
 
 
+def min_increment(price: int, markup_pct: int) -> int:
+    """The minimum raise over a standing bid, ``price × pct // 100`` (spec §2.4), at least $1 so
+    that every round with a bid raises the price (items priced below $10 would otherwise allow
+    endless equal rebids)."""
+    return max(1, price * markup_pct // 100)
+
 class AuctionRules:
     """State and transitions of one auction (seats are 0-based ints)."""
 
@@ -139,7 +145,7 @@ class AuctionRules:
         if self.leader is None and self.enable_discount and self.discounts < 3:
             self.discounts += 1
             self.price //= 2
-            self.increment = self.price * self.min_markup_pct // 100
+            self.increment = min_increment(self.price, self.min_markup_pct)
             self.withdrawn = [False] * self.n
             self.events.append({"type": "discount", "item": self.item_index, "price": self.price})
             self._start_round()
@@ -173,7 +179,7 @@ class AuctionRules:
             return
         item = self.item
         self.price = item.start_price
-        self.increment = item.start_price * self.min_markup_pct // 100
+        self.increment = min_increment(item.start_price, self.min_markup_pct)
         self.highest: int | None = None
         self.leader: int | None = None
         self.withdrawn = [False] * self.n

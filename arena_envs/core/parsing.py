@@ -12,8 +12,9 @@ _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u2032": 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _SPACES = re.compile(r"\s+")
 
-#: A dollar amount: optional ``$``, digits with optional decimals, optional ``k``/``thousand``.
-AMOUNT_PATTERN = r"(-?)\s*\$?\s*(\d+(?:\.\d+)?|\.\d+)\s*(k\b|thousand\b)?"
+#: A dollar amount: an optional minus sign (before or after an optional ``$``), digits with
+#: optional decimals, optional ``k``/``thousand``. Its four groups go to :func:`amount_from_match`.
+AMOUNT_PATTERN = r"(-?)\s*\$?\s*(-?)\s*(\d+(?:\.\d+)?|\.\d+)\s*(k\b|thousand\b)?"
 
 
 def normalize_text(text: str) -> str:
@@ -23,7 +24,7 @@ def normalize_text(text: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
-def amount_from_match(sign: str, digits: str, suffix: str | None) -> int | None:
+def amount_from_match(sign: str, inner_sign: str, digits: str, suffix: str | None) -> int | None:
     """Whole dollars (floored) from the groups of :data:`AMOUNT_PATTERN`; ``None`` if absurd."""
     try:
         value = Decimal(digits)
@@ -31,7 +32,7 @@ def amount_from_match(sign: str, digits: str, suffix: str | None) -> int | None:
         return None
     if suffix:
         value *= 1000
-    if sign:
+    if sign or inner_sign:  # "-$5" and "$-5" alike
         value = -value
     if abs(value) > Decimal(10) ** 15:
         return None

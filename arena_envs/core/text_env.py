@@ -100,6 +100,9 @@ class TextAECEnv(AECEnv):
         self._notes: dict[str, str | None] = {a: None for a in self.agents}
         self.invalid_counts = {a: {"unparseable": 0, "illegal": 0, "fallback": 0} for a in self.agents}
         self.num_steps = 0
+        #: the move the last step applied, as the game's rules take it (parsed text, native action or
+        #: fallback); None when the answer was invalid and the agent is asked again
+        self.last_move: Any = None
         self.record = EpisodeRecord(self.metadata["name"], seed, self.config())
         self._start_game(options or {})
         self.agent_selection = self._next_agent() or self.agents[0]
@@ -124,6 +127,7 @@ class TextAECEnv(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         self.num_steps += 1
         self._answer = action  # the answer as given; games may log raw text with the decision
+        self.last_move = None
         invalid: InvalidAnswer | None = None
         try:
             move = self._parse_text(agent, action) if isinstance(action, str) else self._from_native(agent, action)
@@ -149,6 +153,7 @@ class TextAECEnv(AECEnv):
         self._retries[agent] = 0
         self._notes[agent] = None
         self._apply(agent, move, fell_back)
+        self.last_move = move
         nxt = self._next_agent()
         if nxt is None and not any(self.terminations.values()) and not any(self.truncations.values()):
             raise RuntimeError(f"{type(self).__name__}: no agent to act but the game did not end")

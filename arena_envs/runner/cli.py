@@ -6,6 +6,7 @@
               [--env-arg key=value ...] [--no-progress]
     arena leaderboard DIR
     arena run gamma ...           the γ-Bench suite (arena_envs.gamma.suite, its own options)
+    arena serve MODEL_PATH ...    a local vLLM OpenAI server on 127.0.0.1 (llm_policies.serve, its own options)
 
 User errors print one line on stderr and exit with status 2; a run stopped by a failing policy or
 environment exits with status 1 (finished episodes are kept; the same command resumes). Set
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from arena_envs.registration import ENVIRONMENTS
-from arena_envs.runner.leaderboard import format_table, headline_columns, leaderboard
+from arena_envs.runner.leaderboard import leaderboard_text
 from arena_envs.runner.policy_specs import SpecError, parse_value, split_players
 from arena_envs.runner.results import ResultsError
 from arena_envs.runner.runner import RunConfig, RunError, run
@@ -84,12 +85,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 1
     print(f"results: {summary.out} ({summary.played} episodes played, {summary.resumed} already there, "
           f"{len(summary.episodes)}/{config.episodes} finished)")
-    print(format_table(leaderboard(summary.out), headline_columns(summary.out)))
+    print(leaderboard_text(summary.out))
     return 0
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    print(format_table(leaderboard(args.dir), headline_columns(args.dir)))
+    print(leaderboard_text(args.dir))
     return 0
 
 
@@ -114,6 +115,9 @@ def parser() -> argparse.ArgumentParser:
     lb = sub.add_parser("leaderboard", help="print (and rewrite) the leaderboard of a results folder")
     lb.add_argument("dir")
     lb.set_defaults(func=cmd_leaderboard)
+    # listed for `arena --help`; main() hands its arguments to llm_policies.serve unparsed
+    sub.add_parser("serve", help="start a local vLLM OpenAI server for a model folder and wait until it is ready",
+                   add_help=False)
     return top
 
 
@@ -123,6 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:2] == ["run", "gamma"]:  # the γ-Bench suite (eight games, its own options)
         from arena_envs.gamma.suite import main as gamma_main
         return gamma_main(argv[2:])
+    if argv[:1] == ["serve"]:  # needs no vLLM in this python: the server runs under the venv's
+        from llm_policies.serve import main as serve_main
+        return serve_main(argv[1:])
     args = parser().parse_args(argv)
     try:
         return args.func(args)

@@ -77,6 +77,23 @@ def compute(episodes: Iterable[dict[str, Any]], labels: Sequence[str]) -> list[R
     return rows
 
 
+def game_means(episodes: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """Means over episodes of the numeric episode-level metrics (``metrics["game"]``), such as a
+    γ-Bench game's 0-100 score, which belongs to the whole table rather than to one seat."""
+    sums: dict[str, list[float]] = {}
+    for episode in episodes:
+        for key, value in episode["metrics"].get("game", {}).items():
+            number = _numeric(value)
+            if number is not None and math.isfinite(number):
+                sums.setdefault(key, []).append(number)
+    return {key: sum(values) / len(values) for key, values in sums.items()}
+
+
+def format_game_line(means: dict[str, float]) -> str:
+    """``game means: score 63.400, raw_score 34.590`` (empty when the environment has none)."""
+    return "game means: " + ", ".join(f"{k} {_cell(v)}" for k, v in means.items()) if means else ""
+
+
 def _cell(value: float | int | None) -> str:
     if value is None:
         return "n/a"
@@ -131,10 +148,20 @@ def leaderboard(folder: str | Path, write: bool = True) -> list[Row]:
     episodes = read_episodes(folder / "episodes.jsonl")
     rows = compute(episodes, player_labels(config["players"]))
     if write:
+        game = game_means(episodes)
         data = {"env": config["env"], "episodes": len(episodes), "episodes_planned": config["episodes"],
                 "trueskill": "trueskill package defaults, one free-for-all match per episode ranked by score",
-                "rows": [asdict(r) for r in rows]}
+                "rows": [asdict(r) for r in rows], "game_means": game}
         write_durably(folder / "leaderboard.json", json.dumps(data, indent=2) + "\n")
         title = f"# {config['env']}: {len(episodes)} of {config['episodes']} episodes, seed {config['seed']}\n\n"
-        write_durably(folder / "leaderboard.md", title + format_markdown(rows, headline_columns(folder)) + "\n")
+        footer = f"\n\n{format_game_line(game)}" if game else ""
+        write_durably(folder / "leaderboard.md", title + format_markdown(rows, headline_columns(folder)) + footer + "\n")
     return rows
+
+
+def leaderboard_text(folder: str | Path) -> str:
+    """The printed leaderboard of a results folder: the table of its headline columns, then the
+    game means line (rewrites leaderboard.json/.md)."""
+    table = format_table(leaderboard(folder), headline_columns(folder))
+    game = format_game_line(game_means(read_episodes(Path(folder) / "episodes.jsonl")))
+    return f"{table}\n{game}" if game else table

@@ -198,7 +198,7 @@ class Runner:
                 if after.get("fallback"):
                     invalid[agent]["fallback"] += 1
                 steps.write({"episode": episode, "step": step, "agent": agent, "policy": seat_label[agent],
-                             "action": action, "invalid_action": bad, "fallback": bool(after.get("fallback")),
+                             "action": action, "parsed": getattr(raw, "last_move", None), "invalid_action": bad, "fallback": bool(after.get("fallback")),
                              "retries": after.get("retries"), "rewards": dict(raw.rewards), "trace": policy.trace()})
                 step += 1
             entry = {"episode": episode, "seed": seeds.env, "seats": seat_label,
