@@ -13,7 +13,6 @@ the remaining budget. ``"amount"`` is ``Discrete(max_budget + 2, start=-1)``: th
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 

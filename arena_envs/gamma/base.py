@@ -11,7 +11,7 @@ Text blocks (any γ-Bench game, simultaneous or sequential):
   never stored; the next report replaces it.
 * :class:`Transcript` - one agent's rules prefix plus its report blocks, appended incrementally
   (``history_window`` keeps only the last reports).
-* :class:`PromptOptions` - persona, CoT and history window, validated once.
+* :class:`PromptOptions` - persona, CoT, history window and prompt variant, validated once.
 * :func:`random_legal_action` / :data:`FALLBACKS` - the documented fallback of the invalid-answer
   loop (uniform over the legal actions, env RNG) and its ``"raise"`` alternative.
 
@@ -28,7 +28,7 @@ one history record, one report per agent) and the next round starts.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -40,6 +40,7 @@ from pettingzoo.utils.conversions import aec_to_parallel
 from arena_envs.core import AnswerConstraint, InvalidAnswer, TextAECEnv
 from arena_envs.gamma import scoring
 from arena_envs.gamma.answer import ChoiceField, IntField
+from arena_envs.gamma.prompt_variants import DefaultVariant, PromptVariant, resolve_prompt_variant
 from arena_envs.gamma.simultaneous_rules import check_int
 
 #: Re-asks before the fallback applies (spec §1.4: ``max_invalid_retries`` default 5).
@@ -119,12 +120,19 @@ class PromptOptions:
     persona: str | None = None  #: one sentence put before the rules (e.g. "You are a selfish player.")
     cot: bool = False  #: ask for an "explanation" key first and add the step-by-step trigger
     history_window: int | None = None  #: keep only the last reports (None = the full history)
+    variant: PromptVariant = field(default_factory=DefaultVariant)  #: template set of the description (spec §11.1)
 
     def __post_init__(self) -> None:
         if self.persona is not None and not isinstance(self.persona, str):
             raise ValueError(f"persona must be a str or None, got {self.persona!r}")
         if self.history_window is not None and (not isinstance(self.history_window, int) or self.history_window < 0):
             raise ValueError(f"history_window must be None or an int >= 0, got {self.history_window!r}")
+
+    def description(self, game: str, params: dict[str, Any], intro: str, rules: Sequence[str],
+                    identity: str | None = None) -> str:
+        """The rules block of ``game`` as this prompt's variant words it, with the persona."""
+        intro, rules = self.variant.describe(game, params, intro, rules)
+        return rules_block(intro, rules, self.persona, identity)
 
 
 def random_legal_action(rng: np.random.Generator, mask: np.ndarray) -> int:
@@ -205,6 +213,7 @@ class SimultaneousGameEnv(TextAECEnv):
         persona: str | None = None,
         cot: bool = False,
         history_window: int | None = None,
+        prompt_variant: str | PromptVariant = "v1",
         reveal_own_id: bool = False,
         score_variant: str | None = None,
         invalid_action_penalty: float = 0.0,
@@ -218,7 +227,7 @@ class SimultaneousGameEnv(TextAECEnv):
         self.n_rounds = check_int("n_rounds", n_rounds, 1)
         check_fallback(fallback_action)
         self.fallback_action = fallback_action
-        self.prompt = PromptOptions(persona, bool(cot), history_window)
+        self.prompt = PromptOptions(persona, bool(cot), history_window, resolve_prompt_variant(prompt_variant))
         self.reveal_own_id = bool(reveal_own_id)
         self._values = values
         agents = [f"player_{i}" for i in range(self.n_players)]
@@ -233,8 +242,8 @@ class SimultaneousGameEnv(TextAECEnv):
         self._index = {a: i for i, a in enumerate(agents)}
         self._full_mask = readonly(np.ones(len(values), dtype=np.int8))
         self._prefixes = [
-            rules_block(self._intro(), self._rules(), self.prompt.persona,
-                        f"You are {a}." if self.reveal_own_id else None)
+            self.prompt.description(self.game, self.params(), self._intro(), self._rules(),
+                                    f"You are {a}." if self.reveal_own_id else None)
             for a in agents
         ]
 
@@ -309,8 +318,8 @@ class SimultaneousGameEnv(TextAECEnv):
 
     def config(self) -> dict[str, Any]:
         return {**self.params(), "score_variant": self.score_variant, "max_retries": self.max_retries, "fallback_action": self.fallback_action,
-                "persona": self.prompt.persona, "cot": self.prompt.cot,
-                "history_window": self.prompt.history_window, "reveal_own_id": self.reveal_own_id}
+                "persona": self.prompt.persona, "cot": self.prompt.cot, "history_window": self.prompt.history_window,
+                "prompt_variant": self.prompt.variant.name, "reveal_own_id": self.reveal_own_id}
 
     def _start_game(self, options: dict[str, Any]) -> None:
         self.round = 0  # 0-based index of the current round; == n_rounds once the game is over

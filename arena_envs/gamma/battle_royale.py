@@ -29,7 +29,6 @@ from arena_envs.gamma.base import (
     random_legal_action,
     report_block,
     request_block,
-    rules_block,
 )
 from arena_envs.gamma.battle_royale_rules import (
     DEFAULT_HIT_RATE_BASE,
@@ -42,6 +41,7 @@ from arena_envs.gamma.battle_royale_rules import (
     shooting_order,
     strongest_opponents,
 )
+from arena_envs.gamma.prompt_variants import PromptVariant
 from arena_envs.gamma.sequential import SequentialGameEnv
 
 #: Words of the "action" key that mean an intentional miss (anything else defers to "target").
@@ -118,6 +118,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
         persona: str | None = None,
         cot: bool = False,
         history_window: int | None = None,
+        prompt_variant: str | PromptVariant = "v1",
         score_variant: str | None = None,
         invalid_action_penalty: float = 0.0,
         render_mode: str | None = None,
@@ -144,6 +145,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
             persona=persona,
             cot=cot,
             history_window=history_window,
+            prompt_variant=prompt_variant,
             score_variant=score_variant,
             invalid_action_penalty=invalid_action_penalty,
             render_mode=render_mode,
@@ -170,8 +172,8 @@ class BattleRoyaleEnv(SequentialGameEnv):
         ]
         identity = (f"You are player_{i}. Your hit rate is {_pct(self.hit_rates[i])}. "
                     f"You are number {self.order.index(i) + 1} in the shooting order.")
-        return rules_block(f"You are one of {n} players (player_0 to player_{n - 1}) in a last-one-standing "
-                           "shooting game.", rules, self.prompt.persona, identity)
+        intro = f"You are one of {n} players (player_0 to player_{n - 1}) in a last-one-standing shooting game."
+        return self.prompt.description(self.metadata["name"], self.params(), intro, rules, identity)
 
     def _prefixes(self) -> list[str]:
         return self._static_prefixes

@@ -37,7 +37,7 @@ from arena_envs.gamma.answer import (
     to_int,
     to_vote,
 )
-from arena_envs.gamma.base import DEFAULT_MAX_RETRIES, Fallback, check_int, report_block, request_block, rules_block
+from arena_envs.gamma.base import DEFAULT_MAX_RETRIES, Fallback, check_int, report_block, request_block
 from arena_envs.gamma.pirate_rules import (
     DEFAULT_GOLDS,
     DEFAULT_PLAYERS,
@@ -46,6 +46,7 @@ from arena_envs.gamma.pirate_rules import (
     check_params,
     proposal_problem,
 )
+from arena_envs.gamma.prompt_variants import PromptVariant
 from arena_envs.gamma.sequential import SequentialGameEnv
 
 OBJECTIVES = ("Your goals, in order of priority: (1) stay alive; (2) get as many coins as possible; "
@@ -108,6 +109,7 @@ class PirateGameEnv(SequentialGameEnv):
         persona: str | None = None,
         cot: bool = False,
         history_window: int | None = None,
+        prompt_variant: str | PromptVariant = "v1",
         score_variant: str | None = None,
         invalid_action_penalty: float = 0.0,
         render_mode: str | None = None,
@@ -128,6 +130,7 @@ class PirateGameEnv(SequentialGameEnv):
             persona=persona,
             cot=cot,
             history_window=history_window,
+            prompt_variant=prompt_variant,
             score_variant=score_variant,
             invalid_action_penalty=invalid_action_penalty,
             render_mode=render_mode,
@@ -153,7 +156,7 @@ class PirateGameEnv(SequentialGameEnv):
         intro = (f"You are one of {n} pirates who share {g} gold coins. The pirates are ranked by seniority "
                  f"from 1 (most senior) to {n} (most junior).")
         identity = f"You are player_{i}, the {_ordinal(i + 1)} most senior pirate (rank {i + 1})."
-        return rules_block(intro, rules, self.prompt.persona, identity)
+        return self.prompt.description(self.metadata["name"], self.params(), intro, rules, identity)
 
     def _prefixes(self) -> list[str]:
         return self._static_prefixes

@@ -17,6 +17,7 @@ from gymnasium import spaces
 from arena_envs.core import TextAECEnv
 from arena_envs.gamma import scoring
 from arena_envs.gamma.base import DEFAULT_MAX_RETRIES, Fallback, PromptOptions, Transcript, check_fallback
+from arena_envs.gamma.prompt_variants import PromptVariant, resolve_prompt_variant
 
 
 class SequentialGameEnv(TextAECEnv):
@@ -36,6 +37,7 @@ class SequentialGameEnv(TextAECEnv):
         persona: str | None = None,
         cot: bool = False,
         history_window: int | None = None,
+        prompt_variant: str | PromptVariant = "v1",
         score_variant: str | None = None,
         invalid_action_penalty: float = 0.0,
         render_mode: str | None = None,
@@ -46,7 +48,7 @@ class SequentialGameEnv(TextAECEnv):
             raise ValueError(f"score_variant must be one of {variants}, got {score_variant!r}")
         self.fallback_action = fallback_action
         self.score_variant = score_variant or variants[0]
-        self.prompt = PromptOptions(persona, bool(cot), history_window)
+        self.prompt = PromptOptions(persona, bool(cot), history_window, resolve_prompt_variant(prompt_variant))
         self.n_players = n_players
         super().__init__(
             agents=[f"player_{i}" for i in range(n_players)],
@@ -122,7 +124,8 @@ class SequentialGameEnv(TextAECEnv):
     def config(self) -> dict[str, Any]:
         return {**self.params(), "max_retries": self.max_retries, "fallback_action": self.fallback_action,
                 "persona": self.prompt.persona, "cot": self.prompt.cot,
-                "history_window": self.prompt.history_window, "score_variant": self.score_variant}
+                "history_window": self.prompt.history_window, "prompt_variant": self.prompt.variant.name,
+                "score_variant": self.score_variant}
 
     def _game_metrics(self) -> dict[str, Any]:
         game: dict[str, Any] = {"rounds": len(self.history), "score_variant": self.score_variant}
