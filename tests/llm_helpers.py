@@ -1,0 +1,36 @@
+"""Checks shared by the real-LLM tests (test_llm_vllm.py, test_llm_inprocess.py)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def llm_seats(entry: dict) -> list[str]:
+    return [agent for agent, label in entry["seats"].items() if label.startswith(("vllm", "hf"))]
+
+
+def check_llm_episodes(out: Path, expected: int) -> list[dict]:
+    """Episodes finished, the LLM seat never gave an unparseable answer, raw texts are logged."""
+    episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert sorted(e["episode"] for e in episodes) == list(range(expected))
+    for entry in episodes:
+        (agent,) = llm_seats(entry)
+        assert entry["invalid"][agent]["unparseable"] == 0
+        assert entry["metrics"]["agents"][agent]["unparseable"] == 0
+        name = f"episode_{entry['episode']:06d}"
+        steps = [json.loads(line) for line in (out / "steps" / f"{name}.jsonl").read_text().splitlines()]
+        mine = [s for s in steps if s["agent"] == agent and not s.get("finish")]
+        assert mine, "the LLM seat made no decision"
+        for step in mine:
+            assert isinstance(step["action"], str) and step["trace"]["calls"]
+            assert step["trace"]["calls"][-1]["text"].strip() == step["action"].strip()
+            assert step["trace"]["prompt_tokens"] > 0 and step["trace"]["completion_tokens"] > 0
+        record = json.loads((out / "records" / f"{name}.json").read_text())
+        decisions = [e for e in record["events"] if e["type"] == "decision" and e["agent"] == agent]
+        assert decisions and all(isinstance(e.get("answer"), str) for e in decisions)
+        # every item was hammered or went unsold, and nobody decided after the last one (what may
+        # follow is the AucArena bidder's end-of-episode belief check)
+        ends = [i for i, e in enumerate(record["events"]) if e["type"] in ("hammer", "unsold")]
+        assert len(ends) == len(record["config"]["items"])
+        assert not [e for e in record["events"][ends[-1] + 1:] if e["type"] in ("decision", "invalid")]
+    return episodes
