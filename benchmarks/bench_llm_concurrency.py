@@ -124,7 +124,10 @@ def main() -> None:
         server.start(timeout=1200)
         print(f"server ready in {time.perf_counter() - started:.0f}s at {server.url}")
         url = server.url
-    spec = f"vllm:{args.model}@{url}" + (f"?{args.options}" if args.options else "")
+    # a CPU server can take minutes for 32 long prompts at once: a request that timed out would be
+    # sent again and queue the same work twice, so the benchmark waits as long as it takes
+    options = "&".join(filter(None, ["timeout=1800", args.options]))
+    spec = f"vllm:{args.model}@{url}?{options}"
     try:
         play(spec, 1, 1, args.seed + 999, [], args.env_args)  # warm-up
         seq_bodies: list[dict[str, Any]] = []

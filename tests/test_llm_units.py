@@ -149,6 +149,37 @@ def test_http_5xx_is_retried_then_reported():
         server.wait()
 
 
+def test_read_timeout_is_reported_not_retried():
+    """A real HTTP server that reads the request and never answers (a busy server, which vLLM
+    cannot be made to be on demand): one request reaches it, then a clear error."""
+    port = free_port()
+    script = ("import http.server as h, sys, time\n"
+              "class H(h.BaseHTTPRequestHandler):\n"
+              "    def do_POST(self):\n"
+              "        self.rfile.read(int(self.headers['Content-Length']))\n"
+              "        print('request', flush=True); time.sleep(30)\n"
+              "    def log_message(self, *a): pass\n"
+              f"h.ThreadingHTTPServer(('127.0.0.1', {port}), H).serve_forever()\n")
+    server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        backend = OpenAIHTTPBackend("m", f"http://127.0.0.1:{port}/v1", timeout=1.0,
+                                    backoff=Backoff(attempts=3, base=0.05))
+        start = time.monotonic()
+        with pytest.raises(BackendUnavailable, match=r"sent no answer within 1s.*timeout=SECONDS"):
+            asyncio.run(backend.generate(ChatRequest(({"role": "user", "content": "hi"},))))
+        assert time.monotonic() - start < 2.5
+    finally:
+        server.kill()
+        output, _ = server.communicate()
+    assert output.count("request") == 1
+
+
 def test_backend_argument_errors():
     with pytest.raises(ValueError, match="base_url"):
         OpenAIHTTPBackend("m", "127.0.0.1:8000")

@@ -145,9 +145,11 @@ class Runner:
                 for task in pending:
                     task.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
-                for task in tasks:
-                    if task.done() and not task.cancelled() and task.exception() is not None:
-                        raise task.exception()
+                # read every failure (so asyncio reports none as never retrieved), raise the first
+                errors = [task.exception() for task in tasks if task.done() and not task.cancelled()]
+                errors = [err for err in errors if err is not None]
+                if errors:
+                    raise errors[0]
         finally:
             bar.close()
             for team in teams:

@@ -59,9 +59,11 @@ def read_completion(data: dict[str, Any]) -> ChatResponse:
 class OpenAIHTTPBackend:
     """Chat completions against ``base_url`` (e.g. ``http://127.0.0.1:8000/v1``) for ``model``.
 
-    ``timeout`` bounds each HTTP request; connection errors, timeouts and 5xx answers are retried
-    with exponential backoff (``backoff``); an unknown model or a server that stays down raises
-    :class:`BackendUnavailable` naming the URL and the model.
+    ``timeout`` bounds each HTTP request; connection errors, connect timeouts and 5xx answers are
+    retried with exponential backoff (``backoff``); an unknown model or a server that stays down
+    raises :class:`BackendUnavailable` naming the URL and the model. A request the server took but
+    did not answer within ``timeout`` (a read timeout) is not retried: the server is busy, not
+    down, and sending it again would queue the same work twice.
     """
 
     def __init__(self, model: str, base_url: str = DEFAULT_URL, *, timeout: float = 120.0,
@@ -102,12 +104,17 @@ class OpenAIHTTPBackend:
             raise BackendUnavailable(
                 f"OpenAI-compatible server at {self.base_url} (model {self.model!r}) did not answer after "
                 f"{self.backoff.attempts} attempts within {self.timeout:g}s each: {err}. Is the server running? "
-                f"Start one with: python -m llm_policies.serve MODEL_PATH --port PORT") from None
+                f"Start one with: arena serve MODEL_PATH --port PORT") from None
         return read_completion(data)
 
     async def _post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
             response = await self._client().post(url, json=body)
+        except httpx.ReadTimeout:
+            raise BackendUnavailable(
+                f"server at {self.base_url} (model {self.model!r}) took the request but sent no answer within "
+                f"{self.timeout:g}s; it is overloaded or stuck (give it more time with the policy option "
+                f"timeout=SECONDS)") from None
         except (httpx.TransportError, httpx.TimeoutException) as err:
             raise Retryable(f"{type(err).__name__}: {err}") from None
         if response.status_code >= 500:
