@@ -20,6 +20,7 @@ from pathlib import Path
 
 import httpx
 
+from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.local_stack import vllm_python
 
 #: vLLM's CPU KV cache size (GiB) unless ``VLLM_CPU_KVCACHE_SPACE`` is already set.
@@ -44,9 +45,12 @@ class VLLMServer:
         self.name = name or Path(model).name
         self.python = str(python or (vllm_python() if vllm_python().exists() else sys.executable))
         self.log_path = Path(log_path) if log_path else None
+        extra_args = list(extra_args or [])
+        if not any(arg == "--dtype" or arg.startswith("--dtype=") for arg in extra_args):
+            extra_args += ["--dtype", resolve_dtype()]  # float32 on a CPU without bf16 (cpu_dtype)
         self.command = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", model,
                         "--served-model-name", self.name, "--host", host, "--port", str(port),
-                        "--max-model-len", str(max_model_len), *(extra_args or [])]
+                        "--max-model-len", str(max_model_len), *extra_args]
         self.process: subprocess.Popen[bytes] | None = None
 
     @property

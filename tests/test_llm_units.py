@@ -310,3 +310,17 @@ def test_package_imports_without_vllm_or_torch():
             "llm_policies.backends.vllm_local, llm_policies.backends.hf_transformers\n"
             "assert 'vllm' not in sys.modules and 'torch' not in sys.modules and 'transformers' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_auto_dtype_is_float32_on_a_cpu_without_bf16(monkeypatch):
+    from llm_policies import cpu_dtype
+    from llm_policies.serve import VLLMServer
+
+    monkeypatch.setattr(cpu_dtype, "cpu_lacks_bf16", lambda: True)
+    assert cpu_dtype.resolve_dtype() == "float32" and cpu_dtype.resolve_dtype("auto", "cpu") == "float32"
+    assert cpu_dtype.resolve_dtype("bfloat16") == "bfloat16" and cpu_dtype.resolve_dtype("auto", "cuda") == "auto"
+    assert VLLMServer("m").command[-2:] == ["--dtype", "float32"]
+    assert VLLMServer("m", extra_args=["--dtype", "half"]).command.count("--dtype") == 1
+    monkeypatch.setattr(cpu_dtype, "cpu_lacks_bf16", lambda: False)
+    assert cpu_dtype.resolve_dtype() == "auto"
+    assert VLLMServer("m").command[-2:] == ["--dtype", "auto"]

@@ -12,6 +12,7 @@ import asyncio
 import threading
 from typing import Any
 
+from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.extraction import extract_answer
 from llm_policies.types import ChatRequest, ChatResponse, Message
 
@@ -42,6 +43,7 @@ class TransformersBackend:
         self.constraint_retries = constraint_retries
         self.label = f"hf:{model}"
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(model)
+        dtype = resolve_dtype(dtype, device)
         self.model = transformers.AutoModelForCausalLM.from_pretrained(model, dtype=dtype).to(device).eval()
         self._lock = threading.Lock()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from llm_policies.backends.microbatch import MicroBatcher
+from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.backends.openai_http import structured_outputs
 from llm_policies.types import ChatRequest, ChatResponse
 
@@ -31,6 +32,7 @@ class VLLMLocalBackend:
         self.guided = guided
         self.label = f"vllm-local:{model}"
         engine_kwargs.setdefault("max_model_len", 8192)
+        engine_kwargs["dtype"] = resolve_dtype(engine_kwargs.get("dtype", "auto"))
         self.llm = vllm.LLM(model=model, **engine_kwargs)
         self._batcher: MicroBatcher[ChatRequest, ChatResponse] = MicroBatcher(self._run_batch, max_batch=max_batch, window=window)
 
