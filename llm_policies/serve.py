@@ -23,8 +23,10 @@ import httpx
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.local_stack import vllm_python
 
-#: vLLM's CPU KV cache size (GiB) unless ``VLLM_CPU_KVCACHE_SPACE`` is already set.
-DEFAULT_KV_CACHE_GIB = "2"
+#: vLLM's CPU KV cache size (GiB) unless ``VLLM_CPU_KVCACHE_SPACE`` is already set: room for 32
+#: concurrent ~1k-token float32 SmolLM2 sequences and their cached prefixes (with 2 GiB, half of
+#: the prompt tokens of a 32-episode auction run missed the prefix cache).
+DEFAULT_KV_CACHE_GIB = "4"
 
 
 class ServerError(RuntimeError):
