@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import subprocess
 import sys
@@ -124,40 +125,15 @@ def test_server_not_running_gives_clear_error_within_timeout():
     assert f"http://127.0.0.1:{port}/v1" in message and "'some-model'" in message and "3 attempts" in message
 
 
-def test_http_5xx_is_retried_then_reported():
-    """A real HTTP server that always answers 503 (a fault vLLM cannot be made to produce)."""
+@contextlib.contextmanager
+def scripted_http_server(do_post: str):
+    """A real HTTP server on 127.0.0.1 whose POST handler body is ``do_post`` (faults vLLM cannot
+    be made to produce on demand); yields ``(url, process)``, its stdout piped, until it is killed."""
     port = free_port()
-    script = ("import http.server as h\n"
+    script = ("import http.server as h, time\n"
               "class H(h.BaseHTTPRequestHandler):\n"
               "    def do_POST(self):\n"
-              "        self.send_response(503); self.end_headers(); self.wfile.write(b'overloaded')\n"
-              "    def log_message(self, *a): pass\n"
-              f"h.HTTPServer(('127.0.0.1', {port}), H).serve_forever()\n")
-    server = subprocess.Popen([sys.executable, "-c", script])
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
-        backend = OpenAIHTTPBackend("m", f"http://127.0.0.1:{port}/v1", backoff=Backoff(attempts=2, base=0.05))
-        with pytest.raises(BackendUnavailable, match="HTTP 503: overloaded"):
-            asyncio.run(backend.generate(ChatRequest(({"role": "user", "content": "hi"},))))
-    finally:
-        server.kill()
-        server.wait()
-
-
-def test_read_timeout_is_reported_not_retried():
-    """A real HTTP server that reads the request and never answers (a busy server, which vLLM
-    cannot be made to be on demand): one request reaches it, then a clear error."""
-    port = free_port()
-    script = ("import http.server as h, sys, time\n"
-              "class H(h.BaseHTTPRequestHandler):\n"
-              "    def do_POST(self):\n"
-              "        self.rfile.read(int(self.headers['Content-Length']))\n"
-              "        print('request', flush=True); time.sleep(30)\n"
+              + "".join(f"        {line}\n" for line in do_post.splitlines()) +
               "    def log_message(self, *a): pass\n"
               f"h.ThreadingHTTPServer(('127.0.0.1', {port}), H).serve_forever()\n")
     server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
@@ -168,16 +144,32 @@ def test_read_timeout_is_reported_not_retried():
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.05)
-        backend = OpenAIHTTPBackend("m", f"http://127.0.0.1:{port}/v1", timeout=1.0,
-                                    backoff=Backoff(attempts=3, base=0.05))
+        yield f"http://127.0.0.1:{port}/v1", server
+    finally:
+        server.kill()
+        server.wait()
+
+
+def test_http_5xx_is_retried_then_reported():
+    """A server that always answers 503."""
+    with scripted_http_server("self.send_response(503); self.end_headers(); self.wfile.write(b'overloaded')") as (url, _):
+        backend = OpenAIHTTPBackend("m", url, backoff=Backoff(attempts=2, base=0.05))
+        with pytest.raises(BackendUnavailable, match="HTTP 503: overloaded"):
+            asyncio.run(backend.generate(ChatRequest(({"role": "user", "content": "hi"},))))
+
+
+def test_read_timeout_is_reported_not_retried():
+    """A server that reads the request and never answers (busy): one request reaches it, then a
+    clear error."""
+    handler = "self.rfile.read(int(self.headers['Content-Length']))\nprint('request', flush=True); time.sleep(30)"
+    with scripted_http_server(handler) as (url, server):
+        backend = OpenAIHTTPBackend("m", url, timeout=1.0, backoff=Backoff(attempts=3, base=0.05))
         start = time.monotonic()
         with pytest.raises(BackendUnavailable, match=r"sent no answer within 1s.*timeout=SECONDS"):
             asyncio.run(backend.generate(ChatRequest(({"role": "user", "content": "hi"},))))
         assert time.monotonic() - start < 2.5
-    finally:
         server.kill()
-        output, _ = server.communicate()
-    assert output.count("request") == 1
+        assert server.stdout.read().count("request") == 1
 
 
 def test_backend_argument_errors():
