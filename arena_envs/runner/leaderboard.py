@@ -143,12 +143,23 @@ def format_markdown(rows: list[Row], columns: Sequence[str] | None = None) -> st
 
 def leaderboard(folder: str | Path, write: bool = True) -> list[Row]:
     """The leaderboard of the results folder ``folder``; writes leaderboard.json/.md there when ``write``."""
-    folder = Path(folder)
+    return _leaderboard(Path(folder), write)[0]
+
+
+def leaderboard_text(folder: str | Path) -> str:
+    """The printed leaderboard of a results folder: the table of its headline columns, then the
+    game means line (rewrites leaderboard.json/.md)."""
+    rows, game = _leaderboard(Path(folder), True)
+    table = format_table(rows, headline_columns(folder))
+    return f"{table}\n{format_game_line(game)}" if game else table
+
+
+def _leaderboard(folder: Path, write: bool) -> tuple[list[Row], dict[str, float]]:
     config = read_config(folder)
     episodes = read_episodes(folder / "episodes.jsonl")
     rows = compute(episodes, player_labels(config["players"]))
+    game = game_means(episodes)
     if write:
-        game = game_means(episodes)
         data = {"env": config["env"], "episodes": len(episodes), "episodes_planned": config["episodes"],
                 "trueskill": "trueskill package defaults, one free-for-all match per episode ranked by score",
                 "rows": [asdict(r) for r in rows], "game_means": game}
@@ -156,12 +167,4 @@ def leaderboard(folder: str | Path, write: bool = True) -> list[Row]:
         title = f"# {config['env']}: {len(episodes)} of {config['episodes']} episodes, seed {config['seed']}\n\n"
         footer = f"\n\n{format_game_line(game)}" if game else ""
         write_durably(folder / "leaderboard.md", title + format_markdown(rows, headline_columns(folder)) + footer + "\n")
-    return rows
-
-
-def leaderboard_text(folder: str | Path) -> str:
-    """The printed leaderboard of a results folder: the table of its headline columns, then the
-    game means line (rewrites leaderboard.json/.md)."""
-    table = format_table(leaderboard(folder), headline_columns(folder))
-    game = format_game_line(game_means(read_episodes(Path(folder) / "episodes.jsonl")))
-    return f"{table}\n{game}" if game else table
+    return rows, game
