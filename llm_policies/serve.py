@@ -128,7 +128,7 @@ class VLLMServer:
 
 def looks_like_path(model: str) -> bool:
     """A folder rather than a hub id such as ``Qwen/Qwen2.5-7B-Instruct`` (which vLLM downloads)."""
-    return model.startswith(("/", ".", "~")) or model.count("/") != 1
+    return model.startswith(("/", ".", "~")) or model.count("/") > 1
 
 
 def main(argv: list[str] | None = None) -> int:
