@@ -24,8 +24,8 @@ from arena_envs.auction import text as T
 from arena_envs.auction.items import ITEM_ORDERS, TABLE1_ITEMS, Item, coerce_items, order_items
 from arena_envs.auction.parser import parse_reply
 from arena_envs.auction.rules import WITHDRAW, AuctionRules
+from arena_envs.core import EpisodeRecord
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
-from arena_envs.core.records import EpisodeRecord
 from arena_envs.core.text_env import TextAECEnv
 
 DESIRES = ("maximize_profit", "maximize_items")
