@@ -1,1 +1,2 @@
-"""Non-LLM policies: random, human, the games' rule baselines, RL; ``registry`` names them for specs."""
+"""Non-LLM policies: random, human, the games' rule baselines, RL (named for specs in
+:mod:`arena_envs.runner.policy_registry`)."""

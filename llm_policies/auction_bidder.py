@@ -62,6 +62,7 @@ class AucArenaBidder(LLMPolicyBase):
         self.seat = env.seat_of[agent]
         self.bidders = env.names()
         self.me = self.bidders[self.seat]
+        self.names_seen = auction_text.name_table(len(self.bidders), self.seat)  # as this bidder's text shows them
         self.desire = self.desire_override or env.desires[self.seat]
         rules = env.rules
         self.item_names = [item.name for item in rules.items]
@@ -147,11 +148,11 @@ class AucArenaBidder(LLMPolicyBase):
 
     async def _update_belief(self, index: int) -> None:
         env = self.env
-        names = env.names_seen_by[self.seat]
         item = self.item_names[index]
         instruction = P.BELIEF.format(
-            item=item, history=self._item_history(index), hammer=auction_text.hammer_message(env, index, names),
-            win_lose=auction_text.win_lose_note(env, self.seat, index), status=json.dumps(self.status),
+            item=item, history=self._item_history(index),
+            hammer=auction_text.hammer_message(env.rules, index, self.names_seen),
+            win_lose=auction_text.win_lose_note(env.rules, self.seat, index), status=json.dumps(self.status),
             example=P.belief_example(self.bidders, item))
         messages: list[Message] = [{"role": "system", "content": self.system}, {"role": "user", "content": instruction}]
         schema = P.belief_schema(self.bidders, self.item_names)
@@ -168,7 +169,7 @@ class AucArenaBidder(LLMPolicyBase):
 
     def _item_history(self, index: int) -> str:
         """The public rounds of item ``index`` as this bidder's text shows them."""
-        names = self.env.names_seen_by[self.seat]
+        names = self.names_seen
         seat_of = self.env.seat_of
         lines = []
         for event in self.env.record.events:

@@ -9,7 +9,7 @@ from gymnasium import spaces
 
 import _tiny_game
 from arena_envs.runner.policy_specs import SpecError, make_policy, parse_arguments, player_labels, split_players
-from baselines import registry
+from arena_envs.runner import policy_registry as registry
 from baselines.human import HumanInputClosed, HumanPolicy
 from baselines.random_policy import RandomPolicy
 

@@ -769,7 +769,7 @@ def test_fixed_players_cycle_by_round_and_mixed_populations_score():
 
 
 def test_baselines_are_registered():
-    from baselines.registry import lookup
+    from arena_envs.runner.policy_registry import lookup
     for name in GAMES:
         assert lookup(name, "fixed") == "baselines.gamma_fixed:FixedAnswer"
         assert lookup(name, "equilibrium").startswith("baselines.gamma_equilibrium:")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena_envs.gamma.history import GAMES, missing_keys
-from arena_envs.gamma.importer import LOG_GAMES, iter_logs, load_log, parse_log_name, rescore
+from arena_envs.analysis.gamma_importer import LOG_GAMES, iter_logs, load_log, parse_log_name, rescore
 from arena_envs.gamma.scoring import score, table_row
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "reference_data" / "gamabench"

@@ -9,7 +9,7 @@ import pytest
 
 from arena_envs.gamma.history import GAMES, missing_keys
 from arena_envs.gamma.scoring import score
-from arena_envs.gamma.suite import format_row, history_from_record, play_suite, seat_specs
+from arena_envs.runner.gamma_suite import format_row, history_from_record, play_suite, seat_specs
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner.cli import main as arena_main
 

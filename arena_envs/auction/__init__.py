@@ -2,4 +2,4 @@
 from arena_envs.auction.env import AuctionEnv
 from arena_envs.auction.items import POOL_ITEMS, TABLE1_ITEMS, Item
 
-__all__ = ["AuctionEnv", "Item", "POOL_ITEMS", "TABLE1_ITEMS"]
+__all__ = ["POOL_ITEMS", "TABLE1_ITEMS", "AuctionEnv", "Item"]

@@ -24,6 +24,7 @@ from arena_envs.auction import text as T
 from arena_envs.auction.items import ITEM_ORDERS, TABLE1_ITEMS, Item, coerce_items, order_items
 from arena_envs.auction.parser import parse_reply
 from arena_envs.auction.rules import WITHDRAW, AuctionRules
+from arena_envs.core import EpisodeRecord
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
 from arena_envs.core.text_env import TextAECEnv
 
@@ -33,7 +34,7 @@ ACTION_MODES = ("discrete", "amount")
 TIE_BREAKS = ("random", "lowest_seat")
 
 
-def _per_bidder(value: Any, n: int, name: str) -> list:
+def _per_bidder(value: Any, n: int, name: str) -> list[Any]:
     if isinstance(value, (list, tuple)):
         if len(value) != n:
             raise ValueError(f"{name} needs {n} entries (one per bidder), got {len(value)}")
@@ -42,7 +43,19 @@ def _per_bidder(value: Any, n: int, name: str) -> list:
 
 
 class AuctionEnv(TextAECEnv):
-    metadata = {"name": "auction_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    # a plain attribute in PettingZoo's AECEnv, so not a ClassVar
+    metadata = {"name": "auction_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}  # noqa: RUF012
+
+    # the episode's state, set by reset()
+    record: EpisodeRecord
+    rules: AuctionRules
+    texts: T.AuctionTexts
+    plans: dict[str, list[dict[str, Any]]]
+    belief_checks: dict[str, dict[str, int]]
+    _last_status: dict[str, str]
+    _new_item_seen: dict[str, int]
+    _feature_cache: dict[int, np.ndarray]
+    _item_feature_cache: dict[tuple[int, int], np.ndarray]
 
     def __init__(
         self,
@@ -89,7 +102,8 @@ class AuctionEnv(TextAECEnv):
         self.desires = _per_bidder(desires, n_bidders, "desires")
         if any(d not in DESIRES for d in self.desires):
             raise ValueError(f"desires must be among {DESIRES}, got {self.desires}")
-        self.overestimate_percent = [int(o) for o in _per_bidder(overestimate_percent, n_bidders, "overestimate_percent")]
+        self.overestimate_percent = [int(o) for o in
+                                     _per_bidder(overestimate_percent, n_bidders, "overestimate_percent")]
         if any(not -100 <= o <= 100 for o in self.overestimate_percent):
             raise ValueError("overestimate_percent must be in -100..100")
         self.min_markup_pct = min_markup_pct
@@ -118,7 +132,6 @@ class AuctionEnv(TextAECEnv):
         super().__init__(agents=agents, action_spaces={a: action_space for a in agents}, feature_names=tuple(names),
                          max_retries=max_retries, invalid_action_penalty=invalid_action_penalty,
                          render_mode=render_mode)
-        self.rules: AuctionRules | None = None
 
     def config(self) -> dict[str, Any]:
         return {
@@ -136,7 +149,8 @@ class AuctionEnv(TextAECEnv):
 
     def _start_game(self, options: dict[str, Any]) -> None:
         order = options.get("item_order", self.item_order)
-        budgets = [int(b) for b in _per_bidder(options.get("budgets", self.budgets), len(self.possible_agents), "budgets")]
+        budgets = [int(b) for b in
+                   _per_bidder(options.get("budgets", self.budgets), len(self.possible_agents), "budgets")]
         if self.action_mode == "amount" and max(budgets) > self._max_budget:
             raise ValueError("in amount mode, budgets given at reset cannot exceed the constructor's budgets")
         items = coerce_items(options["items"]) if "items" in options else self.items
@@ -144,20 +158,17 @@ class AuctionEnv(TextAECEnv):
             raise ValueError(f"items given at reset must keep the number of items ({len(self.items)})")
         ordered = order_items(items, order, self.np_random)
         estimates = [[item.true_value * (100 + o) // 100 for item in ordered] for o in self.overestimate_percent]
-        self.plans: dict[str, list[dict[str, Any]]] = {a: [] for a in self.possible_agents}
+        self.plans = {a: [] for a in self.possible_agents}
         self.belief_checks = {a: {"self_pass": 0, "self_fail": 0, "other_pass": 0, "other_fail": 0, "sanity_errors": 0}
                               for a in self.possible_agents}
         self._last_status = {a: "none" for a in self.possible_agents}
         self._new_item_seen = {a: -1 for a in self.possible_agents}
         self.record.add("setup", order=[item.name for item in ordered], budgets=budgets, estimates=estimates)
-        self.rules = AuctionRules(ordered, budgets, estimates, self._choose_leader, self.record.events,
-                                  self.possible_agents, self.min_markup_pct, self.auto_withdraw_unaffordable,
-                                  self.enable_discount)
-        n = len(self.possible_agents)
-        self.headers = [T.header(self, seat) for seat in range(n)]
-        self.names_seen_by = [T.name_table(n, seat) for seat in range(n)]
-        self._results_cache: dict[int, tuple[int, str]] = {}
-        self._item_feature_cache: dict[tuple[int, int], np.ndarray] = {}
+        self.rules = AuctionRules(ordered, budgets, estimates, self._choose_leader, self.possible_agents,
+                                  self.min_markup_pct, self.auto_withdraw_unaffordable, self.enable_discount)
+        self.record.events.extend(self.rules.take_events())
+        self.texts = T.AuctionTexts(self.rules, T.PromptConfig(tuple(self.desires), self.reveal_status))
+        self._item_feature_cache = {}
         self._new_round()
         self._finish_if_over()
 
@@ -199,13 +210,12 @@ class AuctionEnv(TextAECEnv):
 
     def _apply(self, agent: str, move: int, fell_back: bool) -> None:
         rules = self.rules
+        events = rules.decide(self.seat_of[agent], move, forced=fell_back)
         if isinstance(self._answer, str):
-            rules_events = len(self.record.events)
-        sold = rules.decide(self.seat_of[agent], move, forced=fell_back)
-        if isinstance(self._answer, str):
-            self.record.events[rules_events]["answer"] = self._answer
+            events[0]["answer"] = self._answer  # the decision event: the raw reply it was parsed from
+        self.record.events.extend(events)
         self._last_status[agent] = "forced_withdraw" if fell_back else "accepted"
-        for event in sold:
+        for event in events:
             if event["type"] == "hammer":
                 winner = event["winner"]
                 seat = self.seat_of[winner]
@@ -230,16 +240,8 @@ class AuctionEnv(TextAECEnv):
 
     def _new_round(self) -> None:
         """Drop the per-round caches of texts and features (a round resolved or an item opened)."""
-        self._body_cache: dict[int, str] = {}
-        self._feature_cache: dict[int, np.ndarray] = {}
-
-    def results_text(self, seat: int) -> str:
-        """Public results so far as ``seat`` sees them (cached until the next hammer)."""
-        done = len(self.rules.results)
-        cached = self._results_cache.get(seat)
-        if cached is None or cached[0] != done:
-            cached = self._results_cache[seat] = (done, T.results(self, self.names_seen_by[seat]))
-        return cached[1]
+        self.texts.new_round()
+        self._feature_cache = {}
 
     def _next_agent(self) -> str | None:
         if any(self.truncations.values()):
@@ -248,11 +250,7 @@ class AuctionEnv(TextAECEnv):
         return None if seat is None else self.possible_agents[seat]
 
     def _text(self, agent: str, note: str | None) -> str:
-        seat = self.seat_of[agent]
-        body = self._body_cache.get(seat)
-        if body is None:
-            body = self._body_cache[seat] = T.prompt_body(self, seat)
-        return T.prompt(self, seat, body, note)
+        return self.texts.prompt(self.seat_of[agent], note)
 
     def _features(self, agent: str) -> np.ndarray:
         seat = self.seat_of[agent]
@@ -270,7 +268,8 @@ class AuctionEnv(TextAECEnv):
         live = not rules.finished
         out[:12] = (j, len(rules.items), rules.round, rules.price if live else 0, rules.estimates[seat][j],
                     rules.increment if live else 0, rules.highest or 0, -1 if rules.leader is None else rules.leader,
-                    rules.min_valid_bid() if live else 0, rules.remaining[seat], rules.profit[seat], len(rules.won[seat]))
+                    rules.min_valid_bid() if live else 0, rules.remaining[seat], rules.profit[seat],
+                    len(rules.won[seat]))
         out[12:12 + n] = rules.round_withdrawn
         return out
 
@@ -360,7 +359,7 @@ class AuctionEnv(TextAECEnv):
         return AnswerConstraint(
             "regex",
             f'"I bid $X!" with {low} <= X <= {budget}, or "I\'m out!"',
-            pattern=r"I'm out!|I bid \$[1-9][0-9]{0,%d}!" % (len(str(budget)) - 1),
+            pattern=rf"I'm out!|I bid \$[1-9][0-9]{{0,{len(str(budget)) - 1}}}!",
         )
 
     # ------------------------------------------------------------------ AucArena helper API
@@ -402,16 +401,7 @@ class AuctionEnv(TextAECEnv):
         return scores
 
     def final_report(self) -> dict[str, Any]:
-        rules = self.rules
-        bidders = []
-        for s in range(rules.n):
-            items = [{"name": rules.items[i].name, "price": p, "start_price": rules.items[i].start_price,
-                      "true_value": rules.items[i].true_value} for i, p in rules.won[s]]
-            bidders.append({"bidder": T.display_name(s), "starting_budget": rules.budgets[s],
-                            "remaining_budget": rules.remaining[s], "profit": rules.profit[s], "items": items})
-        return {"bidders": bidders,
-                "hammers": [None if r is None else {"item": rules.items[i].name, "winner": T.display_name(r[0]), "price": r[1]}
-                            for i, r in enumerate(rules.results)]}
+        return T.final_report(self.rules)
 
     def state(self) -> dict[str, Any]:
         rules = self.rules
@@ -423,7 +413,8 @@ class AuctionEnv(TextAECEnv):
     # ------------------------------------------------------------------ metrics and rendering
 
     def _metrics(self) -> dict[str, Any]:
-        return M.episode_metrics(self)
+        return M.episode_metrics(self.rules, self.record.events, self.desires, self.invalid_counts,
+                                 self.belief_checks, self.plans)
 
     def _render_text(self) -> str:
-        return T.render_log(self)
+        return T.render_log(self.rules, self.record.events)

@@ -66,7 +66,8 @@ _POOL_EXPENSIVE = {5, 10, 16, 18}  # 1-based ids priced 5000; all others 1000
 
 #: The reference repository's 26-item pool (ids 1..26 in order); ids 1-20 are the niche experiment's set.
 POOL_ITEMS: tuple[Item, ...] = tuple(
-    _item(name, _DESCRIPTIONS.get(name, f"A {name.split()[0].lower()} of fine make"), 5000 if i in _POOL_EXPENSIVE else 1000)
+    _item(name, _DESCRIPTIONS.get(name, f"A {name.split()[0].lower()} of fine make"),
+          5000 if i in _POOL_EXPENSIVE else 1000)
     for i, name in enumerate(_POOL_NAMES, start=1)
 )
 

@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -15,6 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
+from arena_envs.auction.rules import AuctionView
 
 #: Default BIP bin edges in percent of the starting price: [0,10) [10,11) [11,20) [20,50) [50,inf).
 BIP_EDGES: tuple[float, ...] = (0, 10, 11, 20, 50)
@@ -28,8 +31,13 @@ def cfr(failures: int, accepted: int) -> float:
     return failures / total if total else 0.0
 
 
+def _rate_or_none(failures: int, passes: int) -> float | None:
+    """:func:`cfr`, or None when nothing was checked (a rate of nothing is not 0)."""
+    return cfr(failures, passes) if failures + passes else None
+
+
 def bip_bin_labels(edges: Sequence[float] = BIP_EDGES) -> list[str]:
-    labels = [f"[{_fmt(a)},{_fmt(b)})" for a, b in zip(edges, edges[1:])]
+    labels = [f"[{_fmt(a)},{_fmt(b)})" for a, b in itertools.pairwise(edges)]
     labels.append(f"[{_fmt(edges[-1])},inf)")
     return labels
 
@@ -83,10 +91,12 @@ def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat
     """
     if isinstance(belief, str):
         try:
-            belief = json.loads(belief)
+            parsed: Any = json.loads(belief)
         except ValueError:
             return ["your status is not valid JSON; reply with the status JSON only"], []
-    problem = _sanity_problem(belief)
+    else:
+        parsed = belief
+    problem = _sanity_problem(parsed)
     if problem:
         return [f"your status JSON is malformed: {problem}"], []
     me = names[seat]
@@ -94,14 +104,14 @@ def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat
     checks: list[tuple[str, bool]] = []
 
     true_budget = truth["remaining_budget"][me]
-    ok = belief["remaining_budget"] == true_budget
+    ok = parsed["remaining_budget"] == true_budget
     checks.append(("self", ok))
     if not ok:
         errors.append(f"your belief of budget is wrong: you have ${true_budget} left, you think "
-                      f"${belief['remaining_budget']}")
+                      f"${parsed['remaining_budget']}")
 
     def check_each(section: str, truth_of: Any, matches: Any, describe: Any) -> None:
-        for key, value in belief[section].items():
+        for key, value in parsed[section].items():
             other = _bidder_for_key(key, names)
             if other is None:
                 continue
@@ -219,19 +229,20 @@ def spearman_table(rows: Iterable[Mapping[str, Any]]) -> dict[str, float | None]
 # ---------------------------------------------------------------------------------------------- episode
 
 
-def episode_metrics(env: Any) -> dict[str, Any]:
-    """Per-bidder and game metrics of an :class:`~arena_envs.auction.env.AuctionEnv` episode."""
-    rules = env.rules
-    events = env.record.events
+def episode_metrics(rules: AuctionView, events: Sequence[Mapping[str, Any]], desires: Sequence[str],
+                    invalid_counts: Mapping[str, Mapping[str, int]], belief_checks: Mapping[str, Mapping[str, int]],
+                    plans: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """Per-bidder and game metrics of an auction episode: its state, log events and the
+    environment's counts (invalid answers, belief checks per agent) and recorded plans."""
     starts = {e["item"]: e["start_price"] for e in events if e["type"] == "item_open"}
     decisions = [e for e in events if e["type"] == "decision"]
     agents: dict[str, dict[str, Any]] = {}
-    for seat, agent in enumerate(env.possible_agents):
+    for seat, agent in enumerate(rules.ids):
         mine = [e for e in decisions if e["agent"] == agent]
         bids = [(e["amount"], e["standing"], starts[e["item"]]) for e in mine if e["amount"] is not None]
-        counts = env.invalid_counts[agent]
+        counts = invalid_counts[agent]
         accepted = len(mine)
-        beliefs = env.belief_checks[agent]
+        beliefs = belief_checks[agent]
         passed = beliefs["self_pass"] + beliefs["other_pass"]
         failed = beliefs["self_fail"] + beliefs["other_fail"]
         profit = rules.profit[seat]
@@ -241,7 +252,7 @@ def episode_metrics(env: Any) -> dict[str, Any]:
         for i, _ in rules.won[seat]:
             wins[i] = 1
         agents[agent] = {
-            "score": items_won if env.desires[seat] == "maximize_items" else profit,
+            "score": items_won if desires[seat] == "maximize_items" else profit,
             "profit": profit,
             "items_won": items_won,
             "money_left": rules.remaining[seat],
@@ -256,11 +267,11 @@ def episode_metrics(env: Any) -> dict[str, Any]:
             "bip_coarse": dict(zip(bip_bin_labels(BIP_COARSE_EDGES), bip_counts(bids, BIP_COARSE_EDGES))),
             "belief_checks": passed + failed,
             "belief_errors": failed,
-            "belief_error_rate": cfr(failed, passed) if passed + failed else None,
-            "belief_error_rate_self": cfr(beliefs["self_fail"], beliefs["self_pass"]) if beliefs["self_pass"] + beliefs["self_fail"] else None,
-            "belief_error_rate_other": cfr(beliefs["other_fail"], beliefs["other_pass"]) if beliefs["other_pass"] + beliefs["other_fail"] else None,
+            "belief_error_rate": _rate_or_none(failed, passed),
+            "belief_error_rate_self": _rate_or_none(beliefs["self_fail"], beliefs["self_pass"]),
+            "belief_error_rate_other": _rate_or_none(beliefs["other_fail"], beliefs["other_pass"]),
             "belief_sanity_errors": beliefs["sanity_errors"],
-            "plan_rows": plan_rows(env.plans[agent], n_items, rules.bid_counts[seat][:n_items], wins),
+            "plan_rows": plan_rows(plans[agent], n_items, rules.bid_counts[seat][:n_items], wins),
         }
     rounds = [e for e in events if e["type"] == "round_end"]
     return {

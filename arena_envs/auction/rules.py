@@ -6,13 +6,16 @@ no valid bid hammers the item to the leader at its own bid (or leaves it unsold 
 The minimum raise is a percentage of the *starting* price; opening bids need only reach the starting
 price. Withdrawal is final for the item. All money is integer dollars.
 
-:class:`AuctionRules` keeps the state and appends the paper's log events (``item_open``,
-``decision``, ``round_end``, ``hammer``, ``unsold``) to the list it is given.
+:class:`AuctionRules` keeps the state and produces the paper's log events (``item_open``,
+``decision``, ``round_end``, ``hammer``, ``unsold``...): :meth:`AuctionRules.decide` returns the
+events of a decision, :meth:`AuctionRules.take_events` those not yet taken (the first item's
+opening); the environment appends them to its record. :class:`AuctionView` is the read-only face of
+the state that the texts and metrics use.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from arena_envs.auction.items import Item
 
@@ -29,6 +32,57 @@ def min_increment(price: int, markup_pct: int) -> int:
     endless equal rebids)."""
     return max(1, price * markup_pct // 100)
 
+
+class AuctionView(Protocol):
+    """What the texts and metrics may read of an auction's state (no writes): :class:`AuctionRules`."""
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def ids(self) -> Sequence[str]: ...
+    @property
+    def items(self) -> Sequence[Item]: ...
+    @property
+    def budgets(self) -> Sequence[int]: ...
+    @property
+    def estimates(self) -> Sequence[Sequence[int]]: ...
+    @property
+    def min_markup_pct(self) -> int: ...
+    @property
+    def remaining(self) -> Sequence[int]: ...
+    @property
+    def profit(self) -> Sequence[int]: ...
+    @property
+    def won(self) -> Sequence[Sequence[tuple[int, int]]]: ...
+    @property
+    def results(self) -> Sequence[tuple[int, int] | None]: ...
+    @property
+    def bid_counts(self) -> Sequence[Sequence[int]]: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def item_index(self) -> int: ...
+    @property
+    def item(self) -> Item: ...
+    @property
+    def price(self) -> int: ...
+    @property
+    def increment(self) -> int: ...
+    @property
+    def round(self) -> int: ...
+    @property
+    def highest(self) -> int | None: ...
+    @property
+    def leader(self) -> int | None: ...
+    @property
+    def item_rounds(self) -> Sequence[Mapping[int, int]]: ...
+    @property
+    def round_leaders(self) -> Sequence[int | None]: ...
+
+    def min_valid_bid(self) -> int: ...
+    def awaits(self, seat: int) -> bool: ...
+
+
 class AuctionRules:
     """State and transitions of one auction (seats are 0-based ints)."""
 
@@ -38,7 +92,6 @@ class AuctionRules:
         budgets: Sequence[int],
         estimates: Sequence[Sequence[int]],
         tie_break: TieBreak,
-        events: list[dict[str, Any]],
         agent_ids: Sequence[str],
         min_markup_pct: int = 10,
         auto_withdraw_unaffordable: bool = False,
@@ -49,7 +102,6 @@ class AuctionRules:
         self.budgets = tuple(int(b) for b in budgets)
         self.estimates = tuple(tuple(e) for e in estimates)
         self.tie_break = tie_break
-        self.events = events
         self.ids = tuple(agent_ids)
         self.min_markup_pct = min_markup_pct
         self.auto_withdraw_unaffordable = auto_withdraw_unaffordable
@@ -62,6 +114,18 @@ class AuctionRules:
         self.bid_counts = [[0] * len(self.items) for _ in range(self.n)]  # accepted bids per item
         self.finished = False
         self.item_index = -1
+        # the current item and round (set by _open_next_item and _start_round)
+        self.price = self.increment = self.round = self.discounts = 0
+        self.highest: int | None = None
+        self.leader: int | None = None
+        self.withdrawn = [False] * self.n
+        self.item_rounds: list[dict[int, int]] = []  # accepted decisions per completed round
+        self.round_leaders: list[int | None] = []
+        self.pending: dict[int, int] = {}
+        self.eligible: list[int] = []
+        self.cursor = 0
+        self.round_withdrawn: tuple[bool, ...] = ()  # what observers may know during this round
+        self._events: list[dict[str, Any]] = []  # produced, not yet taken
         self._open_next_item()
 
     # ------------------------------------------------------------------ queries
@@ -96,9 +160,14 @@ class AuctionRules:
 
     # ------------------------------------------------------------------ transitions
 
+    def take_events(self) -> list[dict[str, Any]]:
+        """The log events produced since the last call, in order (the caller keeps them)."""
+        events, self._events = self._events, []
+        return events
+
     def decide(self, seat: int, decision: int, forced: bool = False) -> list[dict[str, Any]]:
-        """Record ``seat``'s accepted decision (a valid bid or WITHDRAW); resolve the round when it
-        is the last one. Returns the hammer/unsold events this produced (for rewards)."""
+        """Apply ``seat``'s accepted decision (a valid bid or WITHDRAW); resolve the round when it
+        is the last one. Returns the events this produced, its ``decision`` event first."""
         if seat != self.current_seat():
             raise RuntimeError(f"seat {seat} is not the one to decide")
         item_idx = self.item_index
@@ -106,18 +175,18 @@ class AuctionRules:
                  "standing": self.highest, "amount": None if decision == WITHDRAW else decision}
         if forced:
             event["forced"] = True
-        self.events.append(event)
+        self._events.append(event)
         self.pending[seat] = decision
         if decision == WITHDRAW:
             self.withdrawn[seat] = True
         else:
             self.bid_counts[seat][item_idx] += 1
         self.cursor += 1
-        if self.cursor < len(self.eligible):
-            return []
-        return self._resolve_round()
+        if self.cursor == len(self.eligible):
+            self._resolve_round()
+        return self.take_events()
 
-    def _resolve_round(self) -> list[dict[str, Any]]:
+    def _resolve_round(self) -> None:
         bids = {seat: amount for seat, amount in self.pending.items() if amount != WITHDRAW}
         record: dict[str, Any] = {"type": "round_end", "item": self.item_index, "round": self.round,
                                   "decisions": {self.ids[s]: d for s, d in self.pending.items()}}
@@ -135,27 +204,28 @@ class AuctionRules:
             self.highest, self.leader = top, leader
         record["leader"] = None if self.leader is None else self.ids[self.leader]
         record["highest"] = self.highest
-        self.events.append(record)
+        self._events.append(record)
         self.round_leaders.append(self.leader)
         if bids:
             self._start_round()
-            if self.eligible:
-                return []
-            return self._hammer()
+            if not self.eligible:
+                self._hammer()
+            return
         if self.leader is None and self.enable_discount and self.discounts < 3:
             self.discounts += 1
             self.price //= 2
             self.increment = min_increment(self.price, self.min_markup_pct)
             self.withdrawn = [False] * self.n
-            self.events.append({"type": "discount", "item": self.item_index, "price": self.price})
+            self._events.append({"type": "discount", "item": self.item_index, "price": self.price})
             self._start_round()
             if self.eligible:
-                return []
-        return self._hammer()
+                return
+        self._hammer()
 
-    def _hammer(self) -> list[dict[str, Any]]:
+    def _hammer(self) -> None:
         item = self.item
-        if self.leader is None:
+        event: dict[str, Any]
+        if self.leader is None or self.highest is None:
             event = {"type": "unsold", "item": self.item_index, "name": item.name}
             self.results.append(None)
         else:
@@ -166,9 +236,8 @@ class AuctionRules:
             self.results.append((winner, price))
             event = {"type": "hammer", "item": self.item_index, "name": item.name,
                      "winner": self.ids[winner], "price": price, "true_value": item.true_value}
-        self.events.append(event)
+        self._events.append(event)
         self._open_next_item()
-        return [event]
 
     def _open_next_item(self) -> None:
         self.item_index += 1
@@ -180,14 +249,14 @@ class AuctionRules:
         item = self.item
         self.price = item.start_price
         self.increment = min_increment(item.start_price, self.min_markup_pct)
-        self.highest: int | None = None
-        self.leader: int | None = None
+        self.highest = None
+        self.leader = None
         self.withdrawn = [False] * self.n
         self.round = 0
         self.discounts = 0
-        self.item_rounds: list[dict[int, int]] = []  # accepted decisions per completed round
-        self.round_leaders: list[int | None] = []
-        self.events.append({"type": "item_open", "item": self.item_index, "name": item.name,
+        self.item_rounds = []
+        self.round_leaders = []
+        self._events.append({"type": "item_open", "item": self.item_index, "name": item.name,
                             "start_price": item.start_price, "increment": self.increment})
         self._start_round()
         if not self.eligible:  # nobody can take part (only with auto-withdraw): unsold at once
@@ -195,15 +264,15 @@ class AuctionRules:
 
     def _start_round(self) -> None:
         self.round += 1
-        self.pending: dict[int, int] = {}
+        self.pending = {}
         self.cursor = 0
         eligible = [s for s in range(self.n) if not self.withdrawn[s] and s != self.leader]
         if self.auto_withdraw_unaffordable:
             floor = self.min_valid_bid()
             for seat in [s for s in eligible if self.remaining[s] < floor]:
                 self.withdrawn[seat] = True
-                self.events.append({"type": "auto_withdraw", "agent": self.ids[seat],
+                self._events.append({"type": "auto_withdraw", "agent": self.ids[seat],
                                     "item": self.item_index, "round": self.round})
             eligible = [s for s in eligible if not self.withdrawn[s]]
         self.eligible = eligible
-        self.round_withdrawn = tuple(self.withdrawn)  # what observers may know during this round
+        self.round_withdrawn = tuple(self.withdrawn)

@@ -4,15 +4,17 @@ The prompt puts the stable part first (identity, objective, rules, budget, the w
 the bidder's own estimates) so that an LLM server can reuse its prefix cache, then the changing
 state. Public parts (completed rounds, results so far) are built once per change and shared by all
 bidders; a bidder's own name is shown as "You (Bidder k)".
+
+The texts read the game through :class:`~arena_envs.auction.rules.AuctionView` (read-only) and the
+episode's events; :class:`AuctionTexts` holds one episode's prompt settings and caches.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from arena_envs.auction.rules import WITHDRAW
-
-if TYPE_CHECKING:
-    from arena_envs.auction.env import AuctionEnv
+from arena_envs.auction.rules import WITHDRAW, AuctionView
 
 ANSWER_INSTRUCTION = 'Think it through if you like, then end your reply with your decision: "I bid $X!" or "I\'m out!".'
 
@@ -36,20 +38,19 @@ def name_table(n: int, viewer: int | None) -> tuple[str, ...]:
     return tuple(f"You ({display_name(s)})" if s == viewer else display_name(s) for s in range(n))
 
 
-def header(env: AuctionEnv, seat: int) -> str:
-    """The stable prefix of ``seat``'s prompt."""
-    rules = env.rules
+def header(rules: AuctionView, desire: str, seat: int) -> str:
+    """The stable prefix of ``seat``'s prompt (``desire``: its objective, a key of OBJECTIVES)."""
     names = ", ".join(display_name(s) for s in range(rules.n))
     lines = [
         f"You are {display_name(seat)} in an English (ascending-price) auction against other bidders. "
         f"Bidders: {names}.",
-        f"Your objective: {OBJECTIVES[env.desires[seat]]}.",
+        f"Your objective: {OBJECTIVES[desire]}.",
         "Rules: items are sold one at a time in the order below. Each item has a true (resale) value that "
         "you do not know; you only have your own estimate of it, which may be too high or too low. Each round, "
         "every bidder who has not withdrawn and does not hold the highest bid either bids higher or withdraws; "
         "all decisions of a round are made at the same time and shown afterwards. The first bid on an item must "
         "be at least its starting price; later bids must beat the highest bid by at least "
-        f"{env.min_markup_pct}% of the starting price. Withdrawing is final for that item. When a round passes "
+        f"{rules.min_markup_pct}% of the starting price. Withdrawing is final for that item. When a round passes "
         "without a new bid, the highest bidder wins the item and pays its bid. Your profit on an item is its "
         "true value minus what you paid; bids may never exceed your remaining budget.",
         f"Your starting budget: ${rules.budgets[seat]}.",
@@ -61,16 +62,15 @@ def header(env: AuctionEnv, seat: int) -> str:
     return "\n".join(lines)
 
 
-def round_summary(names: tuple[str, ...], decisions: dict[int, int], leader: int | None) -> str:
+def round_summary(names: Sequence[str], decisions: Mapping[int, int], leader: int | None) -> str:
     parts = [f"{names[seat]} withdrew" if decisions[seat] == WITHDRAW else f"{names[seat]} ${decisions[seat]}"
              for seat in sorted(decisions)]
     lead = "none" if leader is None else names[leader]
     return "; ".join(parts) + f". Leader: {lead}."
 
 
-def item_history(env: AuctionEnv, names: tuple[str, ...]) -> str:
+def item_history(rules: AuctionView, names: Sequence[str]) -> str:
     """Completed rounds of the current item, with names as one viewer sees them."""
-    rules = env.rules
     if not rules.item_rounds:
         return "Bidding on this item so far: none."
     lines = ["Bidding on this item so far:"]
@@ -79,9 +79,8 @@ def item_history(env: AuctionEnv, names: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-def results(env: AuctionEnv, names: tuple[str, ...]) -> str:
+def results(rules: AuctionView, names: Sequence[str]) -> str:
     """The public results of every finished item."""
-    rules = env.rules
     lines = []
     for index, result in enumerate(rules.results):
         item = rules.items[index]
@@ -93,42 +92,40 @@ def results(env: AuctionEnv, names: tuple[str, ...]) -> str:
     return "; ".join(lines) or "none."
 
 
-def hammer_message(env: AuctionEnv, index: int, names: tuple[str, ...]) -> str:
-    item = env.rules.items[index]
-    result = env.rules.results[index]
+def hammer_message(rules: AuctionView, index: int, names: Sequence[str]) -> str:
+    item = rules.items[index]
+    result = rules.results[index]
     if result is None:
         return f"Nobody bid on {item.name}; moving on to the next item."
     winner, price = result
     return f"Sold! {item.name} to {names[winner]} at ${price}! The true value for {item.name} is ${item.true_value}."
 
 
-def win_lose_note(env: AuctionEnv, seat: int, index: int) -> str:
-    result = env.rules.results[index]
-    item = env.rules.items[index]
+def win_lose_note(rules: AuctionView, seat: int, index: int) -> str:
+    result = rules.results[index]
+    item = rules.items[index]
     if result is not None and result[0] == seat:
         return f"Congratulations! You won {item.name} at ${result[1]}."
     return f"You did not win {item.name}."
 
 
-def status(env: AuctionEnv, seat: int) -> str:
-    rules = env.rules
+def status(rules: AuctionView, seat: int) -> str:
     won = "; ".join(f"{rules.items[i].name} at ${p} (true value ${rules.items[i].true_value})"
                     for i, p in rules.won[seat]) or "nothing yet"
     return (f"Your status: budget left ${rules.remaining[seat]}; total profit ${rules.profit[seat]}; "
             f"won: {won}.")
 
 
-def auctioneer_message(env: AuctionEnv, seat: int, names: tuple[str, ...]) -> str:
-    rules = env.rules
+def auctioneer_message(rules: AuctionView, seat: int, names: Sequence[str]) -> str:
     item = rules.item
     parts = []
     if not rules.item_rounds:
         if rules.item_index > 0:
             previous = rules.item_index - 1
-            parts.append(hammer_message(env, previous, names) + " " + win_lose_note(env, seat, previous))
+            parts.append(hammer_message(rules, previous, names) + " " + win_lose_note(rules, seat, previous))
         left = len(rules.items) - rules.item_index
-        names = ", ".join(i.name for i in rules.items[rules.item_index:])
-        parts.append(f"{left} item(s) left: {names}. Now {item.name}, starting at ${rules.price}. "
+        upcoming = ", ".join(i.name for i in rules.items[rules.item_index:])
+        parts.append(f"{left} item(s) left: {upcoming}. Now {item.name}, starting at ${rules.price}. "
                      "Who bids first?")
     else:
         last = rules.item_rounds[-1]
@@ -142,46 +139,102 @@ def auctioneer_message(env: AuctionEnv, seat: int, names: tuple[str, ...]) -> st
     return "Auctioneer: " + " ".join(parts)
 
 
-def prompt_body(env: AuctionEnv, seat: int) -> str:
-    """Everything of ``seat``'s prompt that stays fixed during a round (the env caches it per round)."""
-    rules = env.rules
-    names = env.names_seen_by[seat]
-    out = [env.headers[seat]]
-    if rules.finished:
-        out += ["The auction is over.", "Results: " + results(env, names), status(env, seat)]
-        return "\n".join(out)
-    item = rules.item
-    highest = "no bids yet" if rules.highest is None else f"${rules.highest} by {names[rules.leader]}"
-    out.append(f"Item {rules.item_index + 1} of {len(rules.items)}: {item.name} - \"{item.desc}\". "
-               f"Starting price ${rules.price}; minimum raise ${rules.increment}; "
-               f"your estimated value ${rules.estimates[seat][rules.item_index]}.")
-    out.append(f"Round {rules.round}. Highest bid: {highest}. Your minimum valid bid: "
-               f"${rules.min_valid_bid()} (you cannot bid above your remaining budget).")
-    out.append(item_history(env, names))
-    if env.reveal_status:
-        out.append(status(env, seat))
-    out.append("Results so far: " + env.results_text(seat))
-    out.append(auctioneer_message(env, seat, names))
-    return "\n".join(out)
+@dataclass(frozen=True)
+class PromptConfig:
+    """The environment's settings of the bidders' texts."""
+
+    desires: tuple[str, ...]  #: per seat, a key of OBJECTIVES
+    reveal_status: bool  #: show each bidder its own budget, profit and items
 
 
-def prompt(env: AuctionEnv, seat: int, body: str, note: str | None) -> str:
-    """``seat``'s complete prompt for its current decision: the round's body, any correction, the
-    answer instruction when it is this bidder's turn."""
-    if env.rules.finished:
+class AuctionTexts:
+    """The bidders' prompts of one episode, read from the game's read-only view.
+
+    The body of a prompt (everything but the correction and the answer instruction) stays fixed
+    during a round and is cached per seat until :meth:`new_round`; the public results, until the
+    next hammer.
+    """
+
+    def __init__(self, rules: AuctionView, config: PromptConfig):
+        self.rules = rules
+        self.config = config
+        self.names_seen_by = tuple(name_table(rules.n, seat) for seat in range(rules.n))
+        self.headers = tuple(header(rules, config.desires[seat], seat) for seat in range(rules.n))
+        self._results: dict[int, tuple[int, str]] = {}
+        self._bodies: dict[int, str] = {}
+
+    def new_round(self) -> None:
+        """Forget the cached bodies (a round resolved or an item opened)."""
+        self._bodies = {}
+
+    def results_text(self, seat: int) -> str:
+        """Public results so far as ``seat`` sees them (cached until the next hammer)."""
+        done = len(self.rules.results)
+        cached = self._results.get(seat)
+        if cached is None or cached[0] != done:
+            cached = self._results[seat] = (done, results(self.rules, self.names_seen_by[seat]))
+        return cached[1]
+
+    def body(self, seat: int) -> str:
+        """Everything of ``seat``'s prompt that stays fixed during a round."""
+        body = self._bodies.get(seat)
+        if body is None:
+            body = self._bodies[seat] = self._body(seat)
         return body
-    tail = ANSWER_INSTRUCTION if env.rules.awaits(seat) else "You have no decision to make now."
-    if note:
-        return f"{body}\nAuctioneer: your last reply was not accepted: {note}. Please reconsider.\n{tail}"
-    return f"{body}\n{tail}"
+
+    def _body(self, seat: int) -> str:
+        rules = self.rules
+        names = self.names_seen_by[seat]
+        out = [self.headers[seat]]
+        if rules.finished:
+            out += ["The auction is over.", "Results: " + results(rules, names), status(rules, seat)]
+            return "\n".join(out)
+        item = rules.item
+        leader = rules.leader
+        highest = "no bids yet" if rules.highest is None or leader is None else f"${rules.highest} by {names[leader]}"
+        out.append(f"Item {rules.item_index + 1} of {len(rules.items)}: {item.name} - \"{item.desc}\". "
+                   f"Starting price ${rules.price}; minimum raise ${rules.increment}; "
+                   f"your estimated value ${rules.estimates[seat][rules.item_index]}.")
+        out.append(f"Round {rules.round}. Highest bid: {highest}. Your minimum valid bid: "
+                   f"${rules.min_valid_bid()} (you cannot bid above your remaining budget).")
+        out.append(item_history(rules, names))
+        if self.config.reveal_status:
+            out.append(status(rules, seat))
+        out.append("Results so far: " + self.results_text(seat))
+        out.append(auctioneer_message(rules, seat, names))
+        return "\n".join(out)
+
+    def prompt(self, seat: int, note: str | None) -> str:
+        """``seat``'s complete prompt for its current decision: the round's body, any correction,
+        the answer instruction when it is this bidder's turn."""
+        body = self.body(seat)
+        if self.rules.finished:
+            return body
+        tail = ANSWER_INSTRUCTION if self.rules.awaits(seat) else "You have no decision to make now."
+        if note:
+            return f"{body}\nAuctioneer: your last reply was not accepted: {note}. Please reconsider.\n{tail}"
+        return f"{body}\n{tail}"
 
 
-def render_log(env: AuctionEnv) -> str:
+def final_report(rules: AuctionView) -> dict[str, Any]:
+    """Per bidder its budget, profit and items won, and every item's hammer (display names)."""
+    bidders = []
+    for s in range(rules.n):
+        items = [{"name": rules.items[i].name, "price": p, "start_price": rules.items[i].start_price,
+                  "true_value": rules.items[i].true_value} for i, p in rules.won[s]]
+        bidders.append({"bidder": display_name(s), "starting_budget": rules.budgets[s],
+                        "remaining_budget": rules.remaining[s], "profit": rules.profit[s], "items": items})
+    hammers = [None if r is None else {"item": rules.items[i].name, "winner": display_name(r[0]), "price": r[1]}
+               for i, r in enumerate(rules.results)]
+    return {"bidders": bidders, "hammers": hammers}
+
+
+def render_log(rules: AuctionView, events: Sequence[Mapping[str, Any]]) -> str:
     """The paper's log layout: per item its rounds, the hammer price, then the personal report."""
-    rules = env.rules
+    seat_of = {agent: seat for seat, agent in enumerate(rules.ids)}
     lines: list[str] = []
-    rounds: dict[int, list[dict]] = {}
-    for event in env.record.events:
+    rounds: dict[int, list[Mapping[str, Any]]] = {}
+    for event in events:
         if event["type"] == "round_end":
             rounds.setdefault(event["item"], []).append(event)
     for index in range(len(rules.results)):
@@ -189,8 +242,8 @@ def render_log(env: AuctionEnv) -> str:
         lines.append(f"{index + 1}. {item.name}, starting at ${item.start_price}.")
         for r, event in enumerate(rounds.get(index, []), start=1):
             lines.append(f"{ordinal(r)} bid:")
-            for agent, amount in sorted(event["decisions"].items(), key=lambda kv: env.seat_of[kv[0]]):
-                name = display_name(env.seat_of[agent])
+            for agent, amount in sorted(event["decisions"].items(), key=lambda kv: seat_of[kv[0]]):
+                name = display_name(seat_of[agent])
                 lines.append(f"  {name}: Withdrew" if amount == WITHDRAW else f"  {name}: ${amount}")
         lines.append("Hammer price (true value):")
         result = rules.results[index]
@@ -200,7 +253,7 @@ def render_log(env: AuctionEnv) -> str:
             lines.append(f"  {display_name(result[0])}: ${result[1]} (${item.true_value})")
         lines.append("")
     lines.append("Personal Report")
-    for seat, report in enumerate(env.final_report()["bidders"]):
+    for seat, report in enumerate(final_report(rules)["bidders"]):
         lines.append(f"  {display_name(seat)}: starting budget ${report['starting_budget']}, "
                      f"{len(report['items'])} item(s) won, total profit ${report['profit']}")
         for won in report["items"]:

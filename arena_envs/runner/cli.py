@@ -5,7 +5,7 @@
     arena run ENV --players p1,p2,... --episodes N --seed S [--out DIR] [--concurrency K]
               [--env-arg key=value ...] [--no-progress]
     arena leaderboard DIR
-    arena run gamma ...           the γ-Bench suite (arena_envs.gamma.suite, its own options)
+    arena run gamma ...           the γ-Bench suite (arena_envs.runner.gamma_suite, its own options)
     arena serve MODEL_PATH ...    a local vLLM OpenAI server on 127.0.0.1 (llm_policies.serve, its own options)
 
 User errors print one line on stderr and exit with status 2; a run stopped by a failing policy or
@@ -18,15 +18,16 @@ import argparse
 import importlib
 import os
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from arena_envs.registration import ENVIRONMENTS
+from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.leaderboard import leaderboard_text
-from arena_envs.runner.policy_specs import SpecError, parse_value, split_players
+from arena_envs.runner.policy_specs import SpecError, load_object, parse_value, split_players
 from arena_envs.runner.results import ResultsError
 from arena_envs.runner.runner import RunConfig, RunError, run
-from baselines import registry
 
 
 class UsageError(Exception):
@@ -125,10 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # keep `arena list` output clean
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["run", "gamma"]:  # the γ-Bench suite (eight games, its own options)
-        from arena_envs.gamma.suite import main as gamma_main
+        from arena_envs.runner.gamma_suite import main as gamma_main
         return gamma_main(argv[2:])
     if argv[:1] == ["serve"]:  # needs no vLLM in this python: the server runs under the venv's
-        from llm_policies.serve import main as serve_main
+        serve_main: Callable[[list[str]], int] = load_object(registry.SERVE)
         return serve_main(argv[1:])
     args = parser().parse_args(argv)
     try:

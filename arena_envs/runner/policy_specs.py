@@ -4,8 +4,8 @@ Grammar (documented in ``docs/runner.md``)::
 
     players  := spec ("," spec)*          commas inside quotes or brackets do not split
     spec     := entry ["*" COUNT]         "rule*9" is nine "rule" players
-    entry    := NAME [":" args]           a policy of baselines.registry.POLICIES
-              | PREFIX ":" REST           a factory of baselines.registry.PREFIXES (vllm:MODEL@URL)
+    entry    := NAME [":" args]           a policy of policy_registry.POLICIES
+              | PREFIX ":" REST           a factory of policy_registry.PREFIXES (vllm:MODEL@URL)
     args     := KEY "=" VALUE ("+" KEY "=" VALUE)*    values are JSON when they parse, else strings
 
 Examples: ``random``, ``rule:K=5``, ``rule:K=5+margin=0.1``, ``vllm:Qwen/Qwen2.5-7B@http://127.0.0.1:8000/v1``.
@@ -16,10 +16,11 @@ import importlib
 import json
 import re
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from arena_envs.core import Policy
-from baselines import registry
+from arena_envs.runner import policy_registry as registry
 
 _REPEAT = re.compile(r"^(?P<spec>.+)\*(?P<count>\d+)$")
 _OPEN = {"[": "]", "{": "}", "(": ")"}
@@ -31,7 +32,10 @@ class SpecError(ValueError):
 
 def split_top_level(text: str, sep: str) -> list[str]:
     """Split ``text`` on ``sep`` except inside quotes or (), [], {} brackets; parts are stripped."""
-    parts, current, closers, quote = [], [], [], None
+    parts: list[str] = []
+    current: list[str] = []
+    closers: list[str] = []
+    quote: str | None = None
     for ch in text:
         if quote:
             quote = None if ch == quote else quote
@@ -121,16 +125,16 @@ def make_policy(spec: str, env: str) -> Policy:
             return factory(spec, env)
         except ValueError as err:
             raise SpecError(f"policy spec {spec!r}: {err}") from err
-    target = registry.lookup(env, name)
-    if target is None:
+    found = registry.lookup(env, name)
+    if found is None:
         known = ", ".join(registry.policy_names(env))
         raise SpecError(f"unknown policy {name!r} for {env}; available: {known}")
-    cls: Callable[..., Policy] = _import(target, spec, None)
+    cls: Callable[..., Policy] = _import(found, spec, None)
     kwargs = parse_arguments(rest, spec)
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as err:
-        raise SpecError(f"policy spec {spec!r} ({target}): {err}") from err
+        raise SpecError(f"policy spec {spec!r} ({found}): {err}") from err
 
 
 def _import(target: str, spec: str, extra: str | None) -> Any:

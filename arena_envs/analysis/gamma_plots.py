@@ -18,11 +18,11 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
-from arena_envs.gamma.history import GAME_LABELS, GAMES  # noqa: E402
-from arena_envs.gamma.scoring import pirate_round_stats, strongest_opponents  # noqa: E402
+from arena_envs.gamma.history import GAME_LABELS, GAMES
+from arena_envs.gamma.scoring import pirate_round_stats, strongest_opponents
 
 Log = Mapping[str, Any]  # {"params": ..., "history": [...]}
 
@@ -31,7 +31,8 @@ def _decided(values: Sequence[Any]) -> list[Any]:
     return [v for v in values if v is not None]
 
 
-def round_series(game: str, params: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> tuple[str, list[float], float | None]:
+def round_series(game: str, params: Mapping[str, Any],
+                 history: Sequence[Mapping[str, Any]]) -> tuple[str, list[float], float | None]:
     """(y label, one value per round, reference line or None) of the game's per-round statistic."""
     if game == "guess_two_thirds_v0":
         return "average number", [r["average"] for r in history], float(params["min_value"])
@@ -51,7 +52,8 @@ def round_series(game: str, params: Mapping[str, Any], history: Sequence[Mapping
         rates = params["hit_rates"]
         correct, shares = 0, []
         for k, r in enumerate(history, start=1):
-            correct += r["target"] is not None and r["target"] in strongest_opponents(rates, r["alive_before"], r["shooter"])
+            strongest = strongest_opponents(rates, r["alive_before"], r["shooter"])
+            correct += r["target"] is not None and r["target"] in strongest
             shares.append(correct / k)
         return "share aimed at strongest (cumulative)", shares, 1.0
     if game == "pirate_game_v0":
@@ -151,7 +153,8 @@ def plot_scores(row: Mapping[str, Mapping[str, float]], path: Path) -> Path:
     return _save(fig, path)
 
 
-def save_figures(logs: Mapping[str, Sequence[Log]], row: Mapping[str, Mapping[str, float]], out: str | Path) -> list[Path]:
+def save_figures(logs: Mapping[str, Sequence[Log]], row: Mapping[str, Mapping[str, float]],
+                 out: str | Path) -> list[Path]:
     """Draw every figure that the played games allow into ``out``; returns the PNG paths."""
     out = Path(out)
     logs = {g: [log for log in logs.get(g, ()) if log["history"]] for g in GAMES}

@@ -1,5 +1,9 @@
 """Which policy a spec name means: the one table that policy packages extend by adding lines.
 
+The table names policies by strings only: ``arena_envs`` never imports the policy packages
+(``baselines``, ``llm_policies`` depend on ``arena_envs``, never the reverse); the runner imports a
+policy's module when a spec asks for it.
+
 ``POLICIES`` maps ``(environment, name)`` to ``"module:Class"``; the environment ``"*"`` means
 every environment. ``PREFIXES`` maps a spec prefix (the text before the first ``:``) to a factory
 ``"module:function"``, called as ``function(spec, env_name)`` with the whole spec string and the
@@ -69,6 +73,9 @@ PREFIXES: dict[str, str] = {
 
 #: pip extra that provides each prefix's module, named in the error when it is missing.
 PREFIX_EXTRAS: dict[str, str] = {"vllm": "llm", "vllm-local": "vllm", "hf": "llm"}
+
+#: ``arena serve ARGS``: ``function(args) -> exit status`` (starts a local vLLM server).
+SERVE = "llm_policies.serve:main"
 
 
 def policy_names(env: str) -> list[str]:

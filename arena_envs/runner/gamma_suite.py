@@ -11,7 +11,7 @@ of the game scores, then mean ± std).
 
 Files written in ``OUT``: ``gamma_row.json`` (players, protocol, per-episode scores, the row),
 ``gamma_row.md`` (the row as a Markdown table), ``episode_scores.jsonl`` (one line per episode)
-and the figures of :mod:`arena_envs.gamma.plots`.
+and the figures of :mod:`arena_envs.analysis.gamma_plots`.
 
 Command line (through ``arena run gamma``)::
 
@@ -65,7 +65,8 @@ def seat_specs(players: Sequence[str], n_seats: int) -> list[str]:
     if len(players) == 1:
         return players * n_seats
     if len(players) != n_seats:
-        raise ValueError(f"players must give 1 spec or one per seat ({n_seats}), got {len(players)}: {', '.join(players)}")
+        raise ValueError(f"players must give 1 spec or one per seat ({n_seats}), "
+                         f"got {len(players)}: {', '.join(players)}")
     return players
 
 
@@ -131,14 +132,14 @@ def play_suite(
     per_run = [{g: scores[g][k] for g in games} for k in range(runs)]
     row = table_row(per_run)
     document = {"players": list(players), "seats": seats[games[0]], "runs": runs, "seed": seed, "games": list(games),
-                "env_kwargs": env_kwargs, "scores": scores, "per_run_overall": [sum(r.values()) / len(r) for r in per_run],
-                "row": row}
+                "env_kwargs": env_kwargs, "scores": scores,
+                "per_run_overall": [sum(r.values()) / len(r) for r in per_run], "row": row}
     write_durably(out / "gamma_row.json", json.dumps(document, indent=2, default=str) + "\n")
     write_durably(out / "gamma_row.md", format_row(row, label=", ".join(players)) + "\n")
     write_durably(out / "episode_scores.jsonl", "".join(dumps(line) + "\n" for line in lines))
     figures: list[Path] = []
     if plots:
-        from arena_envs.gamma.plots import save_figures
+        from arena_envs.analysis.gamma_plots import save_figures
         figures = save_figures(logs, row, out)
     return SuiteResult(out, list(players), scores, row, logs, figures)
 

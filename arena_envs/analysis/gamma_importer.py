@@ -35,7 +35,8 @@ LOG_GAMES: dict[str, str] = {
 }
 
 _FILE_NAME = re.compile(
-    r"^(?:(?P<model>.+)_)?(?P<game>" + "|".join(sorted(LOG_GAMES, key=len, reverse=True)) + r")_(?P<version>v\d+)_(?P<run>\d+)$"
+    r"^(?:(?P<model>.+)_)?(?P<game>" + "|".join(sorted(LOG_GAMES, key=len, reverse=True))
+    + r")_(?P<version>v\d+)_(?P<run>\d+)$"
 )
 
 
@@ -257,5 +258,6 @@ def rescore(root: str | Path, version: str = "v1") -> dict[str, dict[str, dict[s
     for info, log in iter_logs(root):
         if info.log_game not in SCORED_LOG_GAMES or info.version != version or log["params"].get("mode") == "second":
             continue
-        runs.setdefault(info.model, {}).setdefault(info.run, {})[info.game] = score(log["game"], log["params"], log["history"])
+        value = score(log["game"], log["params"], log["history"])
+        runs.setdefault(info.model, {}).setdefault(info.run, {})[info.game] = value
     return {model: table_row([by_run[k] for k in sorted(by_run)]) for model, by_run in sorted(runs.items())}
