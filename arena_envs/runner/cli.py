@@ -129,6 +129,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from arena_envs.runner.gamma_suite import main as gamma_main
         return gamma_main(argv[2:])
     if argv[:1] == ["serve"]:  # needs no vLLM in this python: the server runs under the venv's
+        if registry.SERVE is None:
+            print(f"arena: error: no installed package provides 'arena serve' (entry point 'serve' of group "
+                  f"{registry.COMMAND_GROUP}); pip install -e '.[llm]'", file=sys.stderr)
+            return 2
         serve_main: Callable[[list[str]], int] = load_object(registry.SERVE)
         return serve_main(argv[1:])
     args = parser().parse_args(argv)

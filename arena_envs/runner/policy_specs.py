@@ -4,8 +4,8 @@ Grammar (documented in ``docs/runner.md``)::
 
     players  := spec ("," spec)*          commas inside quotes or brackets do not split
     spec     := entry ["*" COUNT]         "rule*9" is nine "rule" players
-    entry    := NAME [":" args]           a policy of policy_registry.POLICIES
-              | PREFIX ":" REST           a factory of policy_registry.PREFIXES (vllm:MODEL@URL)
+    entry    := NAME [":" args]           a policy of the arena_envs.policies entry points
+              | PREFIX ":" REST           a factory of arena_envs.policy_prefixes (vllm:MODEL@URL)
     args     := KEY "=" VALUE ("+" KEY "=" VALUE)*    values are JSON when they parse, else strings
 
 Examples: ``random``, ``rule:K=5``, ``rule:K=5+margin=0.1``, ``vllm:Qwen/Qwen2.5-7B@http://127.0.0.1:8000/v1``.
@@ -128,6 +128,9 @@ def make_policy(spec: str, env: str) -> Policy:
     found = registry.lookup(env, name)
     if found is None:
         known = ", ".join(registry.policy_names(env))
+        if not registry.POLICIES:
+            known += (" (no policy entry points are installed: pip install -e . in the repository "
+                      f"declares them, group {registry.POLICY_GROUP})")
         raise SpecError(f"unknown policy {name!r} for {env}; available: {known}")
     cls: Callable[..., Policy] = _import(found, spec, None)
     kwargs = parse_arguments(rest, spec)
