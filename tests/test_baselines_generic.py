@@ -7,15 +7,15 @@ import os
 import pytest
 from gymnasium import spaces
 
-import _tiny_game
 from arena_envs.runner.policy_specs import SpecError, make_policy, parse_arguments, player_labels, split_players
 from baselines import registry
 from baselines.human import HumanInputClosed, HumanPolicy
 from baselines.random_policy import RandomPolicy
+from tests._tiny_game import env as tiny_game_env
 
 
 def play_random(seed: int, env_seed: int = 0) -> list[int]:
-    env = _tiny_game.env()
+    env = tiny_game_env()
     env.reset(seed=env_seed)
     policies = {}
     for i, agent in enumerate(env.possible_agents):
@@ -43,7 +43,7 @@ def test_random_policy_respects_the_mask_and_its_seed():
 
 
 def test_random_policy_leaves_the_environment_generators_alone():
-    env = _tiny_game.env()
+    env = tiny_game_env()
     env.reset(seed=0)
     space = env.action_space("player_0")
     space.seed(123)

@@ -16,7 +16,7 @@ from arena_envs.runner import RunConfig, run
 from arena_envs.runner.results import ResultsError, ResultsFolder, read_episodes
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = "_tiny_game:env"
+TINY = "tests._tiny_game:env"
 TINY_CONFIG = RunConfig(TINY, ("random", "random", "random"), episodes=6, seed=4)
 
 
@@ -110,7 +110,7 @@ def finished_count(out: Path) -> int:
 
 def kill_during_run(command: list[str], out: Path, at_least: int, total: int) -> int:
     """Start ``command``, SIGKILL it once ``at_least`` episodes are committed; returns the count then."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     try:
@@ -157,7 +157,7 @@ def test_kill_9_repeatedly_tiny_game(tmp_path):
     reached = 0
     for target in (5, 40, 90):
         reached = kill_during_run(command, out, at_least=max(target, reached + 1), total=total)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     check_complete(out, total)

@@ -16,7 +16,7 @@ from arena_envs.runner.seeding import episode_seeds, seat_players
 from baselines.human import HumanPolicy
 from baselines.random_policy import RandomPolicy
 
-TINY = "_tiny_game:env"  # tests/_tiny_game.py, importable because pytest puts tests/ on sys.path
+TINY = "tests._tiny_game:env"
 
 
 def folder_content(folder: Path) -> dict[str, object]:
