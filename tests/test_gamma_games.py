@@ -283,8 +283,63 @@ def test_history_follows_the_schema_and_metrics_use_the_scoring(name):
     assert metrics["game"]["score"] == pytest.approx(scoring.score(name, params, raw.history))
     assert metrics["game"]["raw_score"] == pytest.approx(scoring.raw_score(name, params, raw.history))
     assert set(metrics["agents"]) == set(raw.possible_agents)
-    assert raw.render() is None
-    assert module(name).raw_env(render_mode="ansi") is not None
+    assert raw.render() is None  # no render mode: render() draws nothing
+
+
+#: What line ``Round k:`` of ``render()`` must show of round ``k``'s history record.
+RENDERED_FACTS: dict[str, Callable[[dict[str, Any], int], list[str]]] = {
+    "guess_two_thirds_v0": lambda r, n: [str(r["choices"]), f"{r['target']:.2f}",
+                                         *(f"'player_{w}'" for w in r["winners"])],
+    "el_farol_v0": lambda r, n: [f"{r['attendance']}/{n}", "crowded" if r["crowded"] else "fun"],
+    "divide_dollar_v0": lambda r, n: [str(r["bids"]), str(r["total"])],
+    "public_goods_v0": lambda r, n: [str(r["contributions"]), str(r["pot"])],
+    "diners_dilemma_v0": lambda r, n: [f"{r['n_costly']} costly", f"{n - r['n_costly']} cheap"],
+    "sealed_bid_auction_v0": lambda r, n: [str(r["valuations"]), str(r["bids"]), f"player_{r['winner']}",
+                                           str(r["price"])],
+}
+
+
+def random_answers(seed: int) -> Callable[[Any, str, dict], Any]:
+    rng = np.random.default_rng(seed)
+    return lambda raw, agent, info: int(rng.integers(raw.action_space(agent).n))
+
+
+def play_rounds(env, rounds: int, seed: int) -> Any:
+    """Reset ``env`` and play ``rounds`` rounds of seeded random answers; returns the unwrapped env."""
+    env.reset(seed=seed)
+    raw, answer = env.unwrapped, random_answers(seed)
+    while len(raw.history) < rounds:
+        env.step(answer(raw, env.agent_selection, {}))
+    return raw
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_ansi_render_shows_every_round_of_the_history(name):
+    env = module(name).env(render_mode="ansi", n_rounds=6)
+    env.reset(seed=3)
+    assert env.render() == ""  # nothing resolved yet
+    for rounds in (2, 6):
+        raw = play_rounds(env, rounds, seed=3)
+        lines = env.render().splitlines()
+        assert len(lines) == rounds == len(raw.history)
+        for line, record in zip(lines, raw.history, strict=True):
+            assert line.startswith(f"Round {record['round']}: ")
+            for fact in RENDERED_FACTS[name](record, raw.n_players):
+                assert fact in line, (fact, line)
+    assert len({line.partition(": ")[2] for line in lines}) > 1  # the rounds differ, so must their lines
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_human_render_prints_the_ansi_text(name, capsys):
+    ansi = module(name).env(render_mode="ansi", n_rounds=4)
+    human = module(name).env(render_mode="human", n_rounds=4)
+    play_rounds(ansi, 3, seed=8)
+    play_rounds(human, 3, seed=8)
+    expected = ansi.render()
+    capsys.readouterr()
+    assert human.render() is None
+    assert capsys.readouterr().out == expected + "\n"
+    assert len(expected.splitlines()) == 3
 
 
 @pytest.mark.parametrize("name", GAMES)
