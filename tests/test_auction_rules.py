@@ -354,9 +354,19 @@ def test_bad_arguments_are_rejected(kwargs):
 def test_rule_and_scripted_bidders_play_full_games():
     env = auction_v0.env()
     play(env, {"bidder_1": RuleBidder(), "bidder_2": TruthfulMinRaise(), "bidder_3": RandomValid()}, seed=3)
-    assert all(env.terminations.values()) or not env.agents
+    record = env.unwrapped.episode_record()
+    ends = [e for e in record["events"] if e["type"] in ("hammer", "unsold")]
+    # every item was auctioned to its end, once and in order, and nobody decided after the last one
+    assert [e["item"] for e in ends] == list(range(len(record["config"]["items"])))
+    last = record["events"].index(ends[-1])
+    assert not [e for e in record["events"][last:] if e["type"] == "decision"]
     metrics = env.unwrapped.episode_metrics()["agents"]
-    assert all(m["failed_bids"] == 0 for m in metrics.values())
+    assert set(metrics) == set(env.possible_agents)
+    for agent, m in metrics.items():
+        assert m["accepted_decisions"] > 0 and m["failed_bids"] == 0 and m["parse_failures"] == 0
+        paid = sum(e["price"] for e in ends if e["type"] == "hammer" and e["winner"] == agent)
+        assert m["money_left"] == record["config"]["budgets"][env.possible_agents.index(agent)] - paid >= 0
+    assert sum(m["items_won"] for m in metrics.values()) == sum(e["type"] == "hammer" for e in ends)
 
 
 def test_pickle_round_trip_mid_game():
