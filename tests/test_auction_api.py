@@ -45,13 +45,14 @@ def test_pickles_before_and_after_reset():
 
 def test_same_seed_same_record_byte_for_byte():
     import json
+
     import numpy as np
 
     def run(seed):
         env = auction_v0.env()
         env.reset(seed=seed)
         rng = np.random.default_rng(0)
-        for agent in env.agent_iter():
+        for _ in env.agent_iter():
             obs, _, term, trunc, _ = env.last()
             env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
         return json.dumps(env.unwrapped.episode_record(), sort_keys=True)

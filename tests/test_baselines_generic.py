@@ -114,7 +114,7 @@ def test_human_policy_reads_a_real_pipe_and_reports_eof():
         assert human.trace() == {"text": "I bid $1200!"}
         assert human.act({"text": "Again?"}, {}) == "I'm out!"
         writer.close()
-        with pytest.raises(HumanInputClosed, match="EOF.*bidder_1"):
+        with pytest.raises(HumanInputClosed, match=r"EOF.*bidder_1"):
             human.act({"text": "Last?"}, {})
         shown = out.getvalue()
         assert "Item 1: bid or withdraw?" in shown and "bidder_1" in shown and shown.endswith("Last?\n> ")

@@ -30,8 +30,8 @@ def assert_user_error(result: subprocess.CompletedProcess[str], pattern: str, co
 def test_list_names_environments_with_their_docstring_line():
     result = arena("list")
     assert result.returncode == 0, result.stderr
-    from arena_envs.registration import ENVIRONMENTS
     import arena_envs.auction_v0 as auction
+    from arena_envs.registration import ENVIRONMENTS
     lines = result.stdout.splitlines()
     assert len(lines) == len(ENVIRONMENTS)
     first = auction.__doc__.strip().splitlines()[0]

@@ -23,8 +23,16 @@ import arena_envs
 from arena_envs.gamma import history as schema
 from arena_envs.gamma import scoring
 from arena_envs.gamma.base import COT_TRIGGER, DEFAULT_MAX_RETRIES
-from baselines.gamma_equilibrium import (BayesNash, DinersNash, DivideFair, ElFarolMixed, GuessNash, PublicGoodsNash,
-                                         SealedBidEquilibrium, Truthful)
+from baselines.gamma_equilibrium import (
+    BayesNash,
+    DinersNash,
+    DivideFair,
+    ElFarolMixed,
+    GuessNash,
+    PublicGoodsNash,
+    SealedBidEquilibrium,
+    Truthful,
+)
 from baselines.gamma_fixed import AlwaysCheap, AlwaysCostly, AlwaysGo, AlwaysStay, FixedAnswer, FreeRider
 from tests.play_helpers import play as play_policies
 
@@ -125,6 +133,7 @@ def test_parallel_env_has_no_reask(name):
     assert len(raw.history) == 1  # every agent fell back at once; the round resolved
     assert all(c["fallback"] == 1 and c["unparseable"] == 1 for c in raw.invalid_counts.values())
     assert set(rewards) == set(par.possible_agents)
+    assert not any(terms.values()) and all(info["round"] == 2 for info in infos.values())  # on to round 2
 
 
 # ------------------------------------------------------------------------------ shared behaviour
@@ -143,7 +152,8 @@ def test_round_actions_are_hidden_until_the_round_resolves(name):
             raw.step((i + offset * (1 + i)) % n)
         assert raw.agent_selection == "player_5"
         obs = raw.observe("player_5")
-        seen.append((obs["text"], obs["observation"].tolist(), obs["action_mask"].tolist(), raw.infos["player_5"]["round"]))
+        seen.append((obs["text"], obs["observation"].tolist(), obs["action_mask"].tolist(),
+                     raw.infos["player_5"]["round"]))
     assert seen[0] == seen[1]
 
 
@@ -151,7 +161,7 @@ def test_round_actions_are_hidden_until_the_round_resolves(name):
 def test_rewards_only_at_resolution_and_termination_after_the_last_round(name):
     raw = module(name).raw_env(n_rounds=2)
     raw.reset(seed=0)
-    for i in range(9):
+    for _ in range(9):
         raw.step(0)
         assert all(r == 0 for r in raw.rewards.values())
     raw.step(0)
@@ -862,7 +872,8 @@ def test_prompt_variant_rewrites_only_the_description(name):
     answer format; only the rules block differs."""
     from baselines.random_policy import RandomPolicy
     v1 = play_policies(module(name).env(), [RandomPolicy() for _ in range(10)], seed=4)
-    other = play_policies(module(name).env(prompt_variant=_terse_variant()), [RandomPolicy() for _ in range(10)], seed=4)
+    other = play_policies(module(name).env(prompt_variant=_terse_variant()), [RandomPolicy() for _ in range(10)],
+                          seed=4)
     assert other.history == v1.history
     assert other.config() == {**v1.config(), "prompt_variant": "terse"} and v1.config()["prompt_variant"] == "v1"
     fresh = module(name).env(prompt_variant=_terse_variant())
@@ -888,6 +899,7 @@ def test_prompt_variant_registry_and_errors():
     with pytest.raises(ValueError, match="has no text for pirate_game_v0"):
         module("pirate_game_v0").env(prompt_variant=TemplateVariant("g", {"guess_two_thirds_v0": ("x", [])}))
     with pytest.raises(ValueError, match="uses 'budget' which is not among"):
-        module("guess_two_thirds_v0").env(prompt_variant=TemplateVariant("b", {"guess_two_thirds_v0": ("{budget}", [])}))
+        variant = TemplateVariant("b", {"guess_two_thirds_v0": ("{budget}", [])})
+        module("guess_two_thirds_v0").env(prompt_variant=variant)
     with pytest.raises(TypeError):
         register_prompt_variant("v2")

@@ -153,7 +153,8 @@ def scripted_http_server(do_post: str):
 
 def test_http_5xx_is_retried_then_reported():
     """A server that always answers 503."""
-    with scripted_http_server("self.send_response(503); self.end_headers(); self.wfile.write(b'overloaded')") as (url, _):
+    post_503 = "self.send_response(503); self.end_headers(); self.wfile.write(b'overloaded')"
+    with scripted_http_server(post_503) as (url, _):
         backend = OpenAIHTTPBackend("m", url, backoff=Backoff(attempts=2, base=0.05))
         with pytest.raises(BackendUnavailable, match="HTTP 503: overloaded"):
             asyncio.run(backend.generate(ChatRequest(({"role": "user", "content": "hi"},))))
@@ -215,7 +216,7 @@ def test_microbatcher_batches_concurrent_requests_and_keeps_order():
 
     assert asyncio.run(main()) == [i * i for i in range(20)]
     assert [len(b) for b in batches] == [8, 8, 4] and batcher.batch_sizes == [8, 8, 4]
-    assert sum(batches, []) == list(range(20))
+    assert [x for batch in batches for x in batch] == list(range(20))
 
 
 def test_microbatcher_passes_errors_to_every_waiter():
@@ -260,7 +261,7 @@ def test_parse_spec_forms():
         ("vllm", "Qwen/Qwen2.5-7B-Instruct", "http://127.0.0.1:8000/v1", {})
     assert parse_spec("vllm:smollm2") == ("vllm", "smollm2", "http://127.0.0.1:8000/v1", {})
     kind, model, url, options = parse_spec("vllm:m@http://127.0.0.1:9/v1?temperature=0.7&cot=1&persona=a%2C+b")
-    assert (model, url) == ("m", "http://127.0.0.1:9/v1")
+    assert (kind, model, url) == ("vllm", "m", "http://127.0.0.1:9/v1")
     assert options == {"temperature": "0.7", "cot": "1", "persona": "a, b"}
     assert parse_spec("hf:/models/x?device=cpu") == ("hf", "/models/x", None, {"device": "cpu"})
     assert parse_spec("vllm-local:/m?max_batch=8")[3] == {"max_batch": "8"}

@@ -111,17 +111,13 @@ def finished_count(out: Path) -> int:
 def kill_during_run(command: list[str], out: Path, at_least: int, total: int) -> int:
     """Start ``command``, SIGKILL it once ``at_least`` episodes are committed; returns the count then."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
-    try:
+    with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
         while finished_count(out) < at_least:
-            assert proc.poll() is None, f"run ended before it was killed: {proc.stderr.read().decode()}"
+            assert proc.poll() is None, f"run ended before it was killed: {proc.communicate()[1].decode()}"
             assert time.monotonic() < deadline, "run too slow"
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait()
-        proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL
     count = finished_count(out)
     assert count < total, "the run finished before the kill; raise the episode count"
