@@ -49,6 +49,14 @@ class _FeaturePolicy(_EnvPolicy):
         value = float(observation["observation"][self._columns[name]])
         return None if value == MISSING else value
 
+    def parameter(self, observation: dict[str, Any], name: str) -> float:
+        """Feature ``name`` of ``observation`` that is observed from the first round on (a game
+        parameter or the seat's own holdings)."""
+        value = self.feature(observation, name)
+        if value is None:
+            raise ValueError(f"feature {name!r} is {MISSING} (not observed); it should be observed from round 1")
+        return value
+
     def answer(self, value: int, low: float = 0, high: float | None = None) -> int:
         """The native action of ``value`` clipped to ``[low, high]``."""
         clipped = max(int(low), value if high is None else min(int(high), value))
@@ -59,10 +67,10 @@ class GuessBestResponse(_FeaturePolicy):
     name = "best_response_last"
 
     def act(self, observation: Any, info: dict[str, Any]) -> int:
-        low, high = self.feature(observation, "min_value"), self.feature(observation, "max_value")
+        low, high = self.parameter(observation, "min_value"), self.parameter(observation, "max_value")
         last = self.feature(observation, "last_mean")
         base = (low + high) / 2 if last is None else last
-        return self.answer(round_half_up(self.feature(observation, "ratio") * base), low, high)
+        return self.answer(round_half_up(self.parameter(observation, "ratio") * base), low, high)
 
 
 class GuessLevelK(_FeaturePolicy):
@@ -75,8 +83,8 @@ class GuessLevelK(_FeaturePolicy):
         self.k = int(k)
 
     def act(self, observation: Any, info: dict[str, Any]) -> int:
-        low, high = self.feature(observation, "min_value"), self.feature(observation, "max_value")
-        target = (low + high) / 2 * self.feature(observation, "ratio") ** self.k
+        low, high = self.parameter(observation, "min_value"), self.parameter(observation, "max_value")
+        target = (low + high) / 2 * self.parameter(observation, "ratio") ** self.k
         return self.answer(round_half_up(target), low, high)
 
 
@@ -89,7 +97,7 @@ class ElFarolContrarian(ElFarolMixed, _FeaturePolicy):
         rate = self.feature(observation, "last_go_rate")
         if rate is None:
             return super().act(observation, info)
-        go = rate <= self.feature(observation, "capacity_ratio")
+        go = rate <= self.parameter(observation, "capacity_ratio")
         return self._env().action_of("go" if go else "stay")
 
 
@@ -97,17 +105,17 @@ class DivideGreedy(_FeaturePolicy):
     name = "greedy"
 
     def act(self, observation: Any, info: dict[str, Any]) -> int:
-        return self.answer(int(self.feature(observation, "golds")))
+        return self.answer(int(self.parameter(observation, "golds")))
 
 
 class DivideAdaptive(_FeaturePolicy):
     name = "adaptive"
 
     def act(self, observation: Any, info: dict[str, Any]) -> int:
-        golds = int(self.feature(observation, "golds"))
+        golds = int(self.parameter(observation, "golds"))
         last = self.feature(observation, "own_last_bid")
         if last is None:
-            return self.answer(golds // int(self.feature(observation, "n_players")))
+            return self.answer(golds // int(self.parameter(observation, "n_players")))
         step = -2 if self.feature(observation, "last_exceeded") else 1
         return self.answer(int(last) + step, 0, golds)
 
@@ -116,8 +124,8 @@ class PublicGoodsFull(_FeaturePolicy):
     name = "full"
 
     def act(self, observation: Any, info: dict[str, Any]) -> int:
-        held = math.floor(self.feature(observation, "current_tokens"))
-        return self.answer(int(self.feature(observation, "tokens")), 0, held)
+        held = math.floor(self.parameter(observation, "current_tokens"))
+        return self.answer(int(self.parameter(observation, "tokens")), 0, held)
 
 
 class PublicGoodsConditional(_FeaturePolicy):
@@ -125,8 +133,8 @@ class PublicGoodsConditional(_FeaturePolicy):
 
     def act(self, observation: Any, info: dict[str, Any]) -> int:
         mean = self.feature(observation, "mean_last_contribution")
-        target = self.feature(observation, "tokens") / 2 if mean is None else mean
-        held = math.floor(self.feature(observation, "current_tokens"))
+        target = self.parameter(observation, "tokens") / 2 if mean is None else mean
+        held = math.floor(self.parameter(observation, "current_tokens"))
         return self.answer(round_half_up(target), 0, held)
 
 

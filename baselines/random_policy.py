@@ -33,9 +33,11 @@ class RandomPolicy(Policy):
             raise RuntimeError("RandomPolicy needs bind(env) before reset(agent, seed): "
                                "it samples env.action_space(agent)")
         source = self._env.action_space(agent)
-        if source is not self._source:
-            self._source, self._space = source, copy.deepcopy(source)
-        self._space.seed(seed)
+        space = self._space
+        if space is None or source is not self._source:
+            space = copy.deepcopy(source)
+            self._source, self._space = source, space
+        space.seed(seed)
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
         if self._space is None:

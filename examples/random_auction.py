@@ -6,7 +6,7 @@ from arena_envs import auction_v0
 env = auction_v0.env(item_order="descending", render_mode="ansi")
 env.reset(seed=0)
 rng = np.random.default_rng(0)
-for agent in env.agent_iter():
+for _ in env.agent_iter():
     obs, reward, termination, truncation, info = env.last()
     if termination or truncation:
         env.step(None)

@@ -110,7 +110,8 @@ class AucArenaBidder(LLMPolicyBase):
             status = P.STATUS_NOTE.format(status=json.dumps(self.status))
             self.status_shown_for = item
         template = P.BID if self.cot else P.BID_GUIDED
-        messages = self._plan_context() + [{"role": "user", "content": template.format(status=status, observation=observation)}]
+        prompt = template.format(status=status, observation=observation)
+        messages = self._plan_context() + [{"role": "user", "content": prompt}]
         constraint = self.constraint()
         if self.cot:
             return await self.think_then_answer(messages, constraint, purpose="bid", think_tokens=self.cot_max_tokens)
@@ -118,7 +119,7 @@ class AucArenaBidder(LLMPolicyBase):
 
     def _plan_context(self) -> list[Message]:
         messages: list[Message] = [{"role": "system", "content": self.system}]
-        if self.plan_variant != "none" and self.plan_text is not None:
+        if self.plan_variant != "none" and self.plan_instruction is not None and self.plan_text is not None:
             messages += [{"role": "user", "content": self.plan_instruction},
                          {"role": "assistant", "content": self.plan_text}]
         return messages
@@ -134,8 +135,8 @@ class AucArenaBidder(LLMPolicyBase):
 
     async def _replan(self, first: int) -> None:
         names = self.item_names[first:]
-        instruction = P.REPLAN.format(status=P.status_text(self.status), desire=P.DESIRE_DESC[self.desire],
-                                      items=P.items_list(names, self.prices[first:], self.estimates[first:], start=first + 1))
+        items = P.items_list(names, self.prices[first:], self.estimates[first:], start=first + 1)
+        instruction = P.REPLAN.format(status=P.status_text(self.status), desire=P.DESIRE_DESC[self.desire], items=items)
         messages = self._plan_context() + [{"role": "user", "content": instruction}]
         text, plan = await self._json_answer(messages, P.priorities_schema(names), "replan",
                                              "a JSON object mapping every remaining item name to 1, 2 or 3")
@@ -164,8 +165,8 @@ class AucArenaBidder(LLMPolicyBase):
                 self.status = belief
             if not errors or not self.correct_belief or correction == MAX_CORRECTIONS:
                 return
-            messages += [{"role": "assistant", "content": text},
-                         {"role": "user", "content": P.BELIEF_CORRECTION.format(errors="\n".join(f"- {e}" for e in errors))}]
+            correction_request = P.BELIEF_CORRECTION.format(errors="\n".join(f"- {e}" for e in errors))
+            messages += [{"role": "assistant", "content": text}, {"role": "user", "content": correction_request}]
 
     def _item_history(self, index: int) -> str:
         """The public rounds of item ``index`` as this bidder's text shows them."""

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 DESIRE_DESC = {
     "maximize_profit": "secure the highest total profit among all bidders by the end of the auction",

@@ -9,7 +9,6 @@ from llm_policies.aio import run_sync
 from llm_policies.extraction import extract_answer
 from llm_policies.types import Backend, ChatRequest, Message, Sampling
 
-
 #: Follow-up request when a reasoning reply held no valid answer.
 FINAL_ANSWER_REQUEST = "Now give only your final answer, in the required format: {description}"
 
@@ -104,8 +103,8 @@ class LLMPolicyBase(Policy):
             return answer
         if constraint is None or not self.guided:
             return reasoning
-        follow = messages + [{"role": "assistant", "content": reasoning},
-                             {"role": "user", "content": FINAL_ANSWER_REQUEST.format(description=constraint.description)}]
+        request = FINAL_ANSWER_REQUEST.format(description=constraint.description)
+        follow = messages + [{"role": "assistant", "content": reasoning}, {"role": "user", "content": request}]
         return await self.ask(follow, constraint, purpose=purpose, max_tokens=max_tokens)
 
     def _next_seed(self) -> int | None:

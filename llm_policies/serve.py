@@ -11,6 +11,7 @@ and prints the server's process id (the server's process group can be stopped wi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -59,17 +60,14 @@ class VLLMServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
-    def start(self, timeout: float = 900.0) -> "VLLMServer":
+    def start(self, timeout: float = 900.0) -> VLLMServer:
         """Launch the server and block until ``/v1/models`` lists the model."""
         env = dict(os.environ)
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", DEFAULT_KV_CACHE_GIB)
-        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
-        try:
+        with contextlib.ExitStack() as stack:  # the child keeps its own handle of the log
+            log = stack.enter_context(open(self.log_path, "ab")) if self.log_path else subprocess.DEVNULL
             self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT, env=env,
                                             start_new_session=True)
-        finally:
-            if self.log_path:
-                log.close()
         self.wait_ready(timeout)
         return self
 
@@ -119,7 +117,7 @@ class VLLMServer:
         except (ProcessLookupError, PermissionError):
             pass
 
-    def __enter__(self) -> "VLLMServer":
+    def __enter__(self) -> VLLMServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -160,15 +158,17 @@ def main(argv: list[str] | None = None) -> int:
     except ServerError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    print(f"vLLM ready at {server.url} serving {server.name!r} (pid {server.process.pid}, "
+    process = server.process
+    assert process is not None  # start() returned: the server runs
+    print(f"vLLM ready at {server.url} serving {server.name!r} (pid {process.pid}, "
           f"{time.perf_counter() - started:.0f}s)", flush=True)
     if args.detach:
         return 0
     try:
-        server.process.wait()
+        process.wait()
     except KeyboardInterrupt:
         server.stop()
-    return server.process.returncode or 0
+    return process.returncode or 0
 
 
 if __name__ == "__main__":

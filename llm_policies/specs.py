@@ -20,7 +20,8 @@ pool, one ``vllm.LLM`` or one loaded model, so concurrent episodes batch togethe
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import parse_qsl
 
 from arena_envs.core.policy import Policy
@@ -30,7 +31,8 @@ from llm_policies.types import Backend
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 _POLICY_OPTIONS = {"agent", "temperature", "max_tokens", "guided", "cot", "cot_max_tokens", "system", "persona",
                    "plan", "desire", "belief"}
-_BACKEND_OPTIONS = {"vllm": {"timeout", "retries"}, "vllm-local": {"max_batch", "window", "max_model_len", "enforce_eager"},
+_BACKEND_OPTIONS = {"vllm": {"timeout", "retries"},
+                    "vllm-local": {"max_batch", "window", "max_model_len", "enforce_eager"},
                     "hf": {"device", "dtype"}}
 _BACKENDS: dict[tuple[Any, ...], Backend] = {}
 
@@ -85,7 +87,8 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
         from llm_policies.auction_bidder import AucArenaBidder
 
         policy = AucArenaBidder(backend, plan=options.get("plan", "adaptive"), desire=options.get("desire"),
-                                cot=_flag(options, "cot", True), cot_max_tokens=_number(options, "cot_max_tokens", int, 384),
+                                cot=_flag(options, "cot", True),
+                                cot_max_tokens=_number(options, "cot_max_tokens", int, 384),
                                 correct_belief=_flag(options, "belief", True), **common)
     else:
         raise ValueError(f"agent must be 'generic' or 'aucarena', got {agent!r} in {spec!r}")

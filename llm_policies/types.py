@@ -44,7 +44,8 @@ class ChatRequest:
         if not self.messages:
             raise ValueError("a chat request needs at least one message")
         for message in self.messages:
-            if message.get("role") not in ("system", "user", "assistant") or not isinstance(message.get("content"), str):
+            role, content = message.get("role"), message.get("content")
+            if role not in ("system", "user", "assistant") or not isinstance(content, str):
                 raise ValueError(f"bad chat message {message!r}: needs role system/user/assistant and str content")
 
 

@@ -54,7 +54,7 @@ def convert(out: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
     model = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, dtype=torch.bfloat16)
     # The weights are dequantized on load; drop the GGUF marker so they save as plain tensors.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]  # typed as always set; None is what we mean
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     out.mkdir(parents=True, exist_ok=True)

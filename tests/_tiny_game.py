@@ -17,7 +17,7 @@ FACES = 5
 
 
 class TinyGame(TextAECEnv):
-    metadata = {"name": "tiny_game_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: dict[str, Any] = {"name": "tiny_game_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
 
     def __init__(self, n_players: int = 3, rounds: int = 4, **kwargs: Any):
         agents = [f"player_{i}" for i in range(n_players)]

@@ -2,7 +2,24 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
+
+from llm_policies.local_stack import SETUP_SCRIPT, missing_parts
+
+
+def require_llm_stack() -> None:
+    """Skip the calling test when the LLM stack is not installed; fail instead under CI (``CI`` set),
+    where a missing stack is a broken set-up, not a reason to pass without the LLM tests."""
+    missing = missing_parts()
+    if not missing:
+        return
+    message = f"LLM stack not installed ({'; '.join(missing)}): run bash {SETUP_SCRIPT}"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message} (CI is set, so the LLM tests may not be skipped)", pytrace=False)
+    pytest.skip(message)
 
 
 def llm_seats(entry: dict) -> list[str]:

@@ -8,6 +8,8 @@ from pettingzoo.test import api_test, seed_test
 
 import arena_envs
 from arena_envs import auction_v0
+from baselines.auction_rule import RandomValid, RuleBidder, TruthfulMinRaise
+from tests.play_helpers import play
 
 
 @pytest.mark.parametrize("order", ["random", "ascending", "descending", "given"])
@@ -43,13 +45,14 @@ def test_pickles_before_and_after_reset():
 
 def test_same_seed_same_record_byte_for_byte():
     import json
+
     import numpy as np
 
     def run(seed):
         env = auction_v0.env()
         env.reset(seed=seed)
         rng = np.random.default_rng(0)
-        for agent in env.agent_iter():
+        for _ in env.agent_iter():
             obs, _, term, trunc, _ = env.last()
             env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
         return json.dumps(env.unwrapped.episode_record(), sort_keys=True)
@@ -58,10 +61,42 @@ def test_same_seed_same_record_byte_for_byte():
     assert run(4) != run(5)
 
 
-def test_render_modes():
+def bidder_name(agent: str) -> str:
+    return "Bidder " + agent.split("_")[1]
+
+
+def test_ansi_render_is_the_papers_log_of_the_episode():
     env = auction_v0.env(render_mode="ansi")
-    env.reset(seed=0)
-    assert "Personal Report" in env.render()
+    play(env, [RuleBidder(), TruthfulMinRaise(), RandomValid()], seed=2)
+    text = env.render()
+    record = env.unwrapped.episode_record()
+    events = record["events"]
+    assert text.count(" bid:\n") == sum(e["type"] == "round_end" for e in events)
+    position = 0  # the items' blocks appear in auction order
+    for opened in (e for e in events if e["type"] == "item_open"):
+        header = f"{opened['item'] + 1}. {opened['name']}, starting at ${opened['start_price']}."
+        (end,) = [e for e in events if e["type"] in ("hammer", "unsold") and e["item"] == opened["item"]]
+        result = ("  None bid" if end["type"] == "unsold"
+                  else f"  {bidder_name(end['winner'])}: ${end['price']} (${end['true_value']})")
+        position = text.index(f"{header}\n", position)
+        position = text.index(f"Hammer price (true value):\n{result}\n", position)
+    report = text[text.index("Personal Report\n", position):]
+    metrics = env.unwrapped.episode_metrics()["agents"]
+    for agent, budget in zip(env.possible_agents, record["config"]["budgets"], strict=True):
+        assert (f"  {bidder_name(agent)}: starting budget ${budget}, {metrics[agent]['items_won']} item(s) won, "
+                f"total profit ${metrics[agent]['profit']}\n") in report + "\n"
+
+
+def test_human_render_prints_the_ansi_text(capsys):
+    ansi, human = auction_v0.env(render_mode="ansi"), auction_v0.env(render_mode="human")
+    for env in (ansi, human):
+        play(env, [RuleBidder(), TruthfulMinRaise(), RandomValid()], seed=4)
+    capsys.readouterr()
+    assert human.render() is None
+    assert capsys.readouterr().out == ansi.render() + "\n"
+
+
+def test_render_modes():
     quiet = auction_v0.env()
     quiet.reset(seed=0)
     assert quiet.render() is None

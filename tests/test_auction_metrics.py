@@ -66,8 +66,10 @@ def test_self_name_variants_and_other_errors(env_a):
     assert counts["self_pass"] == 3 and counts["other_fail"] == 1
 
 
-@pytest.mark.parametrize("belief", ["not json at all", "[1, 2]", '{"remaining_budget": "lots"}',
-                                    {"remaining_budget": 1, "total_profits": {"Bidder 1": "5 + 5"}, "winning_bids": {}}])
+@pytest.mark.parametrize("belief", [
+    "not json at all", "[1, 2]", '{"remaining_budget": "lots"}',
+    {"remaining_budget": 1, "total_profits": {"Bidder 1": "5 + 5"}, "winning_bids": {}},
+])
 def test_sanity_errors_count_no_checks(env_a, belief):
     errors = env_a.check_belief("bidder_1", belief)
     assert len(errors) == 1

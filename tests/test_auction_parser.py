@@ -31,6 +31,8 @@ from arena_envs.core.answers import InvalidAnswer
     ("I bid $1500, though my margin fell by -1 percent", 1500),  # a -1 inside reasoning is no marker
     ("I bid $-5", WITHDRAW),  # a negative amount, sign after the $ too
     ("I bid -$5", WITHDRAW),
+    ("I bid $-5!", WITHDRAW),
+    ("I bid -5!", WITHDRAW),
 ])
 def test_parser_examples(text, expected):
     assert parse_reply(text) == expected
@@ -86,20 +88,60 @@ def test_env_step_accepts_any_text(text):
     if info["invalid_action"] is None:
         decision = env.record.of_type("decision")[-1]
         assert decision["agent"] == agent
-        assert decision["amount"] is None or env.rules.items[0].start_price <= decision["amount"] <= 20000
+        said = parse_reply(text)  # an accepted answer is one the parser reads, recorded as read
+        assert decision["amount"] == (None if said == WITHDRAW else said)
+        assert said == WITHDRAW or env.rules.items[0].start_price <= said <= 20000
     else:
         assert env.agent_selection == agent
         assert info["invalid_action"]["kind"] in ("unparseable", "illegal")
         assert env.record.events[-1]["type"] == "invalid" and env.record.events[-1]["answer"] == text
 
 
-def test_answer_constraint_matches_what_parses():
-    env = auction_v0.raw_env()
+#: Near misses of the canonical answers: guided decoding must never produce them.
+NOT_CANONICAL = ["I bid $-5!", "I bid $12x!", "I bid $0!", "I bid $0500!", "I bid $1,000!", "I bid $1000.5!",
+                 "I bid $1k!", "I bid $1000", "I bid $1000!!", "i bid $1000!", "I bid 1000!", "I bid $ 1000!",
+                 "I bid $$1000!", " I bid $1000!", "I bid $1000! I'm out!", "I'm out", "I'm out!!", "I\u2019m out!",
+                 "I'm out! I bid $1000!", "maybe", "", "I bid $100000!"]
+
+
+def test_answer_constraint_is_exactly_the_canonical_answers_the_parser_reads():
+    env = auction_v0.raw_env(budgets=20000)
     env.reset(seed=0)
     constraint = env.answer_constraint()
     assert constraint.kind == "regex"
-    for text in ["I'm out!", "I bid $5000!"]:
-        assert constraint.accepts(text)
-        parse_reply(text)
-    assert not constraint.accepts("maybe")
     assert constraint.structured_outputs() == {"regex": constraint.pattern}
+    low = env.record.of_type("item_open")[0]["start_price"]
+    for text, expected in [("I'm out!", WITHDRAW), (f"I bid ${low}!", low), ("I bid $20000!", 20000)]:
+        assert constraint.accepts(text), text
+        assert parse_reply(text) == expected
+    for text in NOT_CANONICAL:
+        assert not constraint.accepts(text), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_every_answer_guided_decoding_can_produce_parses_to_what_it_says(data):
+    env = auction_v0.raw_env(budgets=data.draw(st.sampled_from([5000, 20000, 123456])))
+    env.reset(seed=0)
+    constraint = env.answer_constraint()
+    text = data.draw(st.from_regex(constraint.pattern, fullmatch=True))
+    if text == "I'm out!":
+        assert parse_reply(text) == WITHDRAW
+    else:
+        digits = text.removeprefix("I bid $").removesuffix("!")
+        assert digits.isdigit() and digits[0] != "0" and len(digits) <= len(str(env.config()["budgets"][0]))
+        assert parse_reply(text) == int(digits)
+
+
+def test_answer_constraint_follows_the_remaining_budget():
+    env = auction_v0.raw_env(budgets=5000, items=[{"name": "Widget A", "start_price": 1000, "true_value": 2000},
+                                                  {"name": "Gadget B", "start_price": 1000, "true_value": 2000}],
+                             item_order="given")
+    env.reset(seed=0)
+    assert env.answer_constraint().accepts("I bid $5000!") and not env.answer_constraint().accepts("I bid $50000!")
+    env.step("I bid $4500!")
+    env.step("I'm out!")
+    env.step("I'm out!")  # bidder_1 bought Widget A for $4500: $500 left, below Gadget B's $1000
+    constraint = env.answer_constraint("bidder_1")
+    assert constraint.kind == "choice" and constraint.choices == ("I'm out!",)
+    assert not constraint.accepts("I bid $500!")

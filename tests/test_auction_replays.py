@@ -25,7 +25,7 @@ def test_replay_reproduces_hammers_and_reports(key):
     assert game["accepted_decisions"] == expected["accepted_decisions"]
     assert game["accepted_bids"] == expected["accepted_bids"]
     metrics = raw.episode_metrics()["agents"]
-    for agent, m in metrics.items():
+    for m in metrics.values():
         assert m["failed_bids"] == 0 and m["parse_failures"] == 0  # fact 36: every scripted bid is valid
     if "bids_per_bidder" in expected:
         for name, count in expected["bids_per_bidder"].items():
@@ -38,7 +38,7 @@ def test_fixture_b_details():
     env = replay(FIXTURES["B"])
     raw = env.unwrapped
     report = {b["bidder"]: b for b in raw.final_report()["bidders"]}
-    widget = [i for i in report["Bidder 1"]["items"] if i["name"] == "Widget A"][0]
+    (widget,) = [i for i in report["Bidder 1"]["items"] if i["name"] == "Widget A"]
     assert widget["true_value"] - widget["price"] == -200  # winner's curse
     assert report["Bidder 5"]["remaining_budget"] == 0
     # after spending everything Bidder 5 withdraws from every later item

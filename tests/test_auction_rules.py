@@ -13,6 +13,11 @@ ITEM = [{"name": "Widget A", "start_price": 1000, "true_value": 2000}]
 TWO_ITEMS = ITEM + [{"name": "Gadget B", "start_price": 1000, "true_value": 2000}]
 
 
+def step_all(env, *answers):
+    for answer in answers:
+        env.step(answer)
+
+
 def make(seed=0, **kwargs):
     kwargs.setdefault("items", ITEM)
     kwargs.setdefault("item_order", "given")
@@ -124,7 +129,7 @@ def test_budget_limits():
 
 def test_minimum_raise_over_standing_bid():
     env = make(budgets=10000)
-    env.step("I bid $1200!"); env.step("I'm out!"); env.step("I bid $1100!")
+    step_all(env, "I bid $1200!", "I'm out!", "I bid $1100!")
     assert env.agent_selection == "bidder_3"  # bidder_2 withdrew, bidder_1 leads
     for bad in ["I bid $1299!", "I bid $1200!"]:
         env.step(bad)
@@ -141,7 +146,7 @@ def test_cheap_items_still_need_a_one_dollar_raise():
     cheap = [{"name": "Pin", "desc": "p", "start_price": 5, "true_value": 9}]
     env = make(items=cheap, budgets=100)
     assert env.unwrapped.rules.increment == 1
-    env.step("I bid $5!"); env.step("I bid $5!"); env.step("I'm out!")
+    step_all(env, "I bid $5!", "I bid $5!", "I'm out!")
     env.step("I bid $5!")  # bidder_1 (tied, not leading) must now beat $5
     assert "at least $1" in env.unwrapped.infos[env.agent_selection]["invalid_action"]["reason"]
     for seed in range(5):  # random play ends, with the item sold at most at a bidder's budget
@@ -151,7 +156,7 @@ def test_cheap_items_still_need_a_one_dollar_raise():
 
 def test_withdrawn_never_selected_again_and_outbid_bidder_returns():
     env = make(items=TWO_ITEMS, budgets=10000)
-    env.step("I bid $1000!"); env.step("I'm out!"); env.step("I bid $1100!")
+    step_all(env, "I bid $1000!", "I'm out!", "I bid $1100!")
     # round 2: bidder_1 (outbid) is selected again, bidder_2 is out, bidder_3 leads
     assert env.unwrapped.rules.eligible == [0]
     env.step("I bid $1200!")
@@ -179,7 +184,7 @@ def test_unsold_when_everybody_withdraws():
 
 def test_single_opening_bid_sells_at_once():
     env = make(items=TWO_ITEMS)
-    env.step("I bid $1300!"); env.step("I'm out!"); env.step("I'm out!")
+    step_all(env, "I bid $1300!", "I'm out!", "I'm out!")
     raw = env.unwrapped
     assert raw.rules.results == [(0, 1300)]
     assert len(raw.record.of_type("round_end")) == 1
@@ -188,7 +193,7 @@ def test_single_opening_bid_sells_at_once():
 
 def test_hammer_to_leader_when_round_has_no_new_bid():
     env = make()
-    env.step("I bid $1000!"); env.step("I bid $1100!"); env.step("I'm out!")
+    step_all(env, "I bid $1000!", "I bid $1100!", "I'm out!")
     env.step("I'm out!")  # bidder_1 gives up: sold to bidder_2 at 1100
     raw = env.unwrapped
     assert raw.rules.results == [(1, 1100)]
@@ -201,7 +206,7 @@ def test_hammer_to_leader_when_round_has_no_new_bid():
 def test_random_tie_break_is_seeded(seed):
     def leader(**kw):
         env = make(seed=seed, **kw)
-        env.step("I bid $1500!"); env.step("I bid $1500!"); env.step("I bid $1500!")
+        step_all(env, "I bid $1500!", "I bid $1500!", "I bid $1500!")
         return env.unwrapped.rules.leader
     assert leader() == leader()
     assert leader(tie_break="lowest_seat") == 0
@@ -222,7 +227,7 @@ def test_observation_does_not_leak_same_round_decisions():
     first = make(items=TWO_ITEMS, n_bidders=3)
     first_obs = {a: first.observe(a) for a in first.possible_agents}
     other = make(items=TWO_ITEMS, n_bidders=3)
-    other.step("I bid $1900!"); other.step("I'm out!")
+    step_all(other, "I bid $1900!", "I'm out!")
     assert other.agent_selection == "bidder_3"
     late = other.observe("bidder_3")
     early = first_obs["bidder_3"]
@@ -238,7 +243,7 @@ def test_invariants_under_random_play(seed, variant):
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     totals = {a: 0.0 for a in env.possible_agents}
-    for agent in env.agent_iter():
+    for _ in env.agent_iter():
         obs, _, term, trunc, _ = env.last()
         if term or trunc:
             env.step(None)
@@ -329,7 +334,7 @@ def test_max_steps_truncates():
 
 def test_items_objective_rewards_count_items():
     env = make(desires=["maximize_items", "maximize_profit", "maximize_profit"])
-    env.step("I bid $1900!"); env.step("I'm out!"); env.step("I'm out!")
+    step_all(env, "I bid $1900!", "I'm out!", "I'm out!")
     assert env.unwrapped.rewards["bidder_1"] == 1.0
     assert env.unwrapped.episode_metrics()["agents"]["bidder_1"]["score"] == 1
     assert "win the highest number of items" in env.observe("bidder_1")["text"]
@@ -354,9 +359,19 @@ def test_bad_arguments_are_rejected(kwargs):
 def test_rule_and_scripted_bidders_play_full_games():
     env = auction_v0.env()
     play(env, {"bidder_1": RuleBidder(), "bidder_2": TruthfulMinRaise(), "bidder_3": RandomValid()}, seed=3)
-    assert all(env.terminations.values()) or not env.agents
+    record = env.unwrapped.episode_record()
+    ends = [e for e in record["events"] if e["type"] in ("hammer", "unsold")]
+    # every item was auctioned to its end, once and in order, and nobody decided after the last one
+    assert [e["item"] for e in ends] == list(range(len(record["config"]["items"])))
+    last = record["events"].index(ends[-1])
+    assert not [e for e in record["events"][last:] if e["type"] == "decision"]
     metrics = env.unwrapped.episode_metrics()["agents"]
-    assert all(m["failed_bids"] == 0 for m in metrics.values())
+    assert set(metrics) == set(env.possible_agents)
+    for agent, m in metrics.items():
+        assert m["accepted_decisions"] > 0 and m["failed_bids"] == 0 and m["parse_failures"] == 0
+        paid = sum(e["price"] for e in ends if e["type"] == "hammer" and e["winner"] == agent)
+        assert m["money_left"] == record["config"]["budgets"][env.possible_agents.index(agent)] - paid >= 0
+    assert sum(m["items_won"] for m in metrics.values()) == sum(e["type"] == "hammer" for e in ends)
 
 
 def test_pickle_round_trip_mid_game():
@@ -365,5 +380,6 @@ def test_pickle_round_trip_mid_game():
     env.step("I bid $5000!")
     copy = pickle.loads(pickle.dumps(env))
     assert copy.observe(copy.agent_selection)["text"] == env.observe(env.agent_selection)["text"]
-    copy.step(0); env.step(0)
+    copy.step(0)
+    env.step(0)
     assert copy.unwrapped.record.events == env.unwrapped.record.events

@@ -7,15 +7,15 @@ import os
 import pytest
 from gymnasium import spaces
 
-import _tiny_game
 from arena_envs.runner.policy_specs import SpecError, make_policy, parse_arguments, player_labels, split_players
 from arena_envs.runner import policy_registry as registry
 from baselines.human import HumanInputClosed, HumanPolicy
 from baselines.random_policy import RandomPolicy
+from tests._tiny_game import env as tiny_game_env
 
 
 def play_random(seed: int, env_seed: int = 0) -> list[int]:
-    env = _tiny_game.env()
+    env = tiny_game_env()
     env.reset(seed=env_seed)
     policies = {}
     for i, agent in enumerate(env.possible_agents):
@@ -43,7 +43,7 @@ def test_random_policy_respects_the_mask_and_its_seed():
 
 
 def test_random_policy_leaves_the_environment_generators_alone():
-    env = _tiny_game.env()
+    env = tiny_game_env()
     env.reset(seed=0)
     space = env.action_space("player_0")
     space.seed(123)
@@ -114,7 +114,7 @@ def test_human_policy_reads_a_real_pipe_and_reports_eof():
         assert human.trace() == {"text": "I bid $1200!"}
         assert human.act({"text": "Again?"}, {}) == "I'm out!"
         writer.close()
-        with pytest.raises(HumanInputClosed, match="EOF.*bidder_1"):
+        with pytest.raises(HumanInputClosed, match=r"EOF.*bidder_1"):
             human.act({"text": "Last?"}, {})
         shown = out.getvalue()
         assert "Item 1: bid or withdraw?" in shown and "bidder_1" in shown and shown.endswith("Last?\n> ")

@@ -12,7 +12,7 @@ import pytest
 from arena_envs.runner.cli import env_args
 
 REPO = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
 def arena(*args: str, cwd: Path = REPO, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -30,8 +30,8 @@ def assert_user_error(result: subprocess.CompletedProcess[str], pattern: str, co
 def test_list_names_environments_with_their_docstring_line():
     result = arena("list")
     assert result.returncode == 0, result.stderr
-    from arena_envs.registration import ENVIRONMENTS
     import arena_envs.auction_v0 as auction
+    from arena_envs.registration import ENVIRONMENTS
     lines = result.stdout.splitlines()
     assert len(lines) == len(ENVIRONMENTS)
     first = auction.__doc__.strip().splitlines()[0]
@@ -103,8 +103,8 @@ def test_human_plays_through_stdin(tmp_path):
     """A human seat fed by a real pipe: every answer is read, logged as text and parsed by the env."""
     answers = "".join(f"{i % 5}\n" for i in range(200))
     out = tmp_path / "r"
-    result = arena("run", "_tiny_game:env", "--players", "human,random,random", "--episodes", "2", "--out", str(out),
-                   stdin=answers)
+    result = arena("run", "tests._tiny_game:env", "--players", "human,random,random", "--episodes", "2",
+                   "--out", str(out), stdin=answers)
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("Answer one digit 0-4.") >= 8  # 4 rounds x 2 episodes, retries excepted
     steps = [json.loads(line) for p in sorted((out / "steps").iterdir()) for line in p.open()]

@@ -89,10 +89,12 @@ def test_half_bidder_bids_half_its_valuation():
 
 
 @pytest.mark.parametrize("env, spec, cls", [
-    ("guess_two_thirds_v0", "level_k:k=2", GuessLevelK), ("guess_two_thirds_v0", "best_response_last", GuessBestResponse),
+    ("guess_two_thirds_v0", "level_k:k=2", GuessLevelK),
+    ("guess_two_thirds_v0", "best_response_last", GuessBestResponse),
     ("el_farol_v0", "contrarian", ElFarolContrarian), ("divide_dollar_v0", "adaptive", DivideAdaptive),
     ("divide_dollar_v0", "greedy", DivideGreedy), ("public_goods_v0", "full", PublicGoodsFull),
-    ("public_goods_v0", "conditional", PublicGoodsConditional), ("diners_dilemma_v0", "majority_tft", DinersMajorityTFT),
+    ("public_goods_v0", "conditional", PublicGoodsConditional),
+    ("diners_dilemma_v0", "majority_tft", DinersMajorityTFT),
     ("sealed_bid_auction_v0", "half", SealedBidHalf), ("sealed_bid_auction_v0", "zero", ZeroBid)])
 def test_spec_names_resolve(env, spec, cls):
     assert isinstance(make_policy(spec, env), cls)

@@ -23,8 +23,16 @@ import arena_envs
 from arena_envs.gamma import history as schema
 from arena_envs.gamma import scoring
 from arena_envs.gamma.base import COT_TRIGGER, DEFAULT_MAX_RETRIES
-from baselines.gamma_equilibrium import (BayesNash, DinersNash, DivideFair, ElFarolMixed, GuessNash, PublicGoodsNash,
-                                         SealedBidEquilibrium, Truthful)
+from baselines.gamma_equilibrium import (
+    BayesNash,
+    DinersNash,
+    DivideFair,
+    ElFarolMixed,
+    GuessNash,
+    PublicGoodsNash,
+    SealedBidEquilibrium,
+    Truthful,
+)
 from baselines.gamma_fixed import AlwaysCheap, AlwaysCostly, AlwaysGo, AlwaysStay, FixedAnswer, FreeRider
 from tests.play_helpers import play as play_policies
 
@@ -125,6 +133,7 @@ def test_parallel_env_has_no_reask(name):
     assert len(raw.history) == 1  # every agent fell back at once; the round resolved
     assert all(c["fallback"] == 1 and c["unparseable"] == 1 for c in raw.invalid_counts.values())
     assert set(rewards) == set(par.possible_agents)
+    assert not any(terms.values()) and all(info["round"] == 2 for info in infos.values())  # on to round 2
 
 
 # ------------------------------------------------------------------------------ shared behaviour
@@ -143,7 +152,8 @@ def test_round_actions_are_hidden_until_the_round_resolves(name):
             raw.step((i + offset * (1 + i)) % n)
         assert raw.agent_selection == "player_5"
         obs = raw.observe("player_5")
-        seen.append((obs["text"], obs["observation"].tolist(), obs["action_mask"].tolist(), raw.infos["player_5"]["round"]))
+        seen.append((obs["text"], obs["observation"].tolist(), obs["action_mask"].tolist(),
+                     raw.infos["player_5"]["round"]))
     assert seen[0] == seen[1]
 
 
@@ -151,7 +161,7 @@ def test_round_actions_are_hidden_until_the_round_resolves(name):
 def test_rewards_only_at_resolution_and_termination_after_the_last_round(name):
     raw = module(name).raw_env(n_rounds=2)
     raw.reset(seed=0)
-    for i in range(9):
+    for _ in range(9):
         raw.step(0)
         assert all(r == 0 for r in raw.rewards.values())
     raw.step(0)
@@ -283,8 +293,63 @@ def test_history_follows_the_schema_and_metrics_use_the_scoring(name):
     assert metrics["game"]["score"] == pytest.approx(scoring.score(name, params, raw.history))
     assert metrics["game"]["raw_score"] == pytest.approx(scoring.raw_score(name, params, raw.history))
     assert set(metrics["agents"]) == set(raw.possible_agents)
-    assert raw.render() is None
-    assert module(name).raw_env(render_mode="ansi") is not None
+    assert raw.render() is None  # no render mode: render() draws nothing
+
+
+#: What line ``Round k:`` of ``render()`` must show of round ``k``'s history record.
+RENDERED_FACTS: dict[str, Callable[[dict[str, Any], int], list[str]]] = {
+    "guess_two_thirds_v0": lambda r, n: [str(r["choices"]), f"{r['target']:.2f}",
+                                         *(f"'player_{w}'" for w in r["winners"])],
+    "el_farol_v0": lambda r, n: [f"{r['attendance']}/{n}", "crowded" if r["crowded"] else "fun"],
+    "divide_dollar_v0": lambda r, n: [str(r["bids"]), str(r["total"])],
+    "public_goods_v0": lambda r, n: [str(r["contributions"]), str(r["pot"])],
+    "diners_dilemma_v0": lambda r, n: [f"{r['n_costly']} costly", f"{n - r['n_costly']} cheap"],
+    "sealed_bid_auction_v0": lambda r, n: [str(r["valuations"]), str(r["bids"]), f"player_{r['winner']}",
+                                           str(r["price"])],
+}
+
+
+def random_answers(seed: int) -> Callable[[Any, str, dict], Any]:
+    rng = np.random.default_rng(seed)
+    return lambda raw, agent, info: int(rng.integers(raw.action_space(agent).n))
+
+
+def play_rounds(env, rounds: int, seed: int) -> Any:
+    """Reset ``env`` and play ``rounds`` rounds of seeded random answers; returns the unwrapped env."""
+    env.reset(seed=seed)
+    raw, answer = env.unwrapped, random_answers(seed)
+    while len(raw.history) < rounds:
+        env.step(answer(raw, env.agent_selection, {}))
+    return raw
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_ansi_render_shows_every_round_of_the_history(name):
+    env = module(name).env(render_mode="ansi", n_rounds=6)
+    env.reset(seed=3)
+    assert env.render() == ""  # nothing resolved yet
+    for rounds in (2, 6):
+        raw = play_rounds(env, rounds, seed=3)
+        lines = env.render().splitlines()
+        assert len(lines) == rounds == len(raw.history)
+        for line, record in zip(lines, raw.history, strict=True):
+            assert line.startswith(f"Round {record['round']}: ")
+            for fact in RENDERED_FACTS[name](record, raw.n_players):
+                assert fact in line, (fact, line)
+    assert len({line.partition(": ")[2] for line in lines}) > 1  # the rounds differ, so must their lines
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_human_render_prints_the_ansi_text(name, capsys):
+    ansi = module(name).env(render_mode="ansi", n_rounds=4)
+    human = module(name).env(render_mode="human", n_rounds=4)
+    play_rounds(ansi, 3, seed=8)
+    play_rounds(human, 3, seed=8)
+    expected = ansi.render()
+    capsys.readouterr()
+    assert human.render() is None
+    assert capsys.readouterr().out == expected + "\n"
+    assert len(expected.splitlines()) == 3
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -807,7 +872,8 @@ def test_prompt_variant_rewrites_only_the_description(name):
     answer format; only the rules block differs."""
     from baselines.random_policy import RandomPolicy
     v1 = play_policies(module(name).env(), [RandomPolicy() for _ in range(10)], seed=4)
-    other = play_policies(module(name).env(prompt_variant=_terse_variant()), [RandomPolicy() for _ in range(10)], seed=4)
+    other = play_policies(module(name).env(prompt_variant=_terse_variant()), [RandomPolicy() for _ in range(10)],
+                          seed=4)
     assert other.history == v1.history
     assert other.config() == {**v1.config(), "prompt_variant": "terse"} and v1.config()["prompt_variant"] == "v1"
     fresh = module(name).env(prompt_variant=_terse_variant())
@@ -833,6 +899,7 @@ def test_prompt_variant_registry_and_errors():
     with pytest.raises(ValueError, match="has no text for pirate_game_v0"):
         module("pirate_game_v0").env(prompt_variant=TemplateVariant("g", {"guess_two_thirds_v0": ("x", [])}))
     with pytest.raises(ValueError, match="uses 'budget' which is not among"):
-        module("guess_two_thirds_v0").env(prompt_variant=TemplateVariant("b", {"guess_two_thirds_v0": ("{budget}", [])}))
+        variant = TemplateVariant("b", {"guess_two_thirds_v0": ("{budget}", [])})
+        module("guess_two_thirds_v0").env(prompt_variant=variant)
     with pytest.raises(TypeError):
         register_prompt_variant("v2")

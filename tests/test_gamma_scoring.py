@@ -354,7 +354,7 @@ def test_pirate_vote_rule(position, offered, accept, paper, repo):
 
 def test_pirate_all_nash_scores_100():
     record = pirate_round(1, 10, scoring.pirate_ne_proposal(10, 100),
-                          ["accept", "reject", "accept", "reject", "accept", "reject", "accept", "reject", "accept", "reject"])
+                          ["accept", "reject"] * 5)
     assert record["n_accepts"] == 5 and record["accepted"]
     assert scoring.pirate_raw(pirate_params(), [record]) == (0, 1.0)
     assert score("pirate_game_v0", pirate_params(), [record]) == pytest.approx(100)
@@ -374,7 +374,8 @@ def test_pirate_paper_table_2_game():
     assert score("pirate_game_v0", pirate_params(), history) == pytest.approx(41.0 + 39.583, abs=0.01)
     assert round(score("pirate_game_v0", pirate_params(), history), 1) == 80.6
     per_round = (1 + 6 / 8 + 4 / 7) / 3
-    assert score("pirate_game_v0", pirate_params(), history, variant="per_round_votes") == pytest.approx(41 + per_round * 50)
+    assert score("pirate_game_v0", pirate_params(), history, variant="per_round_votes") == \
+        pytest.approx(41 + per_round * 50)
 
 
 def test_pirate_repo_variant_rescales_to_100_coins():

@@ -99,7 +99,8 @@ def test_arena_run_gamma_usage_errors(tmp_path, capsys):
     assert "one per seat (10)" in capsys.readouterr().err
     assert arena_main(["run", "gamma", "--players", "random", "--games", "chess", "--out", str(tmp_path / "y")]) == 2
     assert "games must be a non-empty subset" in capsys.readouterr().err
-    assert arena_main(["run", "gamma", "--players", "random", "--env-arg", "chess.n=1", "--out", str(tmp_path / "z")]) == 2
+    bad_game = ["run", "gamma", "--players", "random", "--env-arg", "chess.n=1", "--out", str(tmp_path / "z")]
+    assert arena_main(bad_game) == 2
     assert "--env-arg" in capsys.readouterr().err
 
 

@@ -6,6 +6,7 @@ import contextlib
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -152,7 +153,8 @@ def scripted_http_server(do_post: str):
 
 def test_http_5xx_is_retried_then_reported():
     """A server that always answers 503."""
-    with scripted_http_server("self.send_response(503); self.end_headers(); self.wfile.write(b'overloaded')") as (url, _):
+    post_503 = "self.send_response(503); self.end_headers(); self.wfile.write(b'overloaded')"
+    with scripted_http_server(post_503) as (url, _):
         backend = OpenAIHTTPBackend("m", url, backoff=Backoff(attempts=2, base=0.05))
         with pytest.raises(BackendUnavailable, match="HTTP 503: overloaded"):
             asyncio.run(backend.generate(ChatRequest(({"role": "user", "content": "hi"},))))
@@ -214,7 +216,7 @@ def test_microbatcher_batches_concurrent_requests_and_keeps_order():
 
     assert asyncio.run(main()) == [i * i for i in range(20)]
     assert [len(b) for b in batches] == [8, 8, 4] and batcher.batch_sizes == [8, 8, 4]
-    assert sum(batches, []) == list(range(20))
+    assert [x for batch in batches for x in batch] == list(range(20))
 
 
 def test_microbatcher_passes_errors_to_every_waiter():
@@ -231,25 +233,25 @@ def test_microbatcher_passes_errors_to_every_waiter():
 
 
 def test_microbatcher_does_not_block_the_event_loop():
-    def slow(xs):
-        time.sleep(0.3)
-        return list(xs)
+    """While a batch runs, another coroutine must get the loop: the batch waits (in its thread) for
+    that coroutine to run; a batch called on the loop's own thread would wait in vain."""
+    batch_started, loop_ran = threading.Event(), threading.Event()
 
-    batcher = MicroBatcher(slow, max_batch=2, window=0.0)
+    def batch(xs):
+        batch_started.set()
+        return [loop_ran.wait(timeout=5)] * len(xs)
+
+    batcher = MicroBatcher(batch, max_batch=2, window=0.0)
+
+    async def other_coroutine():
+        while not batch_started.is_set():
+            await asyncio.sleep(0.001)
+        loop_ran.set()
 
     async def main():
-        ticks = 0
+        return await asyncio.gather(batcher.submit(1), other_coroutine())
 
-        async def ticker():
-            nonlocal ticks
-            for _ in range(10):
-                await asyncio.sleep(0.02)
-                ticks += 1
-
-        await asyncio.gather(batcher.submit(1), ticker())
-        return ticks
-
-    assert asyncio.run(main()) == 10
+    assert asyncio.run(main())[0] is True
 
 
 # ---------------------------------------------------------------------------------------------- specs
@@ -259,7 +261,7 @@ def test_parse_spec_forms():
         ("vllm", "Qwen/Qwen2.5-7B-Instruct", "http://127.0.0.1:8000/v1", {})
     assert parse_spec("vllm:smollm2") == ("vllm", "smollm2", "http://127.0.0.1:8000/v1", {})
     kind, model, url, options = parse_spec("vllm:m@http://127.0.0.1:9/v1?temperature=0.7&cot=1&persona=a%2C+b")
-    assert (model, url) == ("m", "http://127.0.0.1:9/v1")
+    assert (kind, model, url) == ("vllm", "m", "http://127.0.0.1:9/v1")
     assert options == {"temperature": "0.7", "cot": "1", "persona": "a, b"}
     assert parse_spec("hf:/models/x?device=cpu") == ("hf", "/models/x", None, {"device": "cpu"})
     assert parse_spec("vllm-local:/m?max_batch=8")[3] == {"max_batch": "8"}

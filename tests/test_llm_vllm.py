@@ -14,19 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from llm_policies.local_stack import REPO_ROOT, SETUP_SCRIPT, missing_parts, smollm2_dir, venv_env
+from arena_envs.runner.runner import RunConfig, run
+from llm_policies.backends.openai_http import OpenAIHTTPBackend
+from llm_policies.local_stack import REPO_ROOT, smollm2_dir, venv_env
+from llm_policies.serve import VLLMServer
+from llm_policies.types import BackendUnavailable, ChatRequest
+from tests.llm_helpers import check_llm_episodes, llm_seats
 
+# without the stack of scripts/setup_llm.sh these skip, or fail under CI (tests/conftest.py)
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
-
-_MISSING = missing_parts()
-if _MISSING:
-    pytest.skip(f"LLM stack not installed ({'; '.join(_MISSING)}): run bash {SETUP_SCRIPT}", allow_module_level=True)
-
-from arena_envs.runner.runner import RunConfig, run  # noqa: E402
-from llm_policies.backends.openai_http import OpenAIHTTPBackend  # noqa: E402
-from llm_policies.serve import VLLMServer  # noqa: E402
-from llm_policies.types import BackendUnavailable, ChatRequest  # noqa: E402
-from tests.llm_helpers import check_llm_episodes, llm_seats  # noqa: E402
 
 MODEL_NAME = "smollm2"
 #: A short auction (3 items) for the AucArena bidder, whose belief loop makes many calls.
@@ -84,7 +80,8 @@ def test_aucarena_bidder_plans_bids_and_updates_beliefs(server, tmp_path):
         checks = [b for b in beliefs if b["item"] == item]
         assert 1 <= len(checks) <= 5
         assert all(c["errors"] for c in checks[:-1])  # re-asked only after errors
-    lines = [json.loads(line) for line in (tmp_path / "run" / "steps" / "episode_000000.jsonl").read_text().splitlines()]
+    steps = tmp_path / "run" / "steps" / "episode_000000.jsonl"
+    lines = [json.loads(line) for line in steps.read_text().splitlines()]
     purposes = [c["purpose"] for line in lines for c in line["trace"].get("calls", [])]
     assert purposes[0] == "plan" and "belief" in purposes and "replan" in purposes and "bid" in purposes
     (finish,) = [line for line in lines if line.get("finish")]

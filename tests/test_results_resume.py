@@ -16,7 +16,7 @@ from arena_envs.runner import RunConfig, run
 from arena_envs.runner.results import ResultsError, ResultsFolder, read_episodes
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = "_tiny_game:env"
+TINY = "tests._tiny_game:env"
 TINY_CONFIG = RunConfig(TINY, ("random", "random", "random"), episodes=6, seed=4)
 
 
@@ -110,18 +110,14 @@ def finished_count(out: Path) -> int:
 
 def kill_during_run(command: list[str], out: Path, at_least: int, total: int) -> int:
     """Start ``command``, SIGKILL it once ``at_least`` episodes are committed; returns the count then."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
-    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     deadline = time.monotonic() + 120
-    try:
+    with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
         while finished_count(out) < at_least:
-            assert proc.poll() is None, f"run ended before it was killed: {proc.stderr.read().decode()}"
+            assert proc.poll() is None, f"run ended before it was killed: {proc.communicate()[1].decode()}"
             assert time.monotonic() < deadline, "run too slow"
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait()
-        proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL
     count = finished_count(out)
     assert count < total, "the run finished before the kill; raise the episode count"
@@ -157,7 +153,7 @@ def test_kill_9_repeatedly_tiny_game(tmp_path):
     reached = 0
     for target in (5, 40, 90):
         reached = kill_during_run(command, out, at_least=max(target, reached + 1), total=total)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     check_complete(out, total)

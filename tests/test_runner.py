@@ -16,7 +16,7 @@ from arena_envs.runner.seeding import episode_seeds, seat_players
 from baselines.human import HumanPolicy
 from baselines.random_policy import RandomPolicy
 
-TINY = "_tiny_game:env"  # tests/_tiny_game.py, importable because pytest puts tests/ on sys.path
+TINY = "tests._tiny_game:env"
 
 
 def folder_content(folder: Path) -> dict[str, object]:
@@ -217,7 +217,7 @@ def test_policy_error_stops_run_and_keeps_finished_episodes(tmp_path, concurrenc
 
 
 def test_bad_configurations_are_clear_errors(tmp_path):
-    with pytest.raises(ValueError, match="3 seats .* players lists 2"):
+    with pytest.raises(ValueError, match=r"3 seats .* players lists 2"):
         run(RunConfig(TINY, ("random", "random"), episodes=1), tmp_path / "a")
     with pytest.raises(ValueError, match="unknown environment 'nope'"):
         run(RunConfig("nope", ("random",), episodes=1), tmp_path / "b")

@@ -54,7 +54,7 @@ class TransformersBackend:
         with self._lock, self._torch.inference_mode():
             constraint = request.constraint if self.guided else None
             if constraint is not None and constraint.kind == "choice":
-                return self._choose(request)
+                return self._choose(request, constraint.choices)
             messages = list(request.messages)
             response = self._sample(messages, request)
             if constraint is None:
@@ -95,12 +95,11 @@ class TransformersBackend:
         eos = self.tokenizer.eos_token_id
         finished = len(out) < s.max_tokens or (len(out) > 0 and int(out[-1]) == eos)
         text = self.tokenizer.decode(out, skip_special_tokens=True)
-        return ChatResponse(text, int(prompt.shape[1]), int(len(out)), "stop" if finished else "length")
+        return ChatResponse(text, int(prompt.shape[1]), len(out), "stop" if finished else "length")
 
-    def _choose(self, request: ChatRequest) -> ChatResponse:
+    def _choose(self, request: ChatRequest, choices: tuple[str, ...]) -> ChatResponse:
         """The choice with the highest total log-probability as a continuation of the prompt."""
         torch = self._torch
-        choices = request.constraint.choices
         prompt = self._prompt_ids(list(request.messages))[0]
         scores = []
         for choice in choices:
@@ -110,8 +109,9 @@ class TransformersBackend:
             logprobs = torch.log_softmax(logits, dim=-1).gather(1, cont.unsqueeze(1)).sum()
             scores.append(float(logprobs))
         best = max(range(len(choices)), key=scores.__getitem__)
-        return ChatResponse(choices[best], int(prompt.shape[0]), len(self.tokenizer.encode(choices[best], add_special_tokens=False)),
-                            "stop", {"choice_logprobs": dict(zip(choices, scores))})
+        completion_tokens = len(self.tokenizer.encode(choices[best], add_special_tokens=False))
+        return ChatResponse(choices[best], int(prompt.shape[0]), completion_tokens, "stop",
+                            {"choice_logprobs": dict(zip(choices, scores))})
 
     def close(self) -> None:
         self.model = None

@@ -7,7 +7,8 @@ event loop never blocks. Each caller gets its own result (or the batch's excepti
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, Generic, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
 
 Req = TypeVar("Req")
 Res = TypeVar("Res")
@@ -16,7 +17,8 @@ Res = TypeVar("Res")
 class MicroBatcher(Generic[Req, Res]):
     """``await batcher.submit(req)``; ``run_batch(list_of_reqs) -> list_of_results`` (same order)."""
 
-    def __init__(self, run_batch: Callable[[Sequence[Req]], Sequence[Res]], *, max_batch: int = 64, window: float = 0.02):
+    def __init__(self, run_batch: Callable[[Sequence[Req]], Sequence[Res]], *, max_batch: int = 64,
+                 window: float = 0.02):
         if max_batch < 1:
             raise ValueError(f"max_batch must be >= 1, got {max_batch}")
         if window < 0:
@@ -33,11 +35,12 @@ class MicroBatcher(Generic[Req, Res]):
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Res] = loop.create_future()
         self._queue.append((request, future))
-        if self._worker is None or self._worker.done() or self._worker.get_loop() is not loop:
-            self._full = asyncio.Event()
+        full = self._full
+        if full is None or self._worker is None or self._worker.done() or self._worker.get_loop() is not loop:
+            full = self._full = asyncio.Event()
             self._worker = loop.create_task(self._drain())
         if len(self._queue) >= self.max_batch:
-            self._full.set()
+            full.set()
         return await future
 
     async def _drain(self) -> None:

@@ -15,6 +15,7 @@ from llm_policies.retry import Backoff, Retryable, with_retries
 from llm_policies.types import BackendError, BackendUnavailable, ChatRequest, ChatResponse
 
 DEFAULT_URL = "http://127.0.0.1:8000/v1"
+DEFAULT_BACKOFF = Backoff()  # frozen, so one shared default is safe
 
 
 def chat_payload(request: ChatRequest, model: str, guided: bool = True) -> dict[str, Any]:
@@ -67,7 +68,7 @@ class OpenAIHTTPBackend:
     """
 
     def __init__(self, model: str, base_url: str = DEFAULT_URL, *, timeout: float = 120.0,
-                 backoff: Backoff = Backoff(), api_key: str = "EMPTY", max_connections: int = 512):
+                 backoff: Backoff = DEFAULT_BACKOFF, api_key: str = "EMPTY", max_connections: int = 512):
         if not model:
             raise ValueError("model must be a non-empty model name")
         if not base_url.startswith(("http://", "https://")):

@@ -1,11 +1,12 @@
 """In-process ``vllm.LLM``: the requests of concurrent episodes go to one batched ``llm.chat``."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from llm_policies.backends.microbatch import MicroBatcher
-from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.backends.openai_http import structured_outputs
+from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.types import ChatRequest, ChatResponse
 
 
@@ -34,7 +35,8 @@ class VLLMLocalBackend:
         engine_kwargs.setdefault("max_model_len", 8192)
         engine_kwargs["dtype"] = resolve_dtype(engine_kwargs.get("dtype", "auto"))
         self.llm = vllm.LLM(model=model, **engine_kwargs)
-        self._batcher: MicroBatcher[ChatRequest, ChatResponse] = MicroBatcher(self._run_batch, max_batch=max_batch, window=window)
+        self._batcher: MicroBatcher[ChatRequest, ChatResponse] = MicroBatcher(self._run_batch, max_batch=max_batch,
+                                                                              window=window)
 
     @property
     def batch_sizes(self) -> list[int]:
