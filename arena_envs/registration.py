@@ -57,7 +57,7 @@ ENVIRONMENTS: dict[str, EnvEntry] = {
     }),
     "pirate_game_v0": EnvEntry("arena_envs.pirate_game_v0", False, {
         "small": {"n_players": 4, "golds": 5, "death_reward": -5},
-        "lone": {"n_players": 1},
+        "three_cot": {"n_players": 3, "golds": 1, "cot": True, "history_window": 1},
     }),
 }
 

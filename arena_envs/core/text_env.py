@@ -7,7 +7,9 @@ the rest the same way for every game:
   vector unless the game declares its own numeric shape (``feature_shape``, ``feature_dtype``,
   ``feature_low``/``feature_high``: e.g. a ``(C, H, W)`` grid); ``action_mask`` is there when the
   action space can be masked (:func:`mask_space`); ``observation_spaces`` / ``action_spaces`` are
-  dicts (PettingZoo wrappers forward them), each agent's space its own copy of a cached prototype;
+  dicts (PettingZoo wrappers forward them). Agents whose spaces have the same configuration share
+  one space object within an environment (as in PettingZoo's own games); that object is a copy of
+  a process-wide cached prototype with its own random generator, so environments never share one;
 * ``step()`` accepts a native action or a ``str`` (raw LLM text, parsed by the game);
 * the invalid-answer loop: an :class:`~arena_envs.core.answers.InvalidAnswer` is recorded in the
   episode record and in ``infos[agent]["invalid_action"]``, its reason is appended to the agent's
@@ -85,14 +87,24 @@ def observation_space_for(action_space: spaces.Space[Any], max_text_length: int 
 
 
 def _action_key(space: spaces.Space[Any]) -> Hashable:
-    """What the mask part of an observation space depends on."""
+    """The configuration of an action space (equal keys: interchangeable spaces)."""
     if isinstance(space, spaces.Discrete):
-        return ("Discrete", int(space.n))
+        return ("Discrete", int(space.n), int(space.start))
     if isinstance(space, spaces.MultiDiscrete):
-        return ("MultiDiscrete", array_key(space.nvec))
+        return ("MultiDiscrete", array_key(space.nvec), array_key(space.start))
     if isinstance(space, spaces.Dict):
         return ("Dict", tuple((k, _action_key(s)) for k, s in space.spaces.items()))
-    return ("other", type(space).__name__)
+    return ("object", id(space))
+
+
+def _mask_key(key: Hashable) -> Hashable:
+    """The part of an action-space key that the observation space depends on (its mask, if any)."""
+    if isinstance(key, tuple) and key[0] == "object":
+        return None
+    if isinstance(key, tuple) and key[0] == "Dict":
+        parts = [_mask_key(sub) for _, sub in key[1]]
+        return None if None in parts else key
+    return key
 
 
 class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
@@ -140,14 +152,21 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         self.feature_names = tuple(feature_names)
         self.feature_shape = (len(self.feature_names),) if feature_shape is None else tuple(feature_shape)
         features = (self.feature_shape, np.dtype(feature_dtype).str, array_key(feature_low), array_key(feature_high))
-        self.action_spaces: dict[str, spaces.Space[Any]] = {a: own_copy(s) for a, s in action_spaces.items()}
-        self.observation_spaces: dict[str, spaces.Space[Any]] = {
-            agent: own_copy(prototype(
-                ("observation", max_text_length, features, _action_key(space)),
-                lambda space=space: observation_space_for(  # type: ignore[misc]
-                    space, max_text_length, self.feature_shape, feature_dtype, feature_low, feature_high)))
-            for agent, space in self.action_spaces.items()
-        }
+        # one copy per distinct configuration in this environment (agents alike share it, as in
+        # PettingZoo's own games); copies of cached prototypes, so no two environments share one
+        copies: dict[Hashable, spaces.Space[Any]] = {}
+        self.action_spaces: dict[str, spaces.Space[Any]] = {}
+        self.observation_spaces: dict[str, spaces.Space[Any]] = {}
+        for agent, space in action_spaces.items():
+            key = _action_key(space)
+            if key not in copies:
+                copies[key] = own_copy(space)
+                copies["observation", key] = own_copy(prototype(
+                    ("observation", max_text_length, features, _mask_key(key)),
+                    lambda space=space: observation_space_for(  # type: ignore[misc]
+                        space, max_text_length, self.feature_shape, feature_dtype, feature_low, feature_high)))
+            self.action_spaces[agent] = copies[key]
+            self.observation_spaces[agent] = copies["observation", key]
         self.np_random = np.random.default_rng()
         self.record: EpisodeRecord | None = None
 
