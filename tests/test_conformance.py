@@ -252,12 +252,14 @@ class TwoRounds(TextAECEnv):
 
     metadata = {"name": "two_rounds_v0", "render_modes": ["ansi"], "is_parallelizable": False}  # noqa: RUF012
 
-    def __init__(self, flaw: str | None = None, **kwargs: Any):
+    def __init__(self, flaw: str | None = None, eliminate: bool = False, **kwargs: Any):
         agents = ["player_0", "player_1"]
+        kwargs.setdefault("feature_low", 0)
+        kwargs.setdefault("feature_high", 2)
         super().__init__(agents=agents, action_spaces={a: spaces.Discrete(2) for a in agents},
-                         feature_names=("round",), feature_low=0, feature_high=2,
-                         max_text_length=40 if flaw == "long_text" else None, **kwargs)
+                         feature_names=("round",), max_text_length=40 if flaw == "long_text" else None, **kwargs)
         self.flaw = flaw
+        self.eliminate = eliminate  # player_0's first move eliminates player_1
 
     def _start_game(self, options: dict[str, Any]) -> None:
         self.round = 0
@@ -280,23 +282,31 @@ class TwoRounds(TextAECEnv):
         self.moves.append(move)
         self.log.append(f"{agent}:{move}")
         self.rewards[agent] = float(move) + (self.counter() if self.counter else 0)
-        if len(self.moves) == 2:
+        if self.eliminate and agent == "player_0" and self.round == 0:
+            self.terminations["player_1"] = True
+        if len(self.moves) == len(self._live()):
             self.round, self.moves = self.round + 1, []
             if self.round == 2:
                 self.terminations = dict.fromkeys(self.agents, True)
+
+    def _live(self) -> list[str]:
+        return [a for a in self.possible_agents if not self.terminations[a]]
 
     def _fallback(self, agent: str) -> int:
         return 0
 
     def _next_agent(self) -> str | None:
-        return None if self.round == 2 else self.possible_agents[len(self.moves)]
+        return None if self.round == 2 else self._live()[len(self.moves)]
 
     def _text(self, agent: str, note: str | None) -> str:
         return f"Round {self.round}. " + " ".join(self.log) + (" Name a number, 0 or 1, please." * 3)
 
     def _features(self, agent: str) -> np.ndarray:
         value = 7 if self.flaw == "space_mismatch" else self.round  # 7 > feature_high
-        return np.array([value], dtype=np.float32)
+        return np.full(self.feature_shape, value, dtype=self.observation_spaces[agent]["observation"].dtype)
+
+    def _agent_info(self, agent: str) -> dict[str, Any]:
+        return {"round": self.round}
 
     def _action_mask(self, agent: str) -> np.ndarray:
         return np.ones(2, dtype=np.int8)
@@ -320,6 +330,23 @@ def shared_counter() -> int:
 
 def two_rounds(flaw: str | None = None, **kwargs: Any) -> Any:
     return wrappers.OrderEnforcingWrapper(TwoRounds(flaw, **kwargs))
+
+
+def test_a_game_declares_its_own_numeric_observation_shape():
+    grid = TwoRounds(feature_shape=(2, 3, 3), feature_dtype=np.uint8, feature_low=0, feature_high=255)
+    box = grid.observation_space("player_0")["observation"]
+    assert (box.shape, box.dtype, int(box.high.max())) == ((2, 3, 3), np.uint8, 255)
+    assert TwoRounds().observation_space("player_0")["observation"].shape == (1,)  # the others keep theirs
+    check_random_play(partial(wrappers.OrderEnforcingWrapper, grid), 0)
+
+
+def test_an_eliminated_player_gets_its_info_refreshed():
+    env = two_rounds(eliminate=True)
+    env.reset(seed=0)
+    env.step(1)  # player_0's move eliminates player_1 and ends the round; player_0 moves next
+    assert env.terminations["player_1"] and env.unwrapped.round == 1
+    assert env.agent_selection == "player_1"  # its dead step comes first
+    assert env.last()[4]["round"] == 1  # refreshed when it was eliminated, not left at round 0
 
 
 def test_the_checks_pass_on_the_sound_test_environment():
