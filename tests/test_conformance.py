@@ -303,7 +303,8 @@ class TwoRounds(TextAECEnv):
 
     def _features(self, agent: str) -> np.ndarray:
         value = 7 if self.flaw == "space_mismatch" else self.round  # 7 > feature_high
-        return np.full(self.feature_shape, value, dtype=self.observation_spaces[agent]["observation"].dtype)
+        box = self.observation_spaces[agent]["observation"]  # type: ignore[index]
+        return np.full(box.shape, value, dtype=box.dtype)
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
         return {"round": self.round}
