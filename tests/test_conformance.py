@@ -2,11 +2,12 @@
 
 It walks ``arena_envs.registration.ENVIRONMENTS``: an environment (and every variant its entry
 declares) gets PettingZoo's ``api_test``, ``seed_test``, ``render_test`` for each declared render
-mode, ``parallel_api_test`` / ``parallel_seed_test`` / ``max_cycles_test`` where it is
-parallelizable, and this module's own checks: ``max_cycles`` truncation, pickling and
-``copy.deepcopy`` mid-episode (the copy continues exactly as the original), random legal play
-under several seeds (masked sampling) with every observation inside the declared space and every
-decision's ``answer_constraint`` declared, and the constructor arguments captured for ``EzPickle``.
+mode, the state checks where it has a global ``state()``, ``parallel_api_test`` /
+``parallel_seed_test`` / ``max_cycles_test`` where it is parallelizable, and this module's own
+checks: ``max_cycles`` truncation, pickling and ``copy.deepcopy`` mid-episode (the copy continues
+exactly as the original), random legal play under several seeds (masked sampling) with every
+observation inside the declared space and every decision's ``answer_constraint`` declared, and
+the constructor arguments captured for ``EzPickle``.
 A new environment gets all of it from its one line in the registry.
 
 The checks are plain functions so that the broken environments at the end can prove each of
@@ -30,6 +31,8 @@ from gymnasium import spaces
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, render_test, seed_test
 from pettingzoo.test.seed_test import parallel_seed_test
+from pettingzoo.test.state_test import test_state as state_test
+from pettingzoo.test.state_test import test_state_space as state_space_test
 from pettingzoo.utils import wrappers
 
 import arena_envs
@@ -188,6 +191,11 @@ def test_pettingzoo_api_seed_and_render(name, kwargs):
         api_test(env_fn(), num_cycles=40)
         seed_test(env_fn, num_cycles=40)
         render_test(env_fn)
+        env = env_fn()
+        if hasattr(env.unwrapped, "state_space"):  # a global state(): PettingZoo's state checks
+            env.reset(seed=0)
+            state_space_test(env)
+            state_test(env, num_cycles=40)
 
 
 @pytest.mark.parametrize("name, kwargs", PARALLEL_CASES)

@@ -137,8 +137,9 @@ class AuctionEnv(TextAECEnv):
                             *(f"{field}_{i + 1}" for field in ("remaining", "profit", "withdrawn", "eligible")
                               for i in range(n_bidders)),
                             *(f"result_{field}_{k}" for k in range(m) for field in ("winner", "price")))
-        self.state_space = own_copy(prototype(("auction_state", len(self.state_names)), lambda: spaces.Box(
-            -1, np.inf, shape=(len(self.state_names),), dtype=np.float32)))
+        low = np.array([-np.inf if name.startswith("profit_") else -1 for name in self.state_names], np.float32)
+        self.state_space = own_copy(prototype(("auction_state", n_bidders, m), lambda: spaces.Box(
+            low, np.inf, shape=low.shape, dtype=np.float32)))  # -1: none; a profit can be negative
         super().__init__(agents=agents, action_spaces={a: action_space for a in agents}, feature_names=tuple(names),
                          max_retries=max_retries, invalid_action_penalty=invalid_action_penalty,
                          render_mode=render_mode, max_cycles=max_cycles)
