@@ -88,5 +88,5 @@ def test_scripted_tie_breaks_are_state_that_copies_carry():
         assert clone.unwrapped.rules.leader == env.unwrapped.rules.leader == 0
         assert clone.unwrapped.tie_breaks_used == 2
         assert clone.unwrapped.record.events == env.unwrapped.record.events
-    with pytest.raises(ValueError, match="lists agents bidder_1..bidder_2"):
+    with pytest.raises(ValueError, match=r"lists agents bidder_1\.\.bidder_2"):
         auction_v0.env(n_bidders=2, tie_break=["bidder_3"])
