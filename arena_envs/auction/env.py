@@ -202,6 +202,7 @@ class AuctionEnv(TextAECEnv):
                 raise ValueError(f"scripted tie_break entry {chosen!r} is not among the tied bidders "
                                  f"{[self.possible_agents[s] for s in tied]} ({ctx})")
             return self.seat_of[chosen]
+        assert callable(self.tie_break)
         chosen = self.tie_break([self.possible_agents[s] for s in tied], ctx)
         if chosen not in self.seat_of:
             raise ValueError(f"tie_break returned {chosen!r}, not an agent")
@@ -456,6 +457,7 @@ class AuctionEnv(TextAECEnv):
         :meth:`state_dict` gives the same state as a dict.
         """
         rules = self.rules
+        assert rules is not None, "state() before reset()"
         results = [(-1, -1) if r is None else r for r in rules.results]
         results += [(-1, -1)] * (len(rules.items) - len(results))
         return np.array([
@@ -468,6 +470,7 @@ class AuctionEnv(TextAECEnv):
     def state_dict(self) -> dict[str, Any]:
         """The global state as a dict (for tests and debugging)."""
         rules = self.rules
+        assert rules is not None, "state_dict() before reset()"
         return {"item_index": rules.item_index, "round": rules.round, "highest": rules.highest,
                 "leader": rules.leader, "withdrawn": list(rules.withdrawn), "remaining": list(rules.remaining),
                 "profit": list(rules.profit), "eligible": list(rules.eligible), "cursor": rules.cursor,
