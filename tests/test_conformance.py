@@ -235,6 +235,9 @@ def test_spaces_are_dicts_and_constructor_arguments_are_kept(name, kwargs):
     for agent in raw.possible_agents:
         assert env.observation_space(agent) is raw.observation_spaces[agent]
         assert env.action_space(agent) is raw.action_spaces[agent]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PettingZoo's wrappers call the dicts deprecated, and forward them
+        assert env.observation_spaces == raw.observation_spaces and env.action_spaces == raw.action_spaces
     rebuilt = type(raw)(*raw._ezpickle_args, **raw._ezpickle_kwargs)
     assert rebuilt.config() == raw.config()
     other = module(name).env(**kwargs).unwrapped  # spaces are never shared between environments
