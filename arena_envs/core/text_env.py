@@ -202,7 +202,6 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         #: completed cycles (see the module docstring); the agents that moved in the current one
         self.num_cycles = 0
         self._cycle_movers: set[str] = set()
-        self._finished: set[str] = set()
         #: the move the last step applied, as the game's rules take it (parsed text, native action or
         #: fallback); None when the answer was invalid and the agent is asked again
         self.last_move: Any = None
@@ -212,6 +211,7 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         for agent in self.agents:
             self._refresh_info(agent, None)
         self._finished = {a for a in self.agents if self.terminations[a] or self.truncations[a]}
+        self._done_count = self._count_done()
 
     def observe(self, agent: str) -> dict[str, Any]:
         obs: dict[str, Any] = {
@@ -226,6 +226,7 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
+            self._done_count = self._count_done()  # the dead agent left the dicts
             return
         assert self.record is not None, "step() before reset()"
         self._clear_rewards()
@@ -286,8 +287,15 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
                 assert self.record is not None
                 self.record.add("truncated", cycles=self.num_cycles, agents=live)
 
+    def _count_done(self) -> int:
+        return sum(self.terminations.values()) + sum(self.truncations.values())
+
     def _finalise_infos(self, agent: str, nxt: str | None) -> None:
         """Refresh the info of every agent this step terminated or truncated (eliminated players)."""
+        done = self._count_done()  # only live steps end agents, so an unchanged count means no new end
+        if done == self._done_count:
+            return
+        self._done_count = done
         for a in self.agents:
             if (self.terminations[a] or self.truncations[a]) and a not in self._finished:
                 self._finished.add(a)
