@@ -33,14 +33,17 @@ ENVIRONMENTS: dict[str, EnvEntry] = {
                      "reward_mode": "items", "reveal_status": False},
     }),
     "guess_two_thirds_v0": EnvEntry("arena_envs.guess_two_thirds_v0", True, {
-        "ratio_one": {"ratio": 1, "min_value": 10, "max_value": 30, "tie_rule": "first_in_index_order"},
+        "ratio_one": {"ratio": 1, "min_value": 10, "max_value": 30, "tie_rule": "first_in_index_order",
+                      "score_variant": "repo"},
     }),
     "el_farol_v0": EnvEntry("arena_envs.el_farol_v0", True, {
         "explicit": {"mode": "explicit"},
         "cot_window": {"cot": True, "history_window": 2, "persona": "You are a cautious player.",
                        "reveal_own_id": True},
     }),
-    "divide_dollar_v0": EnvEntry("arena_envs.divide_dollar_v0", True, {"golds": {"golds": 7, "n_players": 3}}),
+    "divide_dollar_v0": EnvEntry("arena_envs.divide_dollar_v0", True, {
+        "golds": {"golds": 7, "n_players": 3, "score_variant": "unclipped"},
+    }),
     "public_goods_v0": EnvEntry("arena_envs.public_goods_v0", True, {
         "accumulating": {"reset": False, "token_init": "random", "n_players": 4},
     }),
@@ -48,15 +51,15 @@ ENVIRONMENTS: dict[str, EnvEntry] = {
         "prices": {"costly_price": 18, "costly_utility": 19, "n_players": 3},
     }),
     "sealed_bid_auction_v0": EnvEntry("arena_envs.sealed_bid_auction_v0", True, {
-        "second_price": {"mode": "second"},
+        "second_price": {"mode": "second", "score_variant": "second_price_diagnostic"},
         "no_overbid": {"allow_overbid": False, "valuation_rng": "env"},
     }),
     "battle_royale_v0": EnvEntry("arena_envs.battle_royale_v0", False, {
         "three_capped": {"n_players": 3, "max_turns": 6},
-        "given_rates": {"hit_rates": [30, 60, 90, 95], "max_turns": None},
+        "given_rates": {"hit_rates": [30, 60, 90, 95], "max_turns": None, "score_variant": "per_player"},
     }),
     "pirate_game_v0": EnvEntry("arena_envs.pirate_game_v0", False, {
-        "small": {"n_players": 4, "golds": 5, "death_reward": -5},
+        "small": {"n_players": 4, "golds": 5, "death_reward": -5, "score_variant": "repo"},
         "three_cot": {"n_players": 3, "golds": 1, "cot": True, "history_window": 1},
     }),
 }
