@@ -1,29 +1,67 @@
 """The suite's environments, registered in PettingZoo's registry as ``arena_envs/<name>-v<N>``.
 
-``ENVIRONMENTS`` maps the versioned module name (``auction_v0``) to its module path; it is the one
-list the CLI, the docs and the registry read. ``make("auction_v0", **kwargs)`` builds an AEC env.
+``ENVIRONMENTS`` maps the versioned module name (``auction_v0``) to its :class:`EnvEntry` (entry
+module, parallel or not, documented variants); it is the one list the CLI, the docs, the registry
+and the conformance suite read: one line there gives a new environment all of them.
+``make("auction_v0", **kwargs)`` builds an AEC env.
 """
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 import pettingzoo
 from pettingzoo import AECEnv
 
-#: versioned name -> (entry module, whether it offers parallel_env()). Every entry module offers
-#: env() and raw_env().
-ENVIRONMENTS: dict[str, tuple[str, bool]] = {
-    "auction_v0": ("arena_envs.auction_v0", False),
-    "guess_two_thirds_v0": ("arena_envs.guess_two_thirds_v0", True),
-    "el_farol_v0": ("arena_envs.el_farol_v0", True),
-    "divide_dollar_v0": ("arena_envs.divide_dollar_v0", True),
-    "public_goods_v0": ("arena_envs.public_goods_v0", True),
-    "diners_dilemma_v0": ("arena_envs.diners_dilemma_v0", True),
-    "sealed_bid_auction_v0": ("arena_envs.sealed_bid_auction_v0", True),
-    "battle_royale_v0": ("arena_envs.battle_royale_v0", False),
-    "pirate_game_v0": ("arena_envs.pirate_game_v0", False),
+
+class EnvEntry(NamedTuple):
+    """One registered environment: its entry module (``env()``, ``raw_env()``), whether it offers
+    ``parallel_env()``, and its documented variants (label -> constructor keyword arguments), each
+    of which the conformance suite (``tests/test_conformance.py``) runs next to the defaults."""
+
+    module: str
+    parallel: bool
+    variants: dict[str, dict[str, Any]] = {}  # noqa: RUF012 (a NamedTuple default, never mutated)
+
+
+#: versioned name -> its entry; the one list the CLI, the docs, the registry and the tests read.
+ENVIRONMENTS: dict[str, EnvEntry] = {
+    "auction_v0": EnvEntry("arena_envs.auction_v0", False, {
+        "amount": {"action_mode": "amount", "budgets": 3000, "item_order": "ascending"},
+        "discount": {"enable_discount": True, "auto_withdraw_unaffordable": True, "tie_break": "lowest_seat",
+                     "reward_mode": "items", "reveal_status": False},
+    }),
+    "guess_two_thirds_v0": EnvEntry("arena_envs.guess_two_thirds_v0", True, {
+        "ratio_one": {"ratio": 1, "min_value": 10, "max_value": 30, "tie_rule": "first_in_index_order",
+                      "score_variant": "repo"},
+    }),
+    "el_farol_v0": EnvEntry("arena_envs.el_farol_v0", True, {
+        "explicit": {"mode": "explicit"},
+        "cot_window": {"cot": True, "history_window": 2, "persona": "You are a cautious player.",
+                       "reveal_own_id": True},
+    }),
+    "divide_dollar_v0": EnvEntry("arena_envs.divide_dollar_v0", True, {
+        "golds": {"golds": 7, "n_players": 3, "score_variant": "unclipped"},
+    }),
+    "public_goods_v0": EnvEntry("arena_envs.public_goods_v0", True, {
+        "accumulating": {"reset": False, "token_init": "random", "n_players": 4},
+    }),
+    "diners_dilemma_v0": EnvEntry("arena_envs.diners_dilemma_v0", True, {
+        "prices": {"costly_price": 18, "costly_utility": 19, "n_players": 3},
+    }),
+    "sealed_bid_auction_v0": EnvEntry("arena_envs.sealed_bid_auction_v0", True, {
+        "second_price": {"mode": "second", "score_variant": "second_price_diagnostic"},
+        "no_overbid": {"allow_overbid": False, "valuation_rng": "env"},
+    }),
+    "battle_royale_v0": EnvEntry("arena_envs.battle_royale_v0", False, {
+        "three_capped": {"n_players": 3, "max_turns": 6},
+        "given_rates": {"hit_rates": [30, 60, 90, 95], "max_turns": None, "score_variant": "per_player"},
+    }),
+    "pirate_game_v0": EnvEntry("arena_envs.pirate_game_v0", False, {
+        "small": {"n_players": 4, "golds": 5, "death_reward": -5, "score_variant": "repo"},
+        "three_cot": {"n_players": 3, "golds": 1, "cot": True, "history_window": 1},
+    }),
 }
 
 NAMESPACE = "arena_envs"
@@ -40,7 +78,7 @@ def env_module(name: str) -> ModuleType:
     if name not in ENVIRONMENTS:
         known = ", ".join(sorted(ENVIRONMENTS))
         raise KeyError(f"unknown environment {name!r}; known: {known}")
-    return importlib.import_module(ENVIRONMENTS[name][0])
+    return importlib.import_module(ENVIRONMENTS[name].module)
 
 
 def make(name: str, **kwargs: Any) -> AECEnv:
@@ -53,9 +91,9 @@ def make(name: str, **kwargs: Any) -> AECEnv:
 
 def register_all() -> None:
     """Register every environment in PettingZoo's AEC (and, where offered, parallel) registry."""
-    for name, (module, parallel) in ENVIRONMENTS.items():
+    for name, entry in ENVIRONMENTS.items():
         env_id = registry_id(name)
         if env_id not in pettingzoo.aec_registry:
-            pettingzoo.register("aec", env_id, entry_point=f"{module}:env")
-        if parallel and env_id not in pettingzoo.parallel_registry:
-            pettingzoo.register("parallel", env_id, entry_point=f"{module}:parallel_env")
+            pettingzoo.register("aec", env_id, entry_point=f"{entry.module}:env")
+        if entry.parallel and env_id not in pettingzoo.parallel_registry:
+            pettingzoo.register("parallel", env_id, entry_point=f"{entry.module}:parallel_env")

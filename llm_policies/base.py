@@ -68,13 +68,12 @@ class LLMPolicyBase(Policy):
         self._calls = []
 
     def constraint(self) -> AnswerConstraint | None:
-        """The bound environment's constraint for this seat's current decision, if it has one."""
+        """The bound environment's constraint for this seat's current decision (``None``: the game
+        declares free answers, or the environment has no ``answer_constraint`` at all). A game
+        that has not declared it raises; that is a bug in the game, never read as "no constraint"."""
         if self.env is None or not hasattr(self.env, "answer_constraint"):
             return None
-        try:
-            return self.env.answer_constraint(self.agent)
-        except NotImplementedError:
-            return None
+        return self.env.answer_constraint(self.agent)
 
     async def ask(self, messages: list[Message], constraint: AnswerConstraint | None = None, *,
                   purpose: str = "answer", max_tokens: int | None = None) -> str:

@@ -23,7 +23,7 @@ def replay(fixture: dict[str, Any], **env_kwargs: Any):
     budgets = list(fixture["budgets"].values())
     ties = [agent_of(name) for it in fixture["items"] for name in it["tie_breaks"]]
     env = auction_v0.env(items=items, item_order="given", n_bidders=len(budgets), budgets=budgets,
-                         tie_break=lambda candidates, ctx: ties.pop(0), render_mode="ansi", **env_kwargs)
+                         tie_break=ties, render_mode="ansi", **env_kwargs)
     env.reset(seed=0)
     for item in fixture["items"]:
         for round_ in item["rounds"]:
@@ -33,7 +33,7 @@ def replay(fixture: dict[str, Any], **env_kwargs: Any):
                 decision = round_[name]
                 env.step("I'm out!" if decision == "W" else f"I bid ${decision}!")
                 assert env.infos[agent]["invalid_action"] is None, env.infos[agent]
-    assert not ties, "unused tie-breaks"
+    assert env.unwrapped.tie_breaks_used == len(ties), "unused tie-breaks"
     assert all(env.terminations.values())
     return env
 

@@ -1,4 +1,5 @@
 """auction_v0 against PettingZoo's own test utilities, registration and pickling."""
+import copy
 import pickle
 import warnings
 
@@ -102,3 +103,25 @@ def test_render_modes():
     assert quiet.render() is None
     with pytest.raises(ValueError):
         auction_v0.env(render_mode="rgb_array")
+
+
+def test_scripted_tie_breaks_are_state_that_copies_carry():
+    """A lambda tie_break cannot be pickled and a deep copy shares it (and the script it pops);
+    a list of agents is data: each copy consumes its own position in it."""
+    items = [{"name": f"Item {k}", "start_price": 100, "true_value": 300} for k in range(2)]
+    env = auction_v0.env(items=items, item_order="given", n_bidders=2, tie_break=["bidder_2", "bidder_1"])
+    env.reset(seed=0)
+    env.step("I bid $100!")
+    env.step("I bid $100!")  # a tie: the script's first entry leads
+    assert env.unwrapped.rules.leader == 1 and env.unwrapped.tie_breaks_used == 1
+    clones = [pickle.loads(pickle.dumps(env)), copy.deepcopy(env)]
+    for e in [env, *clones]:
+        e.step("I'm out!")  # bidder_1 withdraws: Item 0 goes to bidder_2; Item 1 opens
+        e.step("I bid $100!")
+        e.step("I bid $100!")  # the second tie: the script's second entry leads
+    for clone in clones:
+        assert clone.unwrapped.rules.leader == env.unwrapped.rules.leader == 0
+        assert clone.unwrapped.tie_breaks_used == 2
+        assert clone.unwrapped.record.events == env.unwrapped.record.events
+    with pytest.raises(ValueError, match=r"lists agents bidder_1\.\.bidder_2"):
+        auction_v0.env(n_bidders=2, tie_break=["bidder_3"])

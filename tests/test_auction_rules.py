@@ -107,14 +107,14 @@ def test_round_one_everyone_decides_in_seat_order_and_opening_bids_need_no_incre
 
 def test_bid_below_start_is_rejected_and_reasked():
     env = make()
-    before = env.unwrapped.state()
+    before = env.unwrapped.state_dict()
     env.step("I bid $999!")
     info = env.unwrapped.infos["bidder_1"]
     assert env.agent_selection == "bidder_1"
     assert info["failed_bids"] == 1 and info["invalid_action"]["kind"] == "illegal"
     assert "starting price" in info["invalid_action"]["reason"]
     assert info["last_status"].startswith("rejected:")
-    assert env.unwrapped.state() == before
+    assert env.unwrapped.state_dict() == before
     assert "not accepted" in env.observe("bidder_1")["text"]
     assert "starting price of $1000" in env.observe("bidder_1")["text"]
 

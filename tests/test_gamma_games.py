@@ -92,7 +92,8 @@ def test_api_seed_and_parallel(name):
 
 @pytest.mark.parametrize("name", GAMES)
 def test_registered_and_made_by_name(name):
-    assert arena_envs.ENVIRONMENTS[name] == (f"arena_envs.{name}", True)
+    entry = arena_envs.ENVIRONMENTS[name]
+    assert (entry.module, entry.parallel) == (f"arena_envs.{name}", True)
     env = arena_envs.make(name)
     assert env.unwrapped.metadata["name"] == name and env.unwrapped.metadata["is_parallelizable"]
 

@@ -179,7 +179,11 @@ def test_registered_defaults_and_spaces():
     space = env.action_space("player_0")
     assert space["proposal"].nvec.tolist() == [101] * 10 and space["vote"].n == 2
     obs = env.observe("player_0")
-    assert set(obs) == {"text", "observation"}  # a Dict action space has no action mask
+    assert set(obs) == {"text", "observation", "action_mask"}
+    mask = obs["action_mask"]  # player_0 proposes first: every seat may get 0..100 coins
+    assert [m.tolist() for m in mask["proposal"]] == [[1] * 101] * 10 and mask["vote"].tolist() == [1, 0]
+    assert env.observation_space("player_0")["action_mask"].contains(mask)
+    assert env.observe("player_1")["action_mask"]["proposal"][0].tolist() == [1] + [0] * 100  # not to act
     assert obs["observation"].shape == (8 + 10,)
     assert env.agent_selection == "player_0" and env.infos["player_0"]["phase"] == "propose"
 

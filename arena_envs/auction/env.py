@@ -10,6 +10,16 @@ Native actions (``action_mode``): ``"discrete"`` (default) is ``Discrete(discret
 0 = withdraw, a >= 1 = bid m + (a − 1)·inc with m the minimum valid bid; the mask allows bids up to
 the remaining budget. ``"amount"`` is ``Discrete(max_budget + 2, start=-1)``: the bid in dollars,
 −1 = withdraw. ``step()`` also takes the bidder's raw text ("I bid $1200!", "I'm out!").
+
+``tie_break`` (equal top bids in a round): ``"random"`` (the env's seeded generator),
+``"lowest_seat"``, a list of agent names used one per tie in order (a scripted replay: the script
+and its position are part of the env's state, so it pickles and deep-copies with it), or a callable
+``(tied agents, context) -> agent``. A callable is kept by reference: a lambda or a local function
+cannot be pickled, and ``copy.deepcopy`` hands the copy the same function object (and whatever
+state it closes over); use a list, or a module-level function without state, to copy mid-episode.
+
+``state()`` is PettingZoo's global state, a float32 vector (``state_names``, ``state_space``);
+``state_dict()`` gives it as a dict.
 """
 from __future__ import annotations
 
@@ -26,6 +36,7 @@ from arena_envs.auction.parser import parse_reply
 from arena_envs.auction.rules import WITHDRAW, AuctionRules
 from arena_envs.core import EpisodeRecord
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
+from arena_envs.core.spaces import own_copy, prototype
 from arena_envs.core.text_env import TextAECEnv
 
 DESIRES = ("maximize_profit", "maximize_items")
@@ -69,7 +80,7 @@ class AuctionEnv(TextAECEnv):
         action_mode: str = "discrete",
         max_retries: int = 3,
         reveal_status: bool = True,
-        tie_break: str | Callable[[list[str], dict[str, Any]], str] = "random",
+        tie_break: str | Sequence[str] | Callable[[list[str], dict[str, Any]], str] = "random",
         enable_discount: bool = False,
         auto_withdraw_unaffordable: bool = False,
         reward_mode: str = "by_desire",
@@ -77,6 +88,7 @@ class AuctionEnv(TextAECEnv):
         discrete_levels: int = 21,
         max_steps: int | None = None,
         render_mode: str | None = None,
+        max_cycles: int | None = None,
     ):
         if n_bidders < 2:
             raise ValueError(f"n_bidders must be >= 2, got {n_bidders}")
@@ -86,8 +98,14 @@ class AuctionEnv(TextAECEnv):
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
-        if not callable(tie_break) and tie_break not in TIE_BREAKS:
-            raise ValueError(f"tie_break must be one of {TIE_BREAKS} or a callable, got {tie_break!r}")
+        if isinstance(tie_break, (list, tuple)):
+            unknown = [a for a in tie_break if a not in [f"bidder_{i + 1}" for i in range(n_bidders)]]
+            if unknown:
+                raise ValueError(f"a scripted tie_break lists agents bidder_1..bidder_{n_bidders}, got {unknown}")
+            tie_break = tuple(tie_break)
+        elif not callable(tie_break) and tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {TIE_BREAKS}, a list of agents or a callable, "
+                             f"got {tie_break!r}")
         if not 0 < min_markup_pct <= 100:
             raise ValueError(f"min_markup_pct must be in 1..100, got {min_markup_pct}")
         if discrete_levels < 1:
@@ -129,9 +147,16 @@ class AuctionEnv(TextAECEnv):
         names += [f"upcoming_start_price_{k}" for k in range(m)]
         names += [f"upcoming_est_value_{k}" for k in range(m)]
         names += [f"past_{field}_{k}" for k in range(m) for field in ("winner", "price", "true_value")]
+        self.state_names = ("item_index", "round", "highest_bid", "leader", "cursor", "finished",
+                            *(f"{field}_{i + 1}" for field in ("remaining", "profit", "withdrawn", "eligible")
+                              for i in range(n_bidders)),
+                            *(f"result_{field}_{k}" for k in range(m) for field in ("winner", "price")))
+        low = np.array([-np.inf if name.startswith("profit_") else -1 for name in self.state_names], np.float32)
+        self.state_space = own_copy(prototype(("auction_state", n_bidders, m), lambda: spaces.Box(
+            low, np.inf, shape=low.shape, dtype=np.float32)))  # -1: none; a profit can be negative
         super().__init__(agents=agents, action_spaces={a: action_space for a in agents}, feature_names=tuple(names),
                          max_retries=max_retries, invalid_action_penalty=invalid_action_penalty,
-                         render_mode=render_mode)
+                         render_mode=render_mode, max_cycles=max_cycles)
 
     def config(self) -> dict[str, Any]:
         return {
@@ -139,7 +164,8 @@ class AuctionEnv(TextAECEnv):
             "n_bidders": len(self.possible_agents), "budgets": self.budgets, "desires": self.desires,
             "overestimate_percent": self.overestimate_percent, "min_markup_pct": self.min_markup_pct,
             "action_mode": self.action_mode, "max_retries": self.max_retries, "reveal_status": self.reveal_status,
-            "tie_break": self.tie_break if isinstance(self.tie_break, str) else "callable",
+            "tie_break": self.tie_break if isinstance(self.tie_break, str) else
+            list(self.tie_break) if isinstance(self.tie_break, tuple) else "callable",
             "enable_discount": self.enable_discount, "auto_withdraw_unaffordable": self.auto_withdraw_unaffordable,
             "reward_mode": self.reward_mode, "invalid_action_penalty": self.invalid_action_penalty,
             "discrete_levels": self.discrete_levels, "max_steps": self.max_steps,
@@ -163,6 +189,7 @@ class AuctionEnv(TextAECEnv):
                               for a in self.possible_agents}
         self._last_status = {a: "none" for a in self.possible_agents}
         self._new_item_seen = {a: -1 for a in self.possible_agents}
+        self.tie_breaks_used = 0  # scripted tie-breaks consumed so far
         self.record.add("setup", order=[item.name for item in ordered], budgets=budgets, estimates=estimates)
         self.rules = AuctionRules(ordered, budgets, estimates, self._choose_leader, self.possible_agents,
                                   self.min_markup_pct, self.auto_withdraw_unaffordable, self.enable_discount)
@@ -177,6 +204,16 @@ class AuctionEnv(TextAECEnv):
             return tied[0]
         if self.tie_break == "random":
             return tied[int(self.np_random.integers(len(tied)))]
+        if isinstance(self.tie_break, tuple):
+            if self.tie_breaks_used >= len(self.tie_break):
+                raise ValueError(f"the scripted tie_break has no entry left for the tie {ctx}")
+            chosen = self.tie_break[self.tie_breaks_used]
+            self.tie_breaks_used += 1
+            if self.seat_of[chosen] not in tied:
+                raise ValueError(f"scripted tie_break entry {chosen!r} is not among the tied bidders "
+                                 f"{[self.possible_agents[s] for s in tied]} ({ctx})")
+            return self.seat_of[chosen]
+        assert callable(self.tie_break)
         chosen = self.tie_break([self.possible_agents[s] for s in tied], ctx)
         if chosen not in self.seat_of:
             raise ValueError(f"tie_break returned {chosen!r}, not an agent")
@@ -190,7 +227,7 @@ class AuctionEnv(TextAECEnv):
             a = int(action)
         except (TypeError, ValueError):
             raise InvalidAnswer("illegal", f"{action!r} is not an action of this environment") from None
-        space = self._action_spaces[agent]
+        space = self.action_spaces[agent]
         if not space.start <= a < space.start + space.n:
             raise InvalidAnswer("illegal", f"action {a} is outside the action space {space}")
         if self.action_mode == "amount":
@@ -295,7 +332,7 @@ class AuctionEnv(TextAECEnv):
         return out
 
     def _action_mask(self, agent: str) -> np.ndarray:
-        space = self._action_spaces[agent]
+        space = self.action_spaces[agent]
         mask = np.zeros(space.n, dtype=np.int8)
         mask[0] = 1  # withdraw
         rules = self.rules
@@ -403,8 +440,27 @@ class AuctionEnv(TextAECEnv):
     def final_report(self) -> dict[str, Any]:
         return T.final_report(self.rules)
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> np.ndarray:
+        """PettingZoo's global state: a float32 vector laid out as ``state_names`` (in ``state_space``).
+
+        -1 stands for "none" (no highest bid, no leader, an item not sold or not auctioned yet).
+        :meth:`state_dict` gives the same state as a dict.
+        """
         rules = self.rules
+        assert rules is not None, "state() before reset()"
+        results = [(-1, -1) if r is None else r for r in rules.results]
+        results += [(-1, -1)] * (len(rules.items) - len(results))
+        return np.array([
+            rules.item_index, rules.round, -1 if rules.highest is None else rules.highest,
+            -1 if rules.leader is None else rules.leader, rules.cursor, rules.finished,
+            *rules.remaining, *rules.profit, *rules.withdrawn, *(s in rules.eligible for s in range(rules.n)),
+            *(v for r in results for v in r),
+        ], dtype=np.float32)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The global state as a dict (for tests and debugging)."""
+        rules = self.rules
+        assert rules is not None, "state_dict() before reset()"
         return {"item_index": rules.item_index, "round": rules.round, "highest": rules.highest,
                 "leader": rules.leader, "withdrawn": list(rules.withdrawn), "remaining": list(rules.remaining),
                 "profit": list(rules.profit), "eligible": list(rules.eligible), "cursor": rules.cursor,

@@ -98,5 +98,5 @@ def last_json_object(text: str, required_key: str | None = None) -> dict[str, An
     """The last JSON object in ``text`` (that has ``required_key``, if given), else ``None``."""
     for obj in reversed(json_objects(text)):
         if required_key is None or required_key in obj:
-            return obj
+            return dict(obj)
     return None

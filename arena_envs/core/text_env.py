@@ -3,53 +3,136 @@
 A game subclass keeps its rules in a pure module and implements a handful of hooks; this class does
 the rest the same way for every game:
 
-* observations are ``Dict(text, observation, action_mask)`` (``action_mask`` only for discrete
-  action spaces), with cached spaces;
+* observations are ``Dict(text, observation, action_mask)``; ``observation`` is a float32 feature
+  vector unless the game declares its own numeric shape (``feature_shape``, ``feature_dtype``,
+  ``feature_low``/``feature_high``: e.g. a ``(C, H, W)`` grid); ``action_mask`` is there when the
+  action space can be masked (:func:`mask_space`); ``observation_spaces`` / ``action_spaces`` are
+  dicts (PettingZoo wrappers forward them). Agents whose spaces have the same configuration share
+  one space object within an environment (as in PettingZoo's own games); that object is a copy of
+  a process-wide cached prototype with its own random generator, so environments never share one;
 * ``step()`` accepts a native action or a ``str`` (raw LLM text, parsed by the game);
 * the invalid-answer loop: an :class:`~arena_envs.core.answers.InvalidAnswer` is recorded in the
   episode record and in ``infos[agent]["invalid_action"]``, its reason is appended to the agent's
   next text, and the same agent is asked again up to ``max_retries`` times; then the game's
   documented fallback action is applied (``infos[agent]["fallback"] = True``);
+* ``max_cycles``: the episode is truncated after that many cycles. A cycle ends when the turn comes
+  back to an agent that has already moved in it (every agent still in the game moved once: a
+  round of the simultaneous games, a turn of the shooting order); a re-ask after an invalid answer
+  is not a move and does not count;
+* an agent the game terminates or truncates (an eliminated player) gets its info refreshed in the
+  step that ends it, so ``last()`` on its final step reports the finished game, not a stale turn;
 * one seeded ``numpy.random.Generator`` (``self.np_random``) created in ``reset``;
+* pickling and ``copy.deepcopy`` keep the whole state (mid-episode too); the constructor arguments
+  are captured once here (gymnasium's ``EzPickle``), so ``type(env)(*env._ezpickle_args,
+  **env._ezpickle_kwargs)`` builds a fresh copy of any game;
 * the JSON episode record, the metrics hook and ``render_mode="ansi"``.
 
 Hooks a subclass implements: ``_start_game``, ``_parse_text``, ``_from_native``, ``_validate``,
 ``_apply``, ``_fallback``, ``_next_agent``, ``_text``, ``_features``, ``_action_mask``,
-``_agent_info``, ``_metrics``, ``_render_text``, ``answer_constraint``.
+``_agent_info``, ``_metrics``, ``_render_text``, ``answer_constraint`` (``None`` declares that the
+game does not constrain answers).
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable
+from typing import Any, TypeVar
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
 from arena_envs.core.records import EpisodeRecord
-from arena_envs.core.spaces import UnicodeText
+from arena_envs.core.spaces import UnicodeText, array_key, own_copy, prototype
 
-#: Default maximum length of a text observation (characters).
-MAX_TEXT_LENGTH = 200_000
+#: Default maximum length of a text observation (characters); ``None``: no bound, because the
+#: text keeps the history of an episode whose length the configuration need not bound.
+MAX_TEXT_LENGTH: int | None = None
+
+E = TypeVar("E", bound="TextAECEnv")
 
 
-class TextAECEnv(AECEnv):
+def mask_space(action_space: spaces.Space[Any]) -> spaces.Space[Any] | None:
+    """The space of ``action_space``'s mask, in the form its ``sample(mask=...)`` takes; ``None``
+    when it cannot be masked.
+
+    ``Discrete(n)``: ``Box(0, 1, (n,), int8)``; a 1-D ``MultiDiscrete``: a ``Tuple`` of one such Box
+    per entry; a ``Dict`` of maskable spaces: a ``Dict`` of their masks.
+    """
+    if isinstance(action_space, spaces.Discrete):
+        return spaces.Box(0, 1, shape=(int(action_space.n),), dtype=np.int8)
+    if isinstance(action_space, spaces.MultiDiscrete) and action_space.nvec.ndim == 1:
+        return spaces.Tuple([spaces.Box(0, 1, shape=(int(n),), dtype=np.int8) for n in action_space.nvec])
+    if isinstance(action_space, spaces.Dict):
+        parts = {key: mask_space(sub) for key, sub in action_space.spaces.items()}
+        masks = {key: part for key, part in parts.items() if part is not None}
+        if len(masks) == len(parts):
+            return spaces.Dict(masks)
+    return None
+
+
+def observation_space_for(action_space: spaces.Space[Any], max_text_length: int | None, shape: tuple[int, ...],
+                          dtype: Any = np.float32, low: Any = -np.inf, high: Any = np.inf) -> spaces.Dict:
+    """``Dict(text, observation, action_mask)`` of a game: the text, the numeric observation of
+    ``shape`` (the feature vector, or the game's own shape), the mask where ``action_space`` has one."""
+    parts: dict[str, spaces.Space[Any]] = {
+        "text": UnicodeText(max_text_length),
+        "observation": spaces.Box(low, high, shape=shape, dtype=dtype),
+    }
+    mask = mask_space(action_space)
+    if mask is not None:
+        parts["action_mask"] = mask
+    return spaces.Dict(parts)
+
+
+def _action_key(space: spaces.Space[Any]) -> Hashable:
+    """The configuration of an action space (equal keys: interchangeable spaces)."""
+    if isinstance(space, spaces.Discrete):
+        return ("Discrete", int(space.n), int(space.start))
+    if isinstance(space, spaces.MultiDiscrete):
+        return ("MultiDiscrete", array_key(space.nvec), array_key(space.start))
+    if isinstance(space, spaces.Dict):
+        return ("Dict", tuple((k, _action_key(s)) for k, s in space.spaces.items()))
+    return ("object", id(space))
+
+
+def _mask_key(key: Hashable) -> Hashable:
+    """The part of an action-space key that the observation space depends on (its mask, if any)."""
+    if isinstance(key, tuple) and key[0] == "object":
+        return None
+    if isinstance(key, tuple) and key[0] == "Dict":
+        parts = [_mask_key(sub) for _, sub in key[1]]
+        return None if None in parts else key
+    return key
+
+
+class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
     """Common machinery of the text games; see the module docstring for the contract."""
 
-    metadata: dict[str, Any] = {"name": "text_env", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: dict[str, Any] = {  # noqa: RUF012 (PettingZoo's class attribute, read as a dict)
+        "name": "text_env", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+
+    def __new__(cls: type[E], *args: Any, **kwargs: Any) -> E:
+        env: E = super().__new__(cls)
+        EzPickle.__init__(env, *args, **kwargs)  # the constructor arguments, for every game at once
+        return env
 
     def __init__(
         self,
         *,
         agents: list[str],
-        action_spaces: dict[str, spaces.Space],
+        action_spaces: dict[str, spaces.Space[Any]],
         feature_names: tuple[str, ...],
         feature_low: float | np.ndarray = -np.inf,
         feature_high: float | np.ndarray = np.inf,
+        feature_shape: tuple[int, ...] | None = None,
+        feature_dtype: Any = np.float32,
         max_retries: int = 3,
         invalid_action_penalty: float = 0.0,
         render_mode: str | None = None,
-        max_text_length: int = MAX_TEXT_LENGTH,
+        max_text_length: int | None = MAX_TEXT_LENGTH,
+        max_cycles: int | None = None,
     ):
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -58,35 +141,51 @@ class TextAECEnv(AECEnv):
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if invalid_action_penalty > 0:
             raise ValueError(f"invalid_action_penalty must be <= 0, got {invalid_action_penalty}")
+        if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int)
+                                       or max_cycles < 1):
+            raise ValueError(f"max_cycles must be None or an int >= 1, got {max_cycles!r}")
         self.render_mode = render_mode
         self.max_retries = max_retries
         self.invalid_action_penalty = float(invalid_action_penalty)
+        self.max_cycles = max_cycles
         self.possible_agents = list(agents)
         self.feature_names = tuple(feature_names)
-        self._action_spaces = dict(action_spaces)
-        self._observation_spaces = {
-            agent: self._make_observation_space(space, max_text_length, feature_low, feature_high)
-            for agent, space in self._action_spaces.items()
-        }
+        self.feature_shape = (len(self.feature_names),) if feature_shape is None else tuple(feature_shape)
+        features = (self.feature_shape, np.dtype(feature_dtype).str, array_key(feature_low), array_key(feature_high))
+        # one copy per distinct configuration in this environment (agents alike share it, as in
+        # PettingZoo's own games); copies of cached prototypes, so no two environments share one
+        copies: dict[Hashable, spaces.Space[Any]] = {}
+        self.action_spaces: dict[str, spaces.Space[Any]] = {}
+        self.observation_spaces: dict[str, spaces.Space[Any]] = {}
+        for agent, space in action_spaces.items():
+            key = _action_key(space)
+            if key not in copies:
+                copies[key] = own_copy(space)
+                copies["observation", key] = own_copy(prototype(
+                    ("observation", max_text_length, features, _mask_key(key)),
+                    lambda space=space: observation_space_for(  # type: ignore[misc]
+                        space, max_text_length, self.feature_shape, feature_dtype, feature_low, feature_high)))
+            self.action_spaces[agent] = copies[key]
+            self.observation_spaces[agent] = copies["observation", key]
         self.np_random = np.random.default_rng()
         self.record: EpisodeRecord | None = None
 
-    def _make_observation_space(self, action_space: spaces.Space, max_text_length: int, low: Any, high: Any) -> spaces.Dict:
-        parts: dict[str, spaces.Space] = {
-            "text": UnicodeText(max_text_length),
-            "observation": spaces.Box(low, high, shape=(len(self.feature_names),), dtype=np.float32),
-        }
-        if isinstance(action_space, spaces.Discrete):
-            parts["action_mask"] = spaces.Box(0, 1, shape=(int(action_space.n),), dtype=np.int8)
-        return spaces.Dict(parts)
+    # ------------------------------------------------------------------ pickling
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The whole state (EzPickle's default would rebuild a fresh, reset-less environment)."""
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     # ------------------------------------------------------------------ PettingZoo API
 
-    def observation_space(self, agent: str) -> spaces.Dict:
-        return self._observation_spaces[agent]
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Space:
-        return self._action_spaces[agent]
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self.np_random = np.random.default_rng(seed)
@@ -100,6 +199,9 @@ class TextAECEnv(AECEnv):
         self._notes: dict[str, str | None] = {a: None for a in self.agents}
         self.invalid_counts = {a: {"unparseable": 0, "illegal": 0, "fallback": 0} for a in self.agents}
         self.num_steps = 0
+        #: completed cycles (see the module docstring); the agents that moved in the current one
+        self.num_cycles = 0
+        self._cycle_movers: set[str] = set()
         #: the move the last step applied, as the game's rules take it (parsed text, native action or
         #: fallback); None when the answer was invalid and the agent is asked again
         self.last_move: Any = None
@@ -108,13 +210,15 @@ class TextAECEnv(AECEnv):
         self.agent_selection = self._next_agent() or self.agents[0]
         for agent in self.agents:
             self._refresh_info(agent, None)
+        self._finished = {a for a in self.agents if self.terminations[a] or self.truncations[a]}
+        self._done_count = self._count_done()
 
     def observe(self, agent: str) -> dict[str, Any]:
         obs: dict[str, Any] = {
             "text": self._text(agent, self._notes.get(agent)),
             "observation": self._features(agent),
         }
-        if "action_mask" in self._observation_spaces[agent].spaces:
+        if "action_mask" in self.observation_spaces[agent].spaces:  # type: ignore[attr-defined]
             obs["action_mask"] = self._action_mask(agent)
         return obs
 
@@ -122,7 +226,9 @@ class TextAECEnv(AECEnv):
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
+            self._done_count = self._count_done()  # the dead agent left the dicts
             return
+        assert self.record is not None, "step() before reset()"
         self._clear_rewards()
         self._cumulative_rewards[agent] = 0.0
         self.num_steps += 1
@@ -155,14 +261,46 @@ class TextAECEnv(AECEnv):
         self._apply(agent, move, fell_back)
         self.last_move = move
         nxt = self._next_agent()
+        self._count_cycle(agent, nxt)
         if nxt is None and not any(self.terminations.values()) and not any(self.truncations.values()):
             raise RuntimeError(f"{type(self).__name__}: no agent to act but the game did not end")
         self._refresh_info(agent, invalid, fell_back)
         self.agent_selection = nxt if nxt is not None else agent
         if nxt is not None and nxt != agent:
             self._refresh_info(nxt, None)
+        self._finalise_infos(agent, nxt)
         self._accumulate_rewards()
         self._deads_step_first()
+
+    def _count_cycle(self, agent: str, nxt: str | None) -> None:
+        """Count a finished cycle and truncate the episode at ``max_cycles`` (module docstring)."""
+        self._cycle_movers.add(agent)
+        if nxt is None or nxt not in self._cycle_movers:
+            return
+        self.num_cycles += 1
+        self._cycle_movers = set()
+        if self.max_cycles is not None and self.num_cycles >= self.max_cycles:
+            live = [a for a in self.agents if not (self.terminations[a] or self.truncations[a])]
+            for a in live:
+                self.truncations[a] = True
+            if live:
+                assert self.record is not None
+                self.record.add("truncated", cycles=self.num_cycles, agents=live)
+
+    def _count_done(self) -> int:
+        return sum(self.terminations.values()) + sum(self.truncations.values())
+
+    def _finalise_infos(self, agent: str, nxt: str | None) -> None:
+        """Refresh the info of every agent this step terminated or truncated (eliminated players)."""
+        done = self._count_done()  # only live steps end agents, so an unchanged count means no new end
+        if done == self._done_count:
+            return
+        self._done_count = done
+        for a in self.agents:
+            if (self.terminations[a] or self.truncations[a]) and a not in self._finished:
+                self._finished.add(a)
+                if a != agent and a != nxt:
+                    self._refresh_info(a, None)
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -187,6 +325,7 @@ class TextAECEnv(AECEnv):
 
     def episode_record(self) -> dict[str, Any]:
         """The JSON-safe record of the episode so far, with its metrics."""
+        assert self.record is not None, "episode_record() before reset()"
         record = self.record.to_dict()
         record["metrics"] = self.episode_metrics()
         return record
@@ -206,9 +345,14 @@ class TextAECEnv(AECEnv):
         """The constructor arguments that define the game (JSON-safe); stored in every record."""
         return {}
 
-    def answer_constraint(self, agent: str | None = None) -> AnswerConstraint:
-        """Valid answers of ``agent``'s current decision, for guided decoding."""
-        raise NotImplementedError
+    def answer_constraint(self, agent: str | None = None) -> AnswerConstraint | None:
+        """Valid answers of ``agent``'s current decision, for guided decoding.
+
+        Every game must say what it constrains: return an :class:`AnswerConstraint`, or ``None``
+        to declare that answers are free text. Not overriding it is an error, never "no constraint".
+        """
+        raise NotImplementedError(f"{type(self).__name__} must define answer_constraint() "
+                                  "(return None to declare that its answers are not constrained)")
 
     # ------------------------------------------------------------------ hooks
 
@@ -239,14 +383,16 @@ class TextAECEnv(AECEnv):
     def _features(self, agent: str) -> np.ndarray:
         raise NotImplementedError
 
-    def _action_mask(self, agent: str) -> np.ndarray:
+    def _action_mask(self, agent: str) -> Any:
+        """The mask of ``agent``'s decision, shaped as :func:`mask_space` of its action space."""
         raise NotImplementedError
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
         return {}
 
     def _metrics(self) -> dict[str, Any]:
-        return {"agents": {a: {"score": self._cumulative_rewards.get(a, 0.0)} for a in self.possible_agents}, "game": {}}
+        return {"agents": {a: {"score": self._cumulative_rewards.get(a, 0.0)} for a in self.possible_agents},
+                "game": {}}
 
     def _render_text(self) -> str:
         raise NotImplementedError

@@ -218,6 +218,7 @@ class SimultaneousGameEnv(TextAECEnv):
         score_variant: str | None = None,
         invalid_action_penalty: float = 0.0,
         render_mode: str | None = None,
+        max_cycles: int | None = None,
     ):
         variants = scoring.VARIANTS[self.game]
         if score_variant is not None and score_variant not in variants:
@@ -238,6 +239,7 @@ class SimultaneousGameEnv(TextAECEnv):
             max_retries=max_retries,
             invalid_action_penalty=invalid_action_penalty,
             render_mode=render_mode,
+            max_cycles=max_cycles,
         )
         self._index = {a: i for i, a in enumerate(agents)}
         self._full_mask = readonly(np.ones(len(values), dtype=np.int8))

@@ -122,6 +122,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
         score_variant: str | None = None,
         invalid_action_penalty: float = 0.0,
         render_mode: str | None = None,
+        max_cycles: int | None = None,
     ):
         if hit_rates is None:
             n_players = check_int("n_players", DEFAULT_PLAYERS if n_players is None else n_players, 2)
@@ -149,6 +150,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
             score_variant=score_variant,
             invalid_action_penalty=invalid_action_penalty,
             render_mode=render_mode,
+            max_cycles=max_cycles,
         )
         self._labels = [f"player_{p} ({_pct(rate)})" for p, rate in enumerate(self.hit_rates)]
         self._static_prefixes = [self._rules_for(i) for i in range(n)]

@@ -11,6 +11,12 @@ must be G); the vote phase reads ``vote`` (1 = accept). A bare sequence (proposa
 (vote) is accepted as well. Text answers: ``{"proposal": {"<rank>": coins, ...}}`` and
 ``{"decision": "accept" | "reject"}``.
 
+Action mask (``observation["action_mask"]``, the form ``action_space.sample(mask=...)`` takes):
+``{"proposal": (N int8 arrays of length G + 1), "vote": int8 array of length 2}``. Proposing, the
+first ``n`` proposal entries (the survivors) allow 0..G coins; voting, the vote allows 0 and 1;
+every entry the current decision does not read allows only 0 (so does every entry of an agent not
+to act). A per-entry mask cannot say that the shares must add up to G: the rules check the sum.
+
 Features (``observation``, float32): ``round_index``, ``max_rounds`` (N), ``golds``, ``own_rank``,
 ``proposer_rank``, ``n_remaining``, ``phase`` (0 propose, 1 vote, -1 over), ``offered_coins``
 (own share of the plan under vote, else -1), then ``proposal_i`` per seat (coins offered to
@@ -113,6 +119,7 @@ class PirateGameEnv(SequentialGameEnv):
         score_variant: str | None = None,
         invalid_action_penalty: float = 0.0,
         render_mode: str | None = None,
+        max_cycles: int | None = None,
     ):
         n_players = check_int("n_players", n_players, 1)
         golds = check_int("golds", golds, 0)
@@ -134,8 +141,10 @@ class PirateGameEnv(SequentialGameEnv):
             score_variant=score_variant,
             invalid_action_penalty=invalid_action_penalty,
             render_mode=render_mode,
+            max_cycles=max_cycles,
         )
         self._static_prefixes = [self._rules_for(i) for i in range(n_players)]
+        self._masks: dict[tuple[Any, ...], dict[str, Any]] = {}  # per decision kind; fixed by the params
         self._vote_instruction = format_instruction({"decision": "accept or reject"}, self.prompt.cot)
 
     # ---------------------------------------------------------------- text
@@ -343,6 +352,29 @@ class PirateGameEnv(SequentialGameEnv):
                     game.n_survivors, phase, offered, *proposal]
 
         return self._cached_features(i, build)
+
+    def _action_mask(self, agent: str) -> dict[str, Any]:
+        i = self._index[agent]
+        game = self.game
+        if not self._acting(i):
+            key: tuple[Any, ...] = ("idle",)
+        else:
+            key = ("propose", game.n_survivors) if game.phase == "propose" else ("vote",)
+        mask = self._masks.get(key)
+        if mask is None:
+            mask = self._masks[key] = self._build_mask(key)
+        return mask
+
+    def _build_mask(self, key: tuple[Any, ...]) -> dict[str, Any]:
+        only_zero = np.zeros(self.golds + 1, dtype=np.int8)
+        only_zero[0] = 1
+        any_share = np.ones(self.golds + 1, dtype=np.int8)
+        survivors = key[1] if key[0] == "propose" else 0
+        vote = np.array([1, int(key[0] == "vote")], dtype=np.int8)
+        for array in (only_zero, any_share, vote):
+            array.setflags(write=False)
+        return {"proposal": tuple(any_share if k < survivors else only_zero for k in range(self.n_players)),
+                "vote": vote}
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
         i = self._index[agent]

@@ -41,6 +41,7 @@ class SequentialGameEnv(TextAECEnv):
         score_variant: str | None = None,
         invalid_action_penalty: float = 0.0,
         render_mode: str | None = None,
+        max_cycles: int | None = None,
     ):
         check_fallback(fallback_action)
         variants = scoring.VARIANTS[self.metadata["name"]]
@@ -57,6 +58,7 @@ class SequentialGameEnv(TextAECEnv):
             max_retries=max_retries,
             invalid_action_penalty=invalid_action_penalty,
             render_mode=render_mode,
+            max_cycles=max_cycles,
         )
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
 
