@@ -190,6 +190,7 @@ def test_scan_reports_bad_files_in_one_line_and_imports_the_others(tmp_path):
         _write(tmp_path, "guessing_game/guessing_game_v1_1.json", _guess_log([[10, 20, 30], [5, 5, 5]])),
         _write(tmp_path, "guessing_game/guessing_game_v1_cot1.json", _guess_log([[50, 50, 50]])),
         _write(tmp_path, "public_goods/public_goods_v1_2.json", _public_goods_log("random", False, [12, 17, 20])),
+        _write(tmp_path, "public_goods/public_goods_v1_4.json", _public_goods_log("fixed", True, [20, 20, 20])),
         _write(tmp_path, "sealed_bid_auction/first_price/sealed_bid_auction_v1_role3.json", _auction_log(None)),
     }
     bad = {
@@ -218,6 +219,7 @@ def test_scan_reports_bad_files_in_one_line_and_imports_the_others(tmp_path):
     drawn = logs["public_goods_v1_2.json"]["history"]
     assert [r["tokens"] for r in drawn] == [[12.0, 17.0, 20.0], [11.0 + 2, 16.0 + 2, 19.0 + 2]]  # carried over
     assert logs["public_goods_v1_2.json"]["params"]["token_init"] == "random"
+    assert [r["tokens"] for r in logs["public_goods_v1_4.json"]["history"]] == [[20.0] * 3] * 2  # reset every round
     assert logs["sealed_bid_auction_v1_role3.json"]["params"]["mode"] == "first"  # from the folder
 
 
