@@ -1,17 +1,24 @@
 """Import GAMA-Bench's published JSON logs (``meta``, ``round_records``, ``player_data``) into
 the round-record schema of :mod:`arena_envs.gamma.history`, so they can be rescored offline.
 
-A log file is named ``[<model>_]<game>_<version>_<run>.json`` (no model prefix: GPT-3.5-turbo-0125,
-the paper's default model); ``<game>`` is one of the nine folders of the published results
-(:data:`LOG_GAMES`). Only ``meta`` and ``round_records`` are read; the chat transcripts in
-``player_data`` carry nothing a score needs.
+A log file is named ``[<model>_]<game>_<version>[_<run>|_<tag>].json``: no model prefix means
+GPT-3.5-turbo-0125, the paper's default model; ``<game>`` is one of the nine folders of the
+published results (:data:`LOG_GAMES`); ``<run>`` numbers the default-setting runs (``_v1_1`` ..
+``_v1_5`` are the paper's T1..T5); a ``<tag>`` marks another experiment (``cot1``, ``role3``,
+``t0``, ``r0``, ``savept1``, ...), and a name with neither is an unnumbered run. A run's setting
+is read from its ``meta``, never from the name. Only ``meta`` and ``round_records`` are read, plus
+the players' starting tokens in ``player_data`` for randomly initialised Public Goods runs; the
+chat transcripts carry nothing a score needs.
+
+:func:`scan_logs` reads a whole folder and never stops on one file: a file it cannot import is
+reported with a one-line reason (:class:`LogProblem`).
 """
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +43,7 @@ LOG_GAMES: dict[str, str] = {
 
 _FILE_NAME = re.compile(
     r"^(?:(?P<model>.+)_)?(?P<game>" + "|".join(sorted(LOG_GAMES, key=len, reverse=True))
-    + r")_(?P<version>v\d+)_(?P<run>\d+)$"
+    + r")_(?P<version>v\d+)(?:_(?P<run>\d+)|_(?P<tag>[A-Za-z]\w*))?$"
 )
 
 
@@ -48,33 +55,52 @@ class LogFile:
     log_game: str  #: the log's game name (a key of LOG_GAMES)
     model: str
     version: str  #: prompt version, e.g. "v1"
-    run: int  #: 1-based run index (T1..T5)
+    run: int | None = None  #: 1-based run index of a numbered run (T1..T5); None: unnumbered
+    tag: str | None = None  #: experiment tag after the version ("cot1", "role3", "t0", "r0", ...)
 
     @property
     def game(self) -> str:
         return LOG_GAMES[self.log_game]
 
+    @property
+    def default_run(self) -> bool:
+        """A numbered untagged run (``_<version>_<k>``): the runs the paper's tables average."""
+        return self.run is not None and self.tag is None
+
 
 def parse_log_name(path: str | Path) -> LogFile:
     """Identity of a log file from its name; ValueError for a name outside the convention."""
     path = Path(path)
-    match = _FILE_NAME.match(path.stem)
+    match = _FILE_NAME.match(path.stem) if path.suffix == ".json" else None
     if match is None:
         raise ValueError(
-            f"log file name {path.name!r} is not '[<model>_]<game>_<version>_<run>.json' "
+            f"log file name {path.name!r} is not '[<model>_]<game>_<version>[_<run>|_<tag>].json' "
             f"with <game> in {', '.join(LOG_GAMES)}"
         )
-    return LogFile(path, match["game"], match["model"] or DEFAULT_MODEL, match["version"], int(match["run"]))
+    run = int(match["run"]) if match["run"] else None
+    return LogFile(path, match["game"], match["model"] or DEFAULT_MODEL, match["version"], run, match["tag"])
 
 
-# --- per game converters: (meta, round_records) -> (params, history) ----------------------------
+# --- per game converters: (meta, round_records, player_data) -> (params, history) ---------------
 
-def _guess(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[dict]]:
-    params = {"n_players": meta["player_num"], "n_rounds": len(records), "min_value": meta["min"],
+_Converter = Callable[[Mapping[str, Any], list[dict], list[dict]], tuple[dict, list[dict]]]
+
+
+def _responses(record: Mapping[str, Any], n: int) -> list[Any]:
+    """A simultaneous round's answers, one per player."""
+    answers = record["responses"]
+    if not isinstance(answers, list) or len(answers) != n:
+        raise ValueError(f"a round record's responses must list {n} answers (player_num); got {answers!r:.60}")
+    return answers
+
+
+def _guess(meta: Mapping[str, Any], records: list[dict], players: list[dict]) -> tuple[dict, list[dict]]:
+    n = meta["player_num"]
+    params = {"n_players": n, "n_rounds": len(records), "min_value": meta["min"],
               "max_value": meta["max"], "ratio": meta["ratio"]}
     history = []
     for j, r in enumerate(records, start=1):
-        choices = [int(c) for c in r["responses"]]
+        choices = [int(c) for c in _responses(r, n)]
         # The repo declares one winning number: the first closest choice in player order.
         history.append({"round": j, "choices": choices, "average": r["mean"], "target": r["mean_ratio"],
                         "winners": [i for i, c in enumerate(choices) if c == r["winner"]],
@@ -82,13 +108,13 @@ def _guess(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[dic
     return params, history
 
 
-def _el_farol(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[dict]]:
+def _el_farol(meta: Mapping[str, Any], records: list[dict], players: list[dict]) -> tuple[dict, list[dict]]:
     n, ratio = meta["player_num"], meta["ratio"]
     params = {"n_players": n, "n_rounds": len(records), "capacity_ratio": ratio, "max_utility": meta["max"],
               "min_utility": meta["min"], "home_utility": meta["home"], "mode": meta["mode"]}
     history = []
     for j, r in enumerate(records, start=1):
-        go = [str(d).strip().lower() == "go" for d in r["responses"]]
+        go = [str(d).strip().lower() == "go" for d in _responses(r, n)]
         attendance = sum(go)
         crowded = attendance / n > ratio
         goer = meta["min"] if crowded else meta["max"]
@@ -97,29 +123,41 @@ def _el_farol(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[
     return params, history
 
 
-def _divide_dollar(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[dict]]:
-    golds = meta["golds"]
-    params = {"n_players": meta["player_num"], "n_rounds": len(records), "golds": golds}
+def _divide_dollar(meta: Mapping[str, Any], records: list[dict], players: list[dict]) -> tuple[dict, list[dict]]:
+    n, golds = meta["player_num"], meta["golds"]
+    params = {"n_players": n, "n_rounds": len(records), "golds": golds}
     history = []
     for j, r in enumerate(records, start=1):
-        bids = [int(b) for b in r["responses"]]
+        bids = [int(b) for b in _responses(r, n)]
         total = sum(bids)
         history.append({"round": j, "bids": bids, "total": total, "exceeded": total > golds,
                         "payoffs": [0 if total > golds else b for b in bids]})
     return params, history
 
 
-def _public_goods(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[dict]]:
+def _public_goods(meta: Mapping[str, Any], records: list[dict], players: list[dict]) -> tuple[dict, list[dict]]:
     n, ratio, start = meta["player_num"], meta["ratio"], meta["tokens"]
-    if meta.get("token_initialization", "fixed") != "fixed":
-        raise ValueError("public goods logs with random token initialisation are not supported")
-    params = {"n_players": n, "n_rounds": len(records), "ratio": ratio, "tokens": start, "reset": meta["reset"]}
+    token_init, reset = meta.get("token_initialization", "fixed"), bool(meta["reset"])
+    if token_init == "fixed":
+        initial = [float(start)] * n
+    elif token_init == "random" and reset:
+        raise ValueError("Public Goods with random token initialisation and reset: the repo resets to the fixed "
+                         "tokens after round 1, our env to each player's drawn tokens (setting not supported)")
+    elif token_init == "random":
+        # The drawn holdings are each player's first "tokens" entry; the env draws them from its RNG.
+        initial = [float(p["tokens"][0]) for p in players]
+        if len(initial) != n:
+            raise ValueError(f"random-token Public Goods log lists {len(initial)} players in player_data, not {n}")
+    else:
+        raise ValueError(f"Public Goods token_initialization must be 'fixed' or 'random'; got {token_init!r}")
+    params = {"n_players": n, "n_rounds": len(records), "ratio": ratio, "tokens": start, "reset": reset,
+              "token_init": token_init, "rand_min": meta.get("rand_min", 11)}
     history: list[dict] = []
-    tokens = [float(start)] * n
+    tokens = initial
     for j, r in enumerate(records, start=1):
-        contributions = [int(c) for c in r["responses"]]
-        if meta["reset"]:
-            tokens = [float(start)] * n
+        contributions = [int(c) for c in _responses(r, n)]
+        if reset:
+            tokens = initial
         pot = sum(contributions)
         share = ratio * pot / n
         payoffs = [t - c + share for t, c in zip(tokens, contributions)]
@@ -129,7 +167,7 @@ def _public_goods(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, l
     return params, history
 
 
-def _diners(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[dict]]:
+def _diners(meta: Mapping[str, Any], records: list[dict], players: list[dict]) -> tuple[dict, list[dict]]:
     n = meta["player_num"]
     prices = {"costly": meta["exp_cost"], "cheap": meta["cheap_cost"]}
     utility = {"costly": meta["exp_utility"], "cheap": meta["cheap_utility"]}
@@ -139,7 +177,7 @@ def _diners(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[di
     history = []
     for j, r in enumerate(records, start=1):
         # The repo counted every answer other than "cheap" as costly.
-        orders = ["cheap" if str(o).strip().lower() == "cheap" else "costly" for o in r["responses"]]
+        orders = ["cheap" if str(o).strip().lower() == "cheap" else "costly" for o in _responses(r, n)]
         total = sum(prices[o] for o in orders)
         share = total / n
         history.append({"round": j, "orders": orders, "n_costly": orders.count("costly"), "total_cost": total,
@@ -147,15 +185,20 @@ def _diners(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[di
     return params, history
 
 
+#: The repo's auction ``meta["mode"]``, and the ``sealed_bid_auction/<folder>`` that holds each mode.
 _AUCTION_MODES = {"highest bid": "first", "second highest bid": "second"}
+_AUCTION_FOLDERS = {"first_price": "highest bid", "second_price": "second highest bid"}
 
 
-def _sealed_bid(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[dict]]:
-    mode = _AUCTION_MODES[meta["mode"]]
-    params = {"n_players": meta["player_num"], "n_rounds": len(records), "valuation_min": meta["valuation_min"],
+def _sealed_bid(meta: Mapping[str, Any], records: list[dict], players: list[dict]) -> tuple[dict, list[dict]]:
+    if meta.get("mode") not in _AUCTION_MODES:
+        raise ValueError(f"sealed-bid auction meta 'mode' must be one of {', '.join(map(repr, _AUCTION_MODES))}; "
+                         f"got {meta.get('mode')!r}")
+    n, mode = meta["player_num"], _AUCTION_MODES[meta["mode"]]
+    params = {"n_players": n, "n_rounds": len(records), "valuation_min": meta["valuation_min"],
               "valuation_max": meta["valuation_max"], "interval": meta["interval"], "mode": mode}
     history = [
-        {"round": j, "valuations": list(r["valuations"]), "bids": [int(b) for b in r["responses"]],
+        {"round": j, "valuations": list(r["valuations"]), "bids": [int(b) for b in _responses(r, n)],
          "winner": _player_index(r["bid_winner"]), "winning_bid": r["bid_winner_proposed"],
          "price": r["bid_winner_payment"], "utilities": list(r["utility"]), "mode": mode}
         for j, r in enumerate(records, start=1)
@@ -171,7 +214,7 @@ def _player_index(value: Any) -> int | None:
     return int(text.removeprefix("player_"))
 
 
-def _battle_royale(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[dict]]:
+def _battle_royale(meta: Mapping[str, Any], records: list[dict], players: list[dict]) -> tuple[dict, list[dict]]:
     n = meta["player_num"]
     rates = [meta["base_hit_rate"] + i * meta["interval"] for i in range(n)]
     if records and "initial_players" in records[0]:
@@ -190,7 +233,7 @@ def _battle_royale(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, 
     return params, history
 
 
-def _pirate(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[dict]]:
+def _pirate(meta: Mapping[str, Any], records: list[dict], players: list[dict]) -> tuple[dict, list[dict]]:
     n = meta["player_num"]
     golds = meta.get("gold", 100)
     params = {"n_players": n, "golds": golds}
@@ -209,7 +252,7 @@ def _pirate(meta: Mapping[str, Any], records: list[dict]) -> tuple[dict, list[di
     return params, history
 
 
-_CONVERTERS: dict[str, Callable[[Mapping[str, Any], list[dict]], tuple[dict, list[dict]]]] = {
+_CONVERTERS: dict[str, _Converter] = {
     "guessing_game": _guess,
     "bar_game_implicit": _el_farol,
     "bar_game_explicit": _el_farol,
@@ -222,42 +265,114 @@ _CONVERTERS: dict[str, Callable[[Mapping[str, Any], list[dict]], tuple[dict, lis
 }
 
 
-def convert(log_game: str, data: Mapping[str, Any], source: str = "") -> GameLog:
-    """Convert one loaded log (``{"meta", "round_records", ...}``) of game ``log_game``."""
+def convert(log_game: str, data: Any, source: str = "") -> GameLog:
+    """Convert one loaded log (``{"meta", "round_records", ...}``) of game ``log_game``.
+
+    ValueError (one line) when ``data`` is not a γ-Bench run this importer can read; a missing
+    field raises KeyError.
+    """
     if log_game not in _CONVERTERS:
         raise ValueError(f"log_game must be one of {', '.join(LOG_GAMES)}; got {log_game!r}")
-    params, history = _CONVERTERS[log_game](data["meta"], list(data["round_records"]))
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
+        raise ValueError("not a γ-Bench log: expected a JSON object with a 'meta' object")
+    records, players = data.get("round_records"), data.get("player_data", [])
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise ValueError("not a γ-Bench log: 'round_records' must be a list of objects")
+    if not records:
+        raise ValueError("log has no round records: nothing to import or score")
+    if not isinstance(players, list):
+        raise ValueError("not a γ-Bench log: 'player_data' must be a list")
+    params, history = _CONVERTERS[log_game](data["meta"], records, players)
     return {"game": LOG_GAMES[log_game], "params": params, "history": history, "source": source}
 
 
-def load_log(path: str | Path) -> GameLog:
-    """Read and convert one published log file (the game is taken from the file name)."""
-    info = parse_log_name(path)
+def _read(info: LogFile) -> GameLog:
     with open(info.path, encoding="utf-8") as f:
-        return convert(info.log_game, json.load(f), source=str(info.path))
+        data = json.load(f)
+    if (info.log_game == "sealed_bid_auction" and isinstance(data, dict) and isinstance(data.get("meta"), dict)
+            and "mode" not in data["meta"] and info.path.parent.name in _AUCTION_FOLDERS):
+        # Some runs' meta leave the mode out; the published layout files them by mode.
+        data = {**data, "meta": {**data["meta"], "mode": _AUCTION_FOLDERS[info.path.parent.name]}}
+    return convert(info.log_game, data, source=str(info.path))
 
 
-def iter_logs(root: str | Path) -> Iterator[tuple[LogFile, GameLog]]:
-    """Every log under ``root`` (the published ``raw_results`` layout), sorted by path."""
+def load_log(path: str | Path) -> GameLog:
+    """Read and convert one published log file (the game is taken from the file name).
+
+    A sealed-bid log whose meta has no ``mode`` takes it from its folder (``first_price``,
+    ``second_price``).
+    """
+    return _read(parse_log_name(path))
+
+
+@dataclass(frozen=True)
+class LogProblem:
+    """A file :func:`scan_logs` did not import, and why (one line)."""
+
+    path: Path
+    reason: str
+
+
+@dataclass
+class LogScan:
+    """What :func:`scan_logs` found: the imported logs and the files it could not import."""
+
+    logs: list[tuple[LogFile, GameLog]] = field(default_factory=list)
+    problems: list[LogProblem] = field(default_factory=list)
+
+
+#: What a bad file can raise while being read and converted (the scan goes on after each).
+_FILE_ERRORS = (OSError, ValueError, LookupError, TypeError, ArithmeticError)
+
+
+def _one_line(error: Exception) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        text = f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+    elif isinstance(error, KeyError):
+        text = f"missing field {error.args[0]!r}"
+    elif isinstance(error, ValueError):
+        text = str(error)
+    else:
+        text = f"{type(error).__name__}: {error}"
+    return " ".join(text.split())
+
+
+def scan_logs(root: str | Path) -> LogScan:
+    """Every ``*.json`` log under ``root`` (the published ``raw_results`` layout), sorted by path.
+
+    Never stops on one file: a file that cannot be imported (name outside the convention, broken
+    JSON, a setting or result type the importer cannot convert) lands in ``problems`` with its reason.
+    """
+    scan = LogScan()
     for path in sorted(Path(root).rglob("*.json")):
-        info = parse_log_name(path)
-        yield info, load_log(path)
+        try:
+            info = parse_log_name(path)
+            scan.logs.append((info, _read(info)))
+        except _FILE_ERRORS as error:
+            scan.problems.append(LogProblem(path, _one_line(error)))
+    return scan
 
 
 #: The settings γ-Bench scores: implicit El Farol, first-price auction (the other two are variants).
 SCORED_LOG_GAMES = tuple(g for g in LOG_GAMES if g != "bar_game_explicit")
 
 
-def rescore(root: str | Path, version: str = "v1") -> dict[str, dict[str, dict[str, float]]]:
+def rescore(root: str | Path | LogScan, version: str = "v1") -> dict[str, dict[str, dict[str, float]]]:
     """The γ-Bench row (:func:`~arena_envs.gamma.scoring.table_row`) of every model under ``root``.
 
-    Uses the scored settings only (implicit El Farol, first-price auction, prompt ``version``);
-    run ``k`` of a model is its ``_<version>_<k>`` file of every game.
+    Uses the numbered default runs of the scored settings only (implicit El Farol, first-price
+    auction, prompt ``version``): run ``k`` of a model is its ``_<version>_<k>`` file of every game.
+    Tagged and unnumbered runs are left out, and so are files the scan could not import (a game's
+    ``n`` in the row then counts fewer runs; :func:`scan_logs` says why). ``root`` may be a
+    finished :class:`LogScan`.
     """
+    scan = root if isinstance(root, LogScan) else scan_logs(root)
     runs: dict[str, dict[int, dict[str, float]]] = {}
-    for info, log in iter_logs(root):
-        if info.log_game not in SCORED_LOG_GAMES or info.version != version or log["params"].get("mode") == "second":
+    for info, log in scan.logs:
+        run = info.run if info.default_run else None
+        if (run is None or info.log_game not in SCORED_LOG_GAMES or info.version != version
+                or log["params"].get("mode") == "second"):
             continue
         value = score(log["game"], log["params"], log["history"])
-        runs.setdefault(info.model, {}).setdefault(info.run, {})[info.game] = value
+        runs.setdefault(info.model, {}).setdefault(run, {})[info.game] = value
     return {model: table_row([by_run[k] for k in sorted(by_run)]) for model, by_run in sorted(runs.items())}
