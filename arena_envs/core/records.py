@@ -11,7 +11,7 @@ from typing import Any
 class EpisodeRecord:
     """Append-only list of events plus the episode's identity (environment, seed, configuration)."""
 
-    __slots__ = ("env", "seed", "config", "events")
+    __slots__ = ("config", "env", "events", "seed")
 
     def __init__(self, env: str, seed: int | None, config: dict[str, Any]):
         self.env = env

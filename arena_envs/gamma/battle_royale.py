@@ -20,16 +20,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer
+from arena_envs.core import AnswerConstraint, InvalidAnswer, report_block, request_block
 from arena_envs.gamma.answer import answer_object, answer_value, canonical_json, format_instruction, json_constraint
-from arena_envs.gamma.base import (
-    DEFAULT_MAX_RETRIES,
-    Fallback,
-    check_int,
-    random_legal_action,
-    report_block,
-    request_block,
-)
+from arena_envs.gamma.base import check_int, random_legal_action
 from arena_envs.gamma.battle_royale_rules import (
     DEFAULT_HIT_RATE_BASE,
     DEFAULT_HIT_RATE_STEP,
@@ -41,7 +34,6 @@ from arena_envs.gamma.battle_royale_rules import (
     shooting_order,
     strongest_opponents,
 )
-from arena_envs.gamma.prompt_variants import PromptVariant
 from arena_envs.gamma.sequential import SequentialGameEnv
 
 #: Words of the "action" key that mean an intentional miss (anything else defers to "target").
@@ -112,16 +104,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
         hit_rate_step: float = DEFAULT_HIT_RATE_STEP,
         hit_rates: Sequence[float] | None = None,
         max_turns: int | None = DEFAULT_MAX_TURNS,
-        *,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        fallback_action: Fallback = "random",
-        persona: str | None = None,
-        cot: bool = False,
-        history_window: int | None = None,
-        prompt_variant: str | PromptVariant = "v1",
-        score_variant: str | None = None,
-        invalid_action_penalty: float = 0.0,
-        render_mode: str | None = None,
+        **options: Any,
     ):
         if hit_rates is None:
             n_players = check_int("n_players", DEFAULT_PLAYERS if n_players is None else n_players, 2)
@@ -140,18 +123,10 @@ class BattleRoyaleEnv(SequentialGameEnv):
             action_spaces={f"player_{i}": spaces.Discrete(n + 1) for i in range(n)},
             feature_names=("round_index", "max_turns", "own_hit_rate", "own_position",
                            *(f"{kind}_{i}" for i in range(n) for kind in ("alive", "hit_rate"))),
-            max_retries=max_retries,
-            fallback_action=fallback_action,
-            persona=persona,
-            cot=cot,
-            history_window=history_window,
-            prompt_variant=prompt_variant,
-            score_variant=score_variant,
-            invalid_action_penalty=invalid_action_penalty,
-            render_mode=render_mode,
+            **options,
         )
         self._labels = [f"player_{p} ({_pct(rate)})" for p, rate in enumerate(self.hit_rates)]
-        self._static_prefixes = [self._rules_for(i) for i in range(n)]
+        self._prefixes = [self._rules_for(i) for i in range(n)]
         self._instruction = format_instruction(
             {"action": "shoot or miss", "target": "the player you shoot at, e.g. player_3, or null to miss on purpose"},
             self.prompt.cot)
@@ -173,10 +148,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
         identity = (f"You are player_{i}. Your hit rate is {_pct(self.hit_rates[i])}. "
                     f"You are number {self.order.index(i) + 1} in the shooting order.")
         intro = f"You are one of {n} players (player_0 to player_{n - 1}) in a last-one-standing shooting game."
-        return self.prompt.description(self.metadata["name"], self.params(), intro, rules, identity)
-
-    def _prefixes(self) -> list[str]:
-        return self._static_prefixes
+        return self._describe_game(intro, rules, identity)
 
     def _request(self, i: int) -> list[str]:
         living = self.game.alive_in_order()

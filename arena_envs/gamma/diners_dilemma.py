@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from arena_envs.gamma.answer import ChoiceField
-from arena_envs.gamma.base import SimultaneousGameEnv, fmt
+from arena_envs.gamma.base import fmt
 from arena_envs.gamma.diners_dilemma_rules import DISHES, DinersRules
+from arena_envs.gamma.simultaneous import SimultaneousGameEnv
 
 NA = -1.0
 SYNONYMS = {"expensive": "costly", "pricey": "costly", "high-priced": "costly", "high priced": "costly",
@@ -23,7 +24,6 @@ class DinersDilemmaEnv(SimultaneousGameEnv):
     """Order costly or cheap and split the bill; see :mod:`arena_envs.gamma.diners_dilemma_rules`."""
 
     metadata = {"name": "diners_dilemma_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-    game = "diners_dilemma_v0"
     game_feature_names = ("costly_price", "cheap_price", "costly_utility", "cheap_utility",
                           "own_last_costly", "last_n_costly", "own_last_utility")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from arena_envs.gamma.answer import IntField
-from arena_envs.gamma.base import SimultaneousGameEnv
 from arena_envs.gamma.divide_dollar_rules import DivideDollarRules
+from arena_envs.gamma.simultaneous import SimultaneousGameEnv
 
 NA = -1.0
 
@@ -19,7 +19,6 @@ class DivideDollarEnv(SimultaneousGameEnv):
     """Bid for a share of G golds; see :mod:`arena_envs.gamma.divide_dollar_rules` for the rules."""
 
     metadata = {"name": "divide_dollar_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-    game = "divide_dollar_v0"
     game_feature_names = ("golds", "n_players", "own_last_bid", "last_total", "last_exceeded", "own_last_payoff")
 
     def __init__(self, n_players: int = 10, n_rounds: int = 20, golds: int = 100, **options: Any):

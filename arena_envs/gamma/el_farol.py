@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from arena_envs.gamma.answer import ChoiceField
-from arena_envs.gamma.base import SimultaneousGameEnv, fmt, percent
+from arena_envs.gamma.base import fmt, percent
 from arena_envs.gamma.el_farol_rules import DECISIONS, ElFarolRules
+from arena_envs.gamma.simultaneous import SimultaneousGameEnv
 
 NA = -1.0
 SYNONYMS = {"go to the bar": "go", "going": "go", "bar": "go", "stay home": "stay", "stay at home": "stay",
@@ -21,7 +22,6 @@ class ElFarolEnv(SimultaneousGameEnv):
     """Go to the bar or stay home; see :mod:`arena_envs.gamma.el_farol_rules` for the rules."""
 
     metadata = {"name": "el_farol_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-    game = "el_farol_v0"
     game_feature_names = ("capacity_ratio", "max_utility", "min_utility", "home_utility",
                           "own_last_go", "own_last_utility", "last_go_rate")
 

@@ -10,8 +10,9 @@ from fractions import Fraction
 from typing import Any
 
 from arena_envs.gamma.answer import IntField
-from arena_envs.gamma.base import SimultaneousGameEnv, fmt
+from arena_envs.gamma.base import fmt
 from arena_envs.gamma.guess_rules import GuessRules, ratio_text
+from arena_envs.gamma.simultaneous import SimultaneousGameEnv
 
 NA = -1.0
 
@@ -20,7 +21,6 @@ class GuessTwoThirdsEnv(SimultaneousGameEnv):
     """Guess R x the average; see :mod:`arena_envs.gamma.guess_rules` for the rules."""
 
     metadata = {"name": "guess_two_thirds_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-    game = "guess_two_thirds_v0"
     game_feature_names = ("min_value", "max_value", "ratio", "last_mean", "last_target",
                           "last_min_winning_number", "own_last_choice", "own_last_won")
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer
+from arena_envs.core import AnswerConstraint, InvalidAnswer, report_block, request_block
 from arena_envs.gamma import scoring
 from arena_envs.gamma.answer import (
     EXPLANATION_KEY,
@@ -37,7 +37,7 @@ from arena_envs.gamma.answer import (
     to_int,
     to_vote,
 )
-from arena_envs.gamma.base import DEFAULT_MAX_RETRIES, Fallback, check_int, report_block, request_block
+from arena_envs.gamma.base import check_int
 from arena_envs.gamma.pirate_rules import (
     DEFAULT_GOLDS,
     DEFAULT_PLAYERS,
@@ -46,7 +46,6 @@ from arena_envs.gamma.pirate_rules import (
     check_params,
     proposal_problem,
 )
-from arena_envs.gamma.prompt_variants import PromptVariant
 from arena_envs.gamma.sequential import SequentialGameEnv
 
 OBJECTIVES = ("Your goals, in order of priority: (1) stay alive; (2) get as many coins as possible; "
@@ -103,16 +102,7 @@ class PirateGameEnv(SequentialGameEnv):
         n_players: int = DEFAULT_PLAYERS,
         golds: int = DEFAULT_GOLDS,
         death_reward: float = -1.0,
-        *,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        fallback_action: Fallback = "random",
-        persona: str | None = None,
-        cot: bool = False,
-        history_window: int | None = None,
-        prompt_variant: str | PromptVariant = "v1",
-        score_variant: str | None = None,
-        invalid_action_penalty: float = 0.0,
-        render_mode: str | None = None,
+        **options: Any,
     ):
         n_players = check_int("n_players", n_players, 1)
         golds = check_int("golds", golds, 0)
@@ -125,17 +115,9 @@ class PirateGameEnv(SequentialGameEnv):
             action_spaces={f"player_{i}": space for i in range(n_players)},
             feature_names=("round_index", "max_rounds", "golds", "own_rank", "proposer_rank", "n_remaining",
                            "phase", "offered_coins", *(f"proposal_{i}" for i in range(n_players))),
-            max_retries=max_retries,
-            fallback_action=fallback_action,
-            persona=persona,
-            cot=cot,
-            history_window=history_window,
-            prompt_variant=prompt_variant,
-            score_variant=score_variant,
-            invalid_action_penalty=invalid_action_penalty,
-            render_mode=render_mode,
+            **options,
         )
-        self._static_prefixes = [self._rules_for(i) for i in range(n_players)]
+        self._prefixes = [self._rules_for(i) for i in range(n_players)]
         self._vote_instruction = format_instruction({"decision": "accept or reject"}, self.prompt.cot)
 
     # ---------------------------------------------------------------- text
@@ -156,10 +138,7 @@ class PirateGameEnv(SequentialGameEnv):
         intro = (f"You are one of {n} pirates who share {g} gold coins. The pirates are ranked by seniority "
                  f"from 1 (most senior) to {n} (most junior).")
         identity = f"You are player_{i}, the {_ordinal(i + 1)} most senior pirate (rank {i + 1})."
-        return self.prompt.description(self.metadata["name"], self.params(), intro, rules, identity)
-
-    def _prefixes(self) -> list[str]:
-        return self._static_prefixes
+        return self._describe_game(intro, rules, identity)
 
     def _proposal_json(self, shares: Sequence[int], first_rank: int) -> str:
         return json.dumps({str(first_rank + k): int(s) for k, s in enumerate(shares)})

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from arena_envs.gamma.answer import IntField
-from arena_envs.gamma.base import SimultaneousGameEnv, fmt
-from arena_envs.gamma.simultaneous_rules import check_int
+from arena_envs.gamma.base import fmt
 from arena_envs.gamma.public_goods_rules import PublicGoodsRules
+from arena_envs.gamma.simultaneous import SimultaneousGameEnv
+from arena_envs.gamma.simultaneous_rules import check_int
 
 NA = -1.0
 
@@ -28,7 +29,6 @@ class PublicGoodsEnv(SimultaneousGameEnv):
     """Contribute to a multiplied pot; see :mod:`arena_envs.gamma.public_goods_rules` for the rules."""
 
     metadata = {"name": "public_goods_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-    game = "public_goods_v0"
     game_feature_names = ("ratio", "tokens", "current_tokens", "own_last_contribution", "last_pot",
                           "own_last_gain", "mean_last_contribution")
 

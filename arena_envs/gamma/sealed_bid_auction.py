@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from arena_envs.gamma.answer import IntField, format_instruction
-from arena_envs.gamma.base import SimultaneousGameEnv, fmt
+from arena_envs.gamma.base import fmt
 from arena_envs.gamma.sealed_bid_auction_rules import SealedBidRules
+from arena_envs.gamma.simultaneous import SimultaneousGameEnv
 
 NA = -1.0
 
@@ -26,7 +27,6 @@ class SealedBidAuctionEnv(SimultaneousGameEnv):
     """First- or second-price sealed bids; see :mod:`arena_envs.gamma.sealed_bid_auction_rules`."""
 
     metadata = {"name": "sealed_bid_auction_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-    game = "sealed_bid_auction_v0"
     game_feature_names = ("valuation", "valuation_max", "mode", "own_last_bid", "last_winning_bid", "last_price",
                           "own_last_won", "own_last_utility")
 
