@@ -12,6 +12,7 @@ from arena_envs.core.spaces import UnicodeText
 from arena_envs.core.text_env import TextAECEnv
 from arena_envs.core.transcript import (
     COT_TRIGGER,
+    SharedTranscripts,
     Transcript,
     correction_note,
     report_block,
@@ -29,6 +30,7 @@ __all__ = [
     "InvalidAnswer",
     "Policy",
     "PromptOptions",
+    "SharedTranscripts",
     "SimultaneousPhase",
     "TextAECEnv",
     "Transcript",

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from arena_envs.core.transcript import Transcript, check_window, rules_block
+from arena_envs.core.transcript import check_window, rules_block
 
 #: Reports a transcript shows by default: the full history of every default-length game of the
 #: suite (γ-Bench's games last at most 20 rounds or turns by default), while a longer game's text
@@ -28,7 +28,3 @@ class PromptOptions:
     def rules(self, intro: str, rules: Sequence[str], identity: str | None = None) -> str:
         """The rules block with this prompt's persona."""
         return rules_block(intro, rules, self.persona, identity)
-
-    def transcript(self, prefix: str) -> Transcript:
-        """A seat's transcript with this prompt's history window."""
-        return Transcript(prefix, self.history_window)

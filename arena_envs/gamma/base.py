@@ -3,8 +3,8 @@
 :class:`GammaEnv` is a :class:`~arena_envs.core.TextAECEnv` that takes the γ-Bench options once
 for every game: the invalid-answer loop's ``max_retries`` and ``fallback_action``, the prompt
 options (``persona``, ``cot``, ``history_window``, ``prompt_variant``), ``score_variant``,
-``invalid_action_penalty`` and ``render_mode``. It keeps one
-:class:`~arena_envs.core.Transcript` per seat, the round records in ``self.history`` (schema:
+``invalid_action_penalty`` and ``render_mode``. It keeps the seats' rules blocks and
+transcripts (:mod:`arena_envs.core.transcript`), the round records in ``self.history`` (schema:
 :mod:`arena_envs.gamma.history`), the scores (:mod:`arena_envs.gamma.scoring`), ``config()`` and
 the ``ansi`` rendering. :class:`~arena_envs.gamma.simultaneous.SimultaneousGameEnv` (games 1-6)
 and :class:`~arena_envs.gamma.sequential.SequentialGameEnv` (Battle Royale, Pirate) build on it.
@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import DEFAULT_HISTORY_WINDOW, TextAECEnv
+from arena_envs.core import DEFAULT_HISTORY_WINDOW, TextAECEnv, Transcript
 from arena_envs.gamma import scoring
 from arena_envs.gamma.prompt_variants import GammaPromptOptions, PromptVariant, resolve_prompt_variant
 from arena_envs.gamma.simultaneous_rules import check_int
@@ -90,11 +90,10 @@ class GammaEnv(TextAECEnv):
         """A seat's rules block in the prompt's variant and persona."""
         return self.prompt.description(self.metadata["name"], self.params(), intro, rules, identity)
 
-    def _start_history(self) -> None:
-        """Fresh per-episode history and transcripts; call from ``_start_game``. The game's
-        constructor sets ``self._prefixes``, every seat's rules block (:meth:`_describe_game`)."""
-        self.history: list[dict[str, Any]] = []
-        self._transcripts = [self.prompt.transcript(prefix) for prefix in self._prefixes]
+    def _seat_transcripts(self) -> list[Transcript]:
+        """A fresh transcript per seat, starting with its rules block (``self._prefixes``, set by
+        the game's constructor with :meth:`_describe_game`) and showing ``history_window`` reports."""
+        return [Transcript(prefix, self.prompt.history_window) for prefix in self._prefixes]
 
     def _check_fallback(self, agent: str) -> None:
         """Raise when the fallback is ``"raise"``: the seat ran out of re-asks."""

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer, report_block, request_block
+from arena_envs.core import AnswerConstraint, InvalidAnswer, SharedTranscripts, report_block, request_block
 from arena_envs.gamma.answer import answer_object, answer_value, canonical_json, format_instruction, json_constraint
 from arena_envs.gamma.base import check_int, random_legal_action
 from arena_envs.gamma.battle_royale_rules import (
@@ -32,7 +32,6 @@ from arena_envs.gamma.battle_royale_rules import (
     check_hit_rates,
     linear_hit_rates,
     shooting_order,
-    strongest_opponents,
 )
 from arena_envs.gamma.sequential import SequentialGameEnv
 
@@ -151,10 +150,12 @@ class BattleRoyaleEnv(SequentialGameEnv):
         return self._describe_game(intro, rules, identity)
 
     def _request(self, i: int) -> list[str]:
-        living = self.game.alive_in_order()
+        living = self.game.living
+        if self._living_text[0] != len(living):  # the list changes only when a hit removes a player
+            self._living_text = (len(living), ", ".join([self._labels[p] for p in living]))
         return [
             "Your goal is to eliminate the other players and be the last one standing.",
-            "Players still in the game, in shooting order: " + ", ".join(self._labels[p] for p in living) + ".",
+            "Players still in the game, in shooting order: " + self._living_text[1] + ".",
             f"You are player_{i}, hit rate {_pct(self.hit_rates[i])}, number {living.index(i) + 1} of the "
             f"{len(living)} remaining players in the shooting order.",
             "Decide whether to shoot at one of the other remaining players or to miss on purpose.",
@@ -178,12 +179,23 @@ class BattleRoyaleEnv(SequentialGameEnv):
 
     def _start_game(self, options: dict[str, Any]) -> None:
         self.game = BattleRoyale(self.hit_rates, self.max_turns)
-        self._start_transcripts()
+        self._start_episode()
+        self._transcripts = SharedTranscripts(self._prefixes, self.prompt.history_window)
         self._masks: dict[int, np.ndarray] = {}
+        self._living_text = (-1, "")
+        # per seat (alive_i, hit_rate_i) and the mask "living targets + miss", updated at each hit
+        self._seat_features = np.array([v for rate in self.hit_rates for v in (1.0, rate / 100.0)], dtype=np.float32)
+        self._living_mask = np.ones(self.n_players + 1, dtype=np.int8)
 
     def _changed(self) -> None:
         super()._changed()
         self._masks.clear()
+
+    def _eliminate(self, p: int) -> None:
+        self._seat_features[2 * p] = 0.0
+        self._living_mask[p] = 0
+        self._transcripts.leave(p)
+        self.terminations[self.possible_agents[p]] = True
 
     def _parse_text(self, agent: str, text: str) -> int | None:
         return parse_answer(text)
@@ -216,17 +228,12 @@ class BattleRoyaleEnv(SequentialGameEnv):
                                "target": None if move is None else f"player_{move}"})
         title = f"Round {record['round']}"
         public = f"{self._describe(record)} {len(record['alive_after'])} players are left."
-        onlooker = report_block(title, public, None, "")
-        for p in record["alive_before"]:
-            if p == shooter:
-                report = report_block(title, public, echo, "")
-            elif record["hit"] and p == record["target"]:
-                report = report_block(title, public, None, "You have been eliminated.")
-            else:
-                report = onlooker
-            self._transcripts[p].add(report)
+        own = {shooter: report_block(title, public, echo, "")}
         if record["hit"]:
-            self.terminations[f"player_{record['target']}"] = True
+            own[record["target"]] = report_block(title, public, None, "You have been eliminated.")
+        self._transcripts.post(report_block(title, public, None, ""), own)
+        if record["hit"]:
+            self._eliminate(record["target"])
         if self.game.over:
             survivors = [f"player_{p}" for p in self.game.alive]
             if self.game.cut_off:
@@ -242,7 +249,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
 
     def _text(self, agent: str, note: str | None) -> str:
         i = self._index[agent]
-        text = self._transcripts[i].text
+        text = self._transcripts.text(i)
         if self.game.over or self.game.shooter != i:
             return text
         turn = self.game.turns_played + 1
@@ -253,39 +260,37 @@ class BattleRoyaleEnv(SequentialGameEnv):
         i = self._index[agent]
 
         def build() -> list[float]:
-            living = self.game.alive_in_order()
-            alive = set(living)
-            seats = [v for p in range(self.n_players) for v in (float(p in alive), self.hit_rates[p] / 100.0)]
-            position = living.index(i) + 1 if i in alive else -1
+            position = self.game.living.index(i) + 1 if self._living_mask[i] else -1
             cap = -1 if self.max_turns is None else self.max_turns
-            return [self.game.turns_played, cap, self.hit_rates[i] / 100.0, position, *seats]
+            return [self.game.turns_played, cap, self.hit_rates[i] / 100.0, position]
 
-        return self._cached_features(i, build)
+        return self._cached_features(i, build, self._seat_features)
 
     def _action_mask(self, agent: str) -> np.ndarray:
         i = self._index[agent]
         mask = self._masks.get(i)
         if mask is None:
-            mask = np.zeros(self.n_players + 1, dtype=np.int8)
-            if i in self.game.alive and not self.game.over:
-                mask[self.game.legal_targets(i)] = 1
-            mask[self.n_players] = 1
+            if self._living_mask[i] and not self.game.over:
+                mask = self._living_mask.copy()
+                mask[i] = 0
+            else:
+                mask = np.zeros(self.n_players + 1, dtype=np.int8)
+                mask[self.n_players] = 1
             mask.setflags(write=False)
             self._masks[i] = mask
         return mask
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
         i = self._index[agent]
-        alive = list(self.game.alive)
         acting = not self.game.over and self.game.shooter == i
         return {
             "round": self.game.turns_played + (0 if self.game.over else 1),
             "phase": "done" if self.game.over else ("shoot" if acting else "wait"),
             "player": i,
             "hit_rates": list(self.hit_rates),
-            "alive": alive,
-            "shooting_order": [p for p in self.order if p in alive],
-            "strongest_opponents": strongest_opponents(self.hit_rates, alive, i) if i in alive else [],
+            "alive": list(self.game.alive),
+            "shooting_order": list(self.game.living),
+            "strongest_opponents": self.game.strongest(i) if self._living_mask[i] else [],
             "last_round_record": self.history[-1] if self.history else None,
         }
 

@@ -209,7 +209,8 @@ class PirateGameEnv(SequentialGameEnv):
 
     def _start_game(self, options: dict[str, Any]) -> None:
         self.game = PirateGame(self.n_players, self.golds)
-        self._start_transcripts()
+        self._start_episode()
+        self._transcripts = self._seat_transcripts()
         if self.n_players == 1:  # a lone pirate: resolved at once, recorded as the proposal [G]
             self._close(self.game.resolve_last_pirate())
             self._cumulative_rewards["player_0"] = self.rewards["player_0"]

@@ -1,6 +1,6 @@
 """What the two sequential γ-Bench environments (Battle Royale, Pirate Game) share.
 
-:class:`SequentialGameEnv` is a :class:`~arena_envs.gamma.base.GammaEnv` (options, transcripts,
+:class:`SequentialGameEnv` is a :class:`~arena_envs.gamma.base.GammaEnv` (options, rules blocks,
 history, scores) with a per-decision cache of the request block and of the features, and per-seat
 returns. A game supplies the rules, the text and the moves.
 """
@@ -20,9 +20,9 @@ class SequentialGameEnv(GammaEnv):
     metadata: dict[str, Any] = {"name": "gamma_sequential", "render_modes": ["ansi", "human"],
                                 "is_parallelizable": False}
 
-    def _start_transcripts(self) -> None:
+    def _start_episode(self) -> None:
         """Fresh per-episode state every sequential game has; call from ``_start_game``."""
-        self._start_history()
+        self.history: list[dict[str, Any]] = []
         self.returns = [0.0] * self.n_players
         self._request_cache: dict[int, tuple[Any, str]] = {}
         self._feature_cache: dict[int, np.ndarray] = {}
@@ -39,10 +39,12 @@ class SequentialGameEnv(GammaEnv):
             cached = self._request_cache[i] = (key, build())
         return cached[1]
 
-    def _cached_features(self, i: int, build: Callable[[], list[float]]) -> np.ndarray:
+    def _cached_features(self, i: int, build: Callable[[], list[float]], tail: np.ndarray | None = None) -> np.ndarray:
+        """Seat ``i``'s features: ``build()`` followed by ``tail`` (features shared by every seat)."""
         cached = self._feature_cache.get(i)
         if cached is None:
-            cached = np.array(build(), dtype=np.float32)
+            head = np.array(build(), dtype=np.float32)
+            cached = head if tail is None else np.concatenate((head, tail))
             cached.setflags(write=False)
             self._feature_cache[i] = cached
         return cached

@@ -108,7 +108,8 @@ class SimultaneousGameEnv(GammaEnv):
         self.round = 0  # 0-based index of the current round; == n_rounds once the game is over
         self.totals = [0.0] * self.n_players
         self._phase: SimultaneousPhase[int, int] = SimultaneousPhase(range(self.n_players))
-        self._start_history()
+        self.history: list[dict[str, Any]] = []
+        self._transcripts = self._seat_transcripts()
         self._last_seen: list[dict[str, Any] | None] = [None] * self.n_players
         self._new_round()
         self._clear_caches()
