@@ -19,7 +19,7 @@ Hooks a subclass implements: ``_start_game``, ``_parse_text``, ``_from_native``,
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -37,7 +37,8 @@ MAX_TEXT_LENGTH = 200_000
 class TextAECEnv(AECEnv):
     """Common machinery of the text games; see the module docstring for the contract."""
 
-    metadata: dict[str, Any] = {"name": "text_env", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {"name": "text_env", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": False}
 
     def __init__(
         self,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -93,8 +93,8 @@ def parse_answer(text: str) -> int | None:
 class BattleRoyaleEnv(SequentialGameEnv):
     """γ-Bench Battle Royale; see the module docstring for spaces, rewards and features."""
 
-    metadata: dict[str, Any] = {"name": "battle_royale_v0", "render_modes": ["ansi", "human"],
-                                "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {"name": "battle_royale_v0", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": False}
 
     def __init__(
         self,
@@ -126,6 +126,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
         )
         self._labels = [f"player_{p} ({_pct(rate)})" for p, rate in enumerate(self.hit_rates)]
         self._prefixes = [self._rules_for(i) for i in range(n)]
+        self._living_text: tuple[int, str] = (-1, "")  # (players alive, their labels) of the request
         self._instruction = format_instruction(
             {"action": "shoot or miss", "target": "the player you shoot at, e.g. player_3, or null to miss on purpose"},
             self.prompt.cot)

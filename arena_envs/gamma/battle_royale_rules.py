@@ -128,7 +128,7 @@ class BattleRoyale:
         alive_before = list(self.alive)
         correct = target is not None and target in self.strongest(shooter)
         hit = target is not None and float(rng.random()) * 100.0 < self.hit_rates[shooter]
-        if hit:
+        if target is not None and hit:
             self.alive.remove(target)
             self.living.remove(target)
             self.by_strength.remove(target)

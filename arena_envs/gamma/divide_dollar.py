@@ -6,7 +6,7 @@ see the sum of the bids, never the others' bids.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from arena_envs.gamma.answer import IntField
 from arena_envs.gamma.divide_dollar_rules import DivideDollarRules
@@ -18,7 +18,8 @@ NA = -1.0
 class DivideDollarEnv(SimultaneousGameEnv):
     """Bid for a share of G golds; see :mod:`arena_envs.gamma.divide_dollar_rules` for the rules."""
 
-    metadata = {"name": "divide_dollar_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
+    metadata: ClassVar[dict[str, Any]] = {"name": "divide_dollar_v0", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": True}
     game_feature_names = ("golds", "n_players", "own_last_bid", "last_total", "last_exceeded", "own_last_payoff")
 
     def __init__(self, n_players: int = 10, n_rounds: int = 20, golds: int = 100, **options: Any):
@@ -55,7 +56,8 @@ class DivideDollarEnv(SimultaneousGameEnv):
         return public, f"You bid {record['bids'][i]} and receive {record['payoffs'][i]} golds."
 
     def _request(self, i: int) -> list[str]:
-        return [f"Your goal is to gain as many golds as possible while keeping the sum of all bids at most {self.rules.golds}.",
+        return [f"Your goal is to gain as many golds as possible while keeping the sum of all bids at most "
+                f"{self.rules.golds}.",
                 "Decide how many golds to bid."]
 
     def _observed(self, i: int, record: dict[str, Any]) -> dict[str, Any]:

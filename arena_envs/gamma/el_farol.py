@@ -6,7 +6,7 @@ In the implicit mode (default, scored) a player who stayed home learns nothing a
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from arena_envs.gamma.answer import ChoiceField
 from arena_envs.gamma.base import fmt, percent
@@ -21,7 +21,8 @@ SYNONYMS = {"go to the bar": "go", "going": "go", "bar": "go", "stay home": "sta
 class ElFarolEnv(SimultaneousGameEnv):
     """Go to the bar or stay home; see :mod:`arena_envs.gamma.el_farol_rules` for the rules."""
 
-    metadata = {"name": "el_farol_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
+    metadata: ClassVar[dict[str, Any]] = {"name": "el_farol_v0", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": True}
     game_feature_names = ("capacity_ratio", "max_utility", "min_utility", "home_utility",
                           "own_last_go", "own_last_utility", "last_go_rate")
 
@@ -34,7 +35,8 @@ class ElFarolEnv(SimultaneousGameEnv):
     def params(self) -> dict[str, Any]:
         r = self.rules
         return {"n_players": self.n_players, "n_rounds": self.n_rounds, "capacity_ratio": r.capacity_ratio,
-                "max_utility": r.max_utility, "min_utility": r.min_utility, "home_utility": r.home_utility, "mode": r.mode}
+                "max_utility": r.max_utility, "min_utility": r.min_utility, "home_utility": r.home_utility,
+                "mode": r.mode}
 
     def _intro(self) -> str:
         return (f"You are one of {self.n_players} players in a game that lasts {self.n_rounds} rounds. "
@@ -46,8 +48,10 @@ class ElFarolEnv(SimultaneousGameEnv):
                 "learns only its own utility." if r.mode == "implicit"
                 else "After each round every player learns how many players went to the bar.")
         return [
-            f"If at most {cap} of the players go to the bar, the bar is fun: every player who went gets a utility of {fmt(r.max_utility)}.",
-            f"If more than {cap} of the players go, the bar is crowded: every player who went gets a utility of {fmt(r.min_utility)}.",
+            f"If at most {cap} of the players go to the bar, the bar is fun: every player who went gets a utility "
+            f"of {fmt(r.max_utility)}.",
+            f"If more than {cap} of the players go, the bar is crowded: every player who went gets a utility "
+            f"of {fmt(r.min_utility)}.",
             f"A player who stays home gets a utility of {fmt(r.home_utility)}, however many go.",
             "All players decide at the same time, without knowing the others' decisions.",
             told,
@@ -65,7 +69,8 @@ class ElFarolEnv(SimultaneousGameEnv):
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         r, n, g = self.rules, self.n_players, record["attendance"]
         went = record["go"][i]
-        private = ("You went to the bar. " if went else "You stayed home. ") + f"Your utility this round is {fmt(record['utilities'][i])}."
+        private = (("You went to the bar. " if went else "You stayed home. ")
+                   + f"Your utility this round is {fmt(record['utilities'][i])}.")
         if not self._sees_attendance(i, record):
             return "You stayed home, so you do not learn how many players went to the bar.", private
         compare = "more than" if record["crowded"] else "at most"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -95,7 +95,8 @@ def parse_shares(value: Any, ranks: Sequence[int], golds: int) -> list[int]:
 class PirateGameEnv(SequentialGameEnv):
     """γ-Bench Pirate Game; see the module docstring for spaces, rewards and features."""
 
-    metadata: dict[str, Any] = {"name": "pirate_game_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {"name": "pirate_game_v0", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": False}
 
     def __init__(
         self,
@@ -162,6 +163,7 @@ class PirateGameEnv(SequentialGameEnv):
 
     def _voter_lines(self, i: int) -> list[str]:
         game = self.game
+        assert game.proposal is not None  # voters are asked only about a proposal
         return [
             OBJECTIVES,
             f"The rank-{game.proposer + 1} pirate proposes (coins per rank): "
@@ -287,7 +289,7 @@ class PirateGameEnv(SequentialGameEnv):
         if game.over:
             return None
         seat = game.proposer if game.phase == "propose" else game.next_voter()
-        return self.possible_agents[seat]
+        return None if seat is None else self.possible_agents[seat]
 
     def _acting(self, i: int) -> bool:
         game = self.game

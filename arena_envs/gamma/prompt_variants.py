@@ -81,7 +81,8 @@ def resolve_prompt_variant(variant: str | PromptVariant) -> PromptVariant:
         try:
             return PROMPT_VARIANTS[variant]
         except KeyError:
-            raise ValueError(f"unknown prompt_variant {variant!r}; registered: {', '.join(sorted(PROMPT_VARIANTS))}") from None
+            registered = ", ".join(sorted(PROMPT_VARIANTS))
+            raise ValueError(f"unknown prompt_variant {variant!r}; registered: {registered}") from None
     if isinstance(variant, PromptVariant):
         return variant
     raise ValueError(f"prompt_variant must be a registered name or a PromptVariant, got {variant!r}")

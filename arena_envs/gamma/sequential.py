@@ -7,7 +7,7 @@ returns. A game supplies the rules, the text and the moves.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -17,8 +17,8 @@ from arena_envs.gamma.base import GammaEnv
 class SequentialGameEnv(GammaEnv):
     """Shared adapter of Battle Royale and the Pirate Game; see the module docstring."""
 
-    metadata: dict[str, Any] = {"name": "gamma_sequential", "render_modes": ["ansi", "human"],
-                                "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {"name": "gamma_sequential", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": False}
 
     def _start_episode(self) -> None:
         """Fresh per-episode state every sequential game has; call from ``_start_game``."""

@@ -7,7 +7,7 @@ history record, one report per agent) and the next round starts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -27,7 +27,8 @@ class SimultaneousGameEnv(GammaEnv):
     those of :class:`~arena_envs.gamma.base.GammaEnv` and ``reveal_own_id=False``.
     """
 
-    metadata: dict[str, Any] = {"name": "gamma_simultaneous", "render_modes": ["ansi", "human"], "is_parallelizable": True}
+    metadata: ClassVar[dict[str, Any]] = {"name": "gamma_simultaneous", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": True}
     #: Names of the game-specific features that follow ``round_index`` and ``n_rounds``.
     game_feature_names: tuple[str, ...] = ()
 
@@ -150,7 +151,8 @@ class SimultaneousGameEnv(GammaEnv):
         if not self._action_mask(agent)[move]:
             field = self._field(self._index[agent])
             allowed = f"from {field.low} to {field.high}" if isinstance(field, IntField) else ", ".join(field.choices)
-            raise InvalidAnswer("illegal", f'"{field.key}" {self._values[move]!r} is not allowed now (allowed: {allowed})')
+            raise InvalidAnswer("illegal",
+                                f'"{field.key}" {self._values[move]!r} is not allowed now (allowed: {allowed})')
 
     def _fallback(self, agent: str) -> int:
         self._check_fallback(agent)
@@ -195,7 +197,8 @@ class SimultaneousGameEnv(GammaEnv):
             return transcript
         cached = self._request_text[i]
         if cached is None or cached[0] != note:
-            block = request_block(f"Round {self.round + 1}", self._request(i), self._instruction(i), note, self.prompt.cot)
+            block = request_block(f"Round {self.round + 1}", self._request(i), self._instruction(i), note,
+                                  self.prompt.cot)
             cached = self._request_text[i] = (note, block)
         return transcript + cached[1]
 
@@ -238,5 +241,6 @@ class SimultaneousGameEnv(GammaEnv):
         return self._field(self._index[agent]).constraint(self.prompt.cot)
 
     def _metrics(self) -> dict[str, Any]:
-        agents = {a: {"score": self._agent_score(i), "payoff": self.totals[i]} for i, a in enumerate(self.possible_agents)}
+        agents = {a: {"score": self._agent_score(i), "payoff": self.totals[i]}
+                  for i, a in enumerate(self.possible_agents)}
         return {"agents": agents, "game": self._game_metrics()}
