@@ -31,7 +31,7 @@ class DinersDilemmaEnv(SimultaneousGameEnv):
     def __init__(self, n_players: int = 10, n_rounds: int = 20, costly_price: float = 20, cheap_price: float = 10,
                  costly_utility: float = 20, cheap_utility: float = 15, **options: Any):
         self.rules = DinersRules(n_players, n_rounds, costly_price, cheap_price, costly_utility, cheap_utility)
-        self._dish = ChoiceField("chosen_dish", ("costly", "cheap"), SYNONYMS)
+        self._answer_field = ChoiceField("chosen_dish", ("costly", "cheap"), SYNONYMS)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=DISHES, **options)
 
     def params(self) -> dict[str, Any]:
@@ -53,12 +53,6 @@ class DinersDilemmaEnv(SimultaneousGameEnv):
             "All diners order at the same time. After each round you learn how many diners chose each dish, "
             "but not who chose what.",
         ]
-
-    def _field(self, i: int) -> ChoiceField:
-        return self._dish
-
-    def _resolve(self, values: list[str]) -> tuple[dict[str, Any], list[float]]:
-        return self.rules.resolve(self.round + 1, values)
 
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         r, n = self.rules, self.n_players

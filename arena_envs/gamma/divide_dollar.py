@@ -24,7 +24,7 @@ class DivideDollarEnv(SimultaneousGameEnv):
 
     def __init__(self, n_players: int = 10, n_rounds: int = 20, golds: int = 100, **options: Any):
         self.rules = DivideDollarRules(n_players, n_rounds, golds)
-        self._bid = IntField("bid_amount", 0, golds)
+        self._answer_field = IntField("bid_amount", 0, golds)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=range(golds + 1), **options)
 
     def params(self) -> dict[str, Any]:
@@ -42,12 +42,6 @@ class DivideDollarEnv(SimultaneousGameEnv):
             f"If the bids add up to more than {g}, no player receives anything that round.",
             "After each round you learn the sum of all bids, but not the other players' bids.",
         ]
-
-    def _field(self, i: int) -> IntField:
-        return self._bid
-
-    def _resolve(self, values: list[int]) -> tuple[dict[str, Any], list[float]]:
-        return self.rules.resolve(self.round + 1, values)
 
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         g, total = self.rules.golds, record["total"]

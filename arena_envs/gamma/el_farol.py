@@ -29,7 +29,7 @@ class ElFarolEnv(SimultaneousGameEnv):
     def __init__(self, n_players: int = 10, n_rounds: int = 20, capacity_ratio: float = 0.6, max_utility: float = 10,
                  min_utility: float = 0, home_utility: float = 5, mode: str = "implicit", **options: Any):
         self.rules = ElFarolRules(n_players, n_rounds, capacity_ratio, max_utility, min_utility, home_utility, mode)
-        self._decision = ChoiceField("decision", ("go", "stay"), SYNONYMS)
+        self._answer_field = ChoiceField("decision", ("go", "stay"), SYNONYMS)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=DECISIONS, **options)
 
     def params(self) -> dict[str, Any]:
@@ -56,12 +56,6 @@ class ElFarolEnv(SimultaneousGameEnv):
             "All players decide at the same time, without knowing the others' decisions.",
             told,
         ]
-
-    def _field(self, i: int) -> ChoiceField:
-        return self._decision
-
-    def _resolve(self, values: list[str]) -> tuple[dict[str, Any], list[float]]:
-        return self.rules.resolve(self.round + 1, values)
 
     def _sees_attendance(self, i: int, record: dict[str, Any]) -> bool:
         return self.rules.mode == "explicit" or record["go"][i]

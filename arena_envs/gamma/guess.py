@@ -52,12 +52,6 @@ class GuessTwoThirdsEnv(SimultaneousGameEnv):
             "players' choices.",
         ]
 
-    def _field(self, i: int) -> IntField:
-        return self._answer_field
-
-    def _resolve(self, values: list[int]) -> tuple[dict[str, Any], list[float]]:
-        return self.rules.resolve(self.round + 1, values)
-
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         numbers = ", ".join(str(n) for n in record["winning_numbers"])
         label = "number is" if len(record["winning_numbers"]) == 1 else "numbers are"

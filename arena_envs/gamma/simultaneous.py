@@ -31,6 +31,10 @@ class SimultaneousGameEnv(GammaEnv):
                                           "is_parallelizable": True}
     #: Names of the game-specific features that follow ``round_index`` and ``n_rounds``.
     game_feature_names: tuple[str, ...] = ()
+    #: The game's pure rules (a :class:`~arena_envs.gamma.simultaneous_rules.SimultaneousRules`).
+    rules: Any
+    #: The answer field of every decision, for games with one (see :meth:`_field`).
+    _answer_field: IntField | ChoiceField
 
     def __init__(self, *, n_players: int, n_rounds: int, values: Sequence[Any], reveal_own_id: bool = False,
                  **options: Any):
@@ -59,8 +63,9 @@ class SimultaneousGameEnv(GammaEnv):
         raise NotImplementedError
 
     def _field(self, i: int) -> IntField | ChoiceField:
-        """The answer field of player ``i``'s current decision."""
-        raise NotImplementedError
+        """The answer field of player ``i``'s current decision; default: the game's one field,
+        ``self._answer_field`` (set by the constructor)."""
+        return self._answer_field
 
     def _new_round(self) -> None:
         """Draw or reset per-round private state (valuations, tokens); default: nothing."""
@@ -70,8 +75,9 @@ class SimultaneousGameEnv(GammaEnv):
         return None
 
     def _resolve(self, values: list[Any]) -> tuple[dict[str, Any], list[float]]:
-        """The round record (history schema) and each player's reward for the given answers."""
-        raise NotImplementedError
+        """The round record (history schema) and each player's reward for the given answers;
+        default: the game's rules object (``self.rules``) resolves the round from the answers alone."""
+        return self.rules.resolve(self.round + 1, values)  # type: ignore[no-any-return]
 
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         """(public outcome, private outcome) texts of ``record`` as player ``i`` sees them."""
