@@ -127,6 +127,9 @@ class BattleRoyaleEnv(SequentialGameEnv):
         self._labels = [f"player_{p} ({_pct(rate)})" for p, rate in enumerate(self.hit_rates)]
         self._prefixes = [self._rules_for(i) for i in range(n)]
         self._living_text: tuple[int, str] = (-1, "")  # (players alive, their labels) of the request
+        self._miss_only = np.zeros(n + 1, dtype=np.int8)  # the mask of a seat that cannot shoot
+        self._miss_only[n] = 1
+        self._miss_only.setflags(write=False)
         self._instruction = format_instruction(
             {"action": "shoot or miss", "target": "the player you shoot at, e.g. player_3, or null to miss on purpose"},
             self.prompt.cot)
@@ -274,10 +277,9 @@ class BattleRoyaleEnv(SequentialGameEnv):
             if self._living_mask[i] and not self.game.over:
                 mask = self._living_mask.copy()
                 mask[i] = 0
+                mask.setflags(write=False)
             else:
-                mask = np.zeros(self.n_players + 1, dtype=np.int8)
-                mask[self.n_players] = 1
-            mask.setflags(write=False)
+                mask = self._miss_only
             self._masks[i] = mask
         return mask
 
