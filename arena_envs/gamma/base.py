@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import DEFAULT_HISTORY_WINDOW, TextAECEnv, Transcript
+from arena_envs.core import DEFAULT_HISTORY_WINDOW, EpisodeRecord, TextAECEnv, Transcript
 from arena_envs.gamma import scoring
 from arena_envs.gamma.prompt_variants import GammaPromptOptions, PromptVariant, resolve_prompt_variant
 from arena_envs.gamma.simultaneous_rules import check_int
@@ -38,6 +38,8 @@ class GammaEnv(TextAECEnv):
 
     ``metadata["name"]`` is the game's registered name, which selects its scoring functions.
     """
+
+    record: EpisodeRecord  #: made by ``reset()``; a game's hooks run only after it
 
     def __init__(
         self,
