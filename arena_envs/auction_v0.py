@@ -6,21 +6,12 @@ auction has simultaneous rounds but variable eligibility (the leader skips), so 
 """
 from __future__ import annotations
 
-from typing import Any
-
-from pettingzoo.utils import wrappers
-
 from arena_envs.auction.env import AuctionEnv
+from arena_envs.core import entry_points
 
 #: Metrics the run's leaderboard table shows beside TrueSkill (all metrics stay in leaderboard.json).
 LEADERBOARD_METRICS = ("profit", "items_won", "money_left", "failed_bid_rate", "parse_failures", "belief_error_rate")
 
+env, raw_env = entry_points(AuctionEnv)
 
-def raw_env(**kwargs: Any) -> AuctionEnv:
-    return AuctionEnv(**kwargs)
-
-
-def env(**kwargs: Any):
-    """The auction wrapped in PettingZoo's OrderEnforcingWrapper (illegal moves are handled by the
-    environment itself, with the auctioneer's correction, so no TerminateIllegalWrapper)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+__all__ = ["AuctionEnv", "env", "raw_env"]

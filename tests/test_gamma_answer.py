@@ -121,7 +121,7 @@ def test_env_step_turns_any_string_into_a_legal_action_or_a_recorded_invalid_ans
         env.step(text)
         info = env.infos["player_0"]
         if info["invalid_action"] is None:
-            assert env.agent_selection == "player_1" and len(env._moves) == 1 and mask[env._moves[0]] == 1
+            assert env.agent_selection == "player_1" and len(env._phase.moves) == 1 and mask[env._phase.moves[0]] == 1
         else:
             assert info["invalid_action"]["kind"] in ("unparseable", "illegal") and info["invalid_action"]["reason"]
             assert len(env.record.of_type("invalid")) == invalid_events + 1

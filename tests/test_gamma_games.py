@@ -20,9 +20,10 @@ import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
 import arena_envs
+from arena_envs.core import COT_TRIGGER
 from arena_envs.gamma import history as schema
 from arena_envs.gamma import scoring
-from arena_envs.gamma.base import COT_TRIGGER, DEFAULT_MAX_RETRIES
+from arena_envs.gamma.base import DEFAULT_MAX_RETRIES
 from baselines.gamma_equilibrium import (
     BayesNash,
     DinersNash,
@@ -428,7 +429,7 @@ def test_guess_validation_and_ratio_forms():
     ranged.step('{"chosen_number": "99"}')
     assert ranged.infos["player_0"]["invalid_action"]["kind"] == "illegal"
     ranged.step(0)
-    assert ranged._moves == [0] and ranged._values[0] == 100  # native 0 means MIN
+    assert ranged._phase.moves == {0: 0} and ranged._values[0] == 100  # native 0 means MIN
 
 
 def test_guess_reveals_no_individual_choices():

@@ -1,8 +1,48 @@
-"""What all games share: base AEC class, text space, answers and constraints, parsing, records."""
+"""What all games share: base AEC class, text space, answers and constraints, parsing, records, the
+transcript and prompt options, the simultaneous-move phase, entry points, frames and package data."""
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
+from arena_envs.core.entry_points import entry_points, parallel_entry_point
+from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
+from arena_envs.core.package_data import data_file, read_bytes, read_text
 from arena_envs.core.policy import Policy
+from arena_envs.core.prompt_options import DEFAULT_HISTORY_WINDOW, PromptOptions
 from arena_envs.core.records import EpisodeRecord
+from arena_envs.core.simultaneous import SimultaneousPhase
 from arena_envs.core.spaces import UnicodeText
 from arena_envs.core.text_env import TextAECEnv
+from arena_envs.core.transcript import (
+    COT_TRIGGER,
+    SharedTranscripts,
+    Transcript,
+    correction_note,
+    report_block,
+    request_block,
+    rules_block,
+)
 
-__all__ = ["AnswerConstraint", "EpisodeRecord", "InvalidAnswer", "Policy", "TextAECEnv", "UnicodeText"]
+__all__ = [
+    "COT_TRIGGER",
+    "DEFAULT_HISTORY_WINDOW",
+    "FRAME_MODES",
+    "AnswerConstraint",
+    "EpisodeRecord",
+    "FrameWindow",
+    "InvalidAnswer",
+    "Policy",
+    "PromptOptions",
+    "SharedTranscripts",
+    "SimultaneousPhase",
+    "TextAECEnv",
+    "Transcript",
+    "UnicodeText",
+    "correction_note",
+    "data_file",
+    "entry_points",
+    "frame_array",
+    "parallel_entry_point",
+    "read_bytes",
+    "read_text",
+    "report_block",
+    "request_block",
+    "rules_block",
+]

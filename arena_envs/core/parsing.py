@@ -96,7 +96,7 @@ def _matching_brace(text: str, start: int) -> int:
 
 def last_json_object(text: str, required_key: str | None = None) -> dict[str, Any] | None:
     """The last JSON object in ``text`` (that has ``required_key``, if given), else ``None``."""
-    for obj in reversed(json_objects(text)):
+    for obj in json_objects(text)[::-1]:
         if required_key is None or required_key in obj:
             return dict(obj)
     return None

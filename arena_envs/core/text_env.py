@@ -35,7 +35,7 @@ game does not constrain answers).
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from gymnasium import spaces
@@ -43,6 +43,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
+from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
 from arena_envs.core.records import EpisodeRecord
 from arena_envs.core.spaces import UnicodeText, array_key, own_copy, prototype
 
@@ -110,8 +111,8 @@ def _mask_key(key: Hashable) -> Hashable:
 class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
     """Common machinery of the text games; see the module docstring for the contract."""
 
-    metadata: dict[str, Any] = {  # noqa: RUF012 (PettingZoo's class attribute, read as a dict)
-        "name": "text_env", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {"name": "text_env", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": False}
 
     def __new__(cls: type[E], *args: Any, **kwargs: Any) -> E:
         env: E = super().__new__(cls)
@@ -302,8 +303,21 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
                 if a != agent and a != nxt:
                     self._refresh_info(a, None)
 
-    def render(self) -> str | None:
+    #: The pygame window of a game that draws frames (opened by the first ``human`` frame).
+    _frame_window: FrameWindow | None = None
+
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the game's text; ``human``: that text printed, or, in a game that lists
+        ``rgb_array`` among its render modes, the frame shown in a window; ``rgb_array``: the frame."""
         if self.render_mode is None:
+            return None
+        if self.render_mode in FRAME_MODES and "rgb_array" in self.metadata["render_modes"]:
+            frame = self._draw_frame()
+            if self.render_mode == "rgb_array":
+                return frame_array(frame)
+            if self._frame_window is None:
+                self._frame_window = FrameWindow(self._frame_title(), self.metadata.get("render_fps", 0))
+            self._frame_window.show(frame)
             return None
         text = self._render_text()
         if self.render_mode == "human":
@@ -312,7 +326,18 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         return text
 
     def close(self) -> None:
-        pass
+        """Release the frame window, if one was opened."""
+        if self._frame_window is not None:
+            self._frame_window.close()
+            self._frame_window = None
+
+    def _draw_frame(self) -> Any:
+        """The current frame as a ``pygame.Surface`` or an RGB ``(H, W, 3)`` uint8 array (games that draw)."""
+        raise NotImplementedError(f"{type(self).__name__} lists rgb_array but does not implement _draw_frame")
+
+    def _frame_title(self) -> str:
+        """The caption of the ``human`` frame window."""
+        return str(self.metadata["name"])
 
     # ------------------------------------------------------------------ helpers for games and runners
 

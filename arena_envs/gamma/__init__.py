@@ -1,7 +1,10 @@
 """γ-Bench (GAMA-Bench, Huang et al., ICLR 2025): eight multi-agent game-theory games.
 
-Shared pieces: :mod:`.answer` (the JSON answer format and parser), :mod:`.base` (text blocks,
-transcripts, the simultaneous-round env base), :mod:`.history` (round-record schema) and
-:mod:`.scoring` (the paper's scores). Each game keeps its pure rules in ``<game>_rules.py`` and
-its PettingZoo adapter in ``<game>.py``; the versioned entry modules are ``arena_envs.<name>_v0``.
+Shared pieces: :mod:`.base` (``GammaEnv``: the options, history and scores of every game),
+:mod:`.simultaneous` (the base of games 1-6) and :mod:`.sequential` (Battle Royale, Pirate),
+:mod:`.answer` (the JSON answer format and parser), :mod:`.prompt_variants` (template sets),
+:mod:`.history` (round-record schema) and :mod:`.scoring` (the paper's scores); transcripts, text
+blocks and prompt options come from :mod:`arena_envs.core`. Each game keeps its pure rules in
+``<game>_rules.py`` and its PettingZoo adapter in ``<game>.py``; the versioned entry modules are
+``arena_envs.<name>_v0``.
 """

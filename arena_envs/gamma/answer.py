@@ -92,7 +92,8 @@ def answer_value(text: str, key: str) -> Any:
 
 
 def _regex_value(text: str, key: str) -> Any:
-    pattern = r"""["']""" + re.escape(key) + r"""["']\s*:\s*("(?:[^"\\]|\\.)*"|'[^']*'|-?\d{1,30}(?:\.\d{1,30})?(?![\d.])|null)"""
+    value = r"""("(?:[^"\\]|\\.)*"|'[^']*'|-?\d{1,30}(?:\.\d{1,30})?(?![\d.])|null)"""
+    pattern = r"""["']""" + re.escape(key) + r"""["']\s*:\s*""" + value
     matches = re.findall(pattern, text, flags=re.IGNORECASE)
     if not matches:
         return None
@@ -222,4 +223,5 @@ class ChoiceField:
         return format_instruction({self.key: " or ".join(self.choices)}, cot)
 
     def constraint(self, cot: bool = False) -> AnswerConstraint:
-        return json_constraint({self.key: {"enum": list(self.choices)}}, f"{self.key}: one of {', '.join(self.choices)}", cot)
+        return json_constraint({self.key: {"enum": list(self.choices)}},
+                               f"{self.key}: one of {', '.join(self.choices)}", cot)

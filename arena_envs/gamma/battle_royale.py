@@ -15,21 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer
+from arena_envs.core import AnswerConstraint, InvalidAnswer, SharedTranscripts, report_block, request_block
 from arena_envs.gamma.answer import answer_object, answer_value, canonical_json, format_instruction, json_constraint
-from arena_envs.gamma.base import (
-    DEFAULT_MAX_RETRIES,
-    Fallback,
-    check_int,
-    random_legal_action,
-    report_block,
-    request_block,
-)
+from arena_envs.gamma.base import check_int, random_legal_action
 from arena_envs.gamma.battle_royale_rules import (
     DEFAULT_HIT_RATE_BASE,
     DEFAULT_HIT_RATE_STEP,
@@ -39,9 +32,7 @@ from arena_envs.gamma.battle_royale_rules import (
     check_hit_rates,
     linear_hit_rates,
     shooting_order,
-    strongest_opponents,
 )
-from arena_envs.gamma.prompt_variants import PromptVariant
 from arena_envs.gamma.sequential import SequentialGameEnv
 
 #: Words of the "action" key that mean an intentional miss (anything else defers to "target").
@@ -102,8 +93,8 @@ def parse_answer(text: str) -> int | None:
 class BattleRoyaleEnv(SequentialGameEnv):
     """γ-Bench Battle Royale; see the module docstring for spaces, rewards and features."""
 
-    metadata: dict[str, Any] = {"name": "battle_royale_v0", "render_modes": ["ansi", "human"],
-                                "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {"name": "battle_royale_v0", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": False}
 
     def __init__(
         self,
@@ -112,17 +103,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
         hit_rate_step: float = DEFAULT_HIT_RATE_STEP,
         hit_rates: Sequence[float] | None = None,
         max_turns: int | None = DEFAULT_MAX_TURNS,
-        *,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        fallback_action: Fallback = "random",
-        persona: str | None = None,
-        cot: bool = False,
-        history_window: int | None = None,
-        prompt_variant: str | PromptVariant = "v1",
-        score_variant: str | None = None,
-        invalid_action_penalty: float = 0.0,
-        render_mode: str | None = None,
-        max_cycles: int | None = None,
+        **options: Any,
     ):
         if hit_rates is None:
             n_players = check_int("n_players", DEFAULT_PLAYERS if n_players is None else n_players, 2)
@@ -141,19 +122,14 @@ class BattleRoyaleEnv(SequentialGameEnv):
             action_spaces={f"player_{i}": spaces.Discrete(n + 1) for i in range(n)},
             feature_names=("round_index", "max_turns", "own_hit_rate", "own_position",
                            *(f"{kind}_{i}" for i in range(n) for kind in ("alive", "hit_rate"))),
-            max_retries=max_retries,
-            fallback_action=fallback_action,
-            persona=persona,
-            cot=cot,
-            history_window=history_window,
-            prompt_variant=prompt_variant,
-            score_variant=score_variant,
-            invalid_action_penalty=invalid_action_penalty,
-            render_mode=render_mode,
-            max_cycles=max_cycles,
+            **options,
         )
         self._labels = [f"player_{p} ({_pct(rate)})" for p, rate in enumerate(self.hit_rates)]
-        self._static_prefixes = [self._rules_for(i) for i in range(n)]
+        self._prefixes = [self._rules_for(i) for i in range(n)]
+        self._living_text: tuple[int, str] = (-1, "")  # (players alive, their labels) of the request
+        self._miss_only = np.zeros(n + 1, dtype=np.int8)  # the mask of a seat that cannot shoot
+        self._miss_only[n] = 1
+        self._miss_only.setflags(write=False)
         self._instruction = format_instruction(
             {"action": "shoot or miss", "target": "the player you shoot at, e.g. player_3, or null to miss on purpose"},
             self.prompt.cot)
@@ -175,16 +151,15 @@ class BattleRoyaleEnv(SequentialGameEnv):
         identity = (f"You are player_{i}. Your hit rate is {_pct(self.hit_rates[i])}. "
                     f"You are number {self.order.index(i) + 1} in the shooting order.")
         intro = f"You are one of {n} players (player_0 to player_{n - 1}) in a last-one-standing shooting game."
-        return self.prompt.description(self.metadata["name"], self.params(), intro, rules, identity)
-
-    def _prefixes(self) -> list[str]:
-        return self._static_prefixes
+        return self._describe_game(intro, rules, identity)
 
     def _request(self, i: int) -> list[str]:
-        living = self.game.alive_in_order()
+        living = self.game.living
+        if self._living_text[0] != len(living):  # the list changes only when a hit removes a player
+            self._living_text = (len(living), ", ".join([self._labels[p] for p in living]))
         return [
             "Your goal is to eliminate the other players and be the last one standing.",
-            "Players still in the game, in shooting order: " + ", ".join(self._labels[p] for p in living) + ".",
+            "Players still in the game, in shooting order: " + self._living_text[1] + ".",
             f"You are player_{i}, hit rate {_pct(self.hit_rates[i])}, number {living.index(i) + 1} of the "
             f"{len(living)} remaining players in the shooting order.",
             "Decide whether to shoot at one of the other remaining players or to miss on purpose.",
@@ -208,12 +183,23 @@ class BattleRoyaleEnv(SequentialGameEnv):
 
     def _start_game(self, options: dict[str, Any]) -> None:
         self.game = BattleRoyale(self.hit_rates, self.max_turns)
-        self._start_transcripts()
+        self._start_episode()
+        self._transcripts = SharedTranscripts(self._prefixes, self.prompt.history_window)
         self._masks: dict[int, np.ndarray] = {}
+        self._living_text = (-1, "")
+        # per seat (alive_i, hit_rate_i) and the mask "living targets + miss", updated at each hit
+        self._seat_features = np.array([v for rate in self.hit_rates for v in (1.0, rate / 100.0)], dtype=np.float32)
+        self._living_mask = np.ones(self.n_players + 1, dtype=np.int8)
 
     def _changed(self) -> None:
         super()._changed()
         self._masks.clear()
+
+    def _eliminate(self, p: int) -> None:
+        self._seat_features[2 * p] = 0.0
+        self._living_mask[p] = 0
+        self._transcripts.leave(p)
+        self.terminations[self.possible_agents[p]] = True
 
     def _parse_text(self, agent: str, text: str) -> int | None:
         return parse_answer(text)
@@ -246,17 +232,12 @@ class BattleRoyaleEnv(SequentialGameEnv):
                                "target": None if move is None else f"player_{move}"})
         title = f"Round {record['round']}"
         public = f"{self._describe(record)} {len(record['alive_after'])} players are left."
-        onlooker = report_block(title, public, None, "")
-        for p in record["alive_before"]:
-            if p == shooter:
-                report = report_block(title, public, echo, "")
-            elif record["hit"] and p == record["target"]:
-                report = report_block(title, public, None, "You have been eliminated.")
-            else:
-                report = onlooker
-            self._transcripts[p].add(report)
+        own = {shooter: report_block(title, public, echo, "")}
         if record["hit"]:
-            self.terminations[f"player_{record['target']}"] = True
+            own[record["target"]] = report_block(title, public, None, "You have been eliminated.")
+        self._transcripts.post(report_block(title, public, None, ""), own)
+        if record["hit"]:
+            self._eliminate(record["target"])
         if self.game.over:
             survivors = [f"player_{p}" for p in self.game.alive]
             if self.game.cut_off:
@@ -272,7 +253,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
 
     def _text(self, agent: str, note: str | None) -> str:
         i = self._index[agent]
-        text = self._transcripts[i].text
+        text = self._transcripts.text(i)
         if self.game.over or self.game.shooter != i:
             return text
         turn = self.game.turns_played + 1
@@ -283,39 +264,36 @@ class BattleRoyaleEnv(SequentialGameEnv):
         i = self._index[agent]
 
         def build() -> list[float]:
-            living = self.game.alive_in_order()
-            alive = set(living)
-            seats = [v for p in range(self.n_players) for v in (float(p in alive), self.hit_rates[p] / 100.0)]
-            position = living.index(i) + 1 if i in alive else -1
+            position = self.game.living.index(i) + 1 if self._living_mask[i] else -1
             cap = -1 if self.max_turns is None else self.max_turns
-            return [self.game.turns_played, cap, self.hit_rates[i] / 100.0, position, *seats]
+            return [self.game.turns_played, cap, self.hit_rates[i] / 100.0, position]
 
-        return self._cached_features(i, build)
+        return self._cached_features(i, build, self._seat_features)
 
     def _action_mask(self, agent: str) -> np.ndarray:
         i = self._index[agent]
         mask = self._masks.get(i)
         if mask is None:
-            mask = np.zeros(self.n_players + 1, dtype=np.int8)
-            if i in self.game.alive and not self.game.over:
-                mask[self.game.legal_targets(i)] = 1
-            mask[self.n_players] = 1
-            mask.setflags(write=False)
+            if self._living_mask[i] and not self.game.over:
+                mask = self._living_mask.copy()
+                mask[i] = 0
+                mask.setflags(write=False)
+            else:
+                mask = self._miss_only
             self._masks[i] = mask
         return mask
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
         i = self._index[agent]
-        alive = list(self.game.alive)
         acting = not self.game.over and self.game.shooter == i
         return {
             "round": self.game.turns_played + (0 if self.game.over else 1),
             "phase": "done" if self.game.over else ("shoot" if acting else "wait"),
             "player": i,
             "hit_rates": list(self.hit_rates),
-            "alive": alive,
-            "shooting_order": [p for p in self.order if p in alive],
-            "strongest_opponents": strongest_opponents(self.hit_rates, alive, i) if i in alive else [],
+            "alive": list(self.game.alive),
+            "shooting_order": list(self.game.living),
+            "strongest_opponents": self.game.strongest(i) if self._living_mask[i] else [],
             "last_round_record": self.history[-1] if self.history else None,
         }
 

@@ -58,7 +58,11 @@ def aims_at_strongest(hit_rates: Sequence[float], alive: Sequence[int], shooter:
 
 
 class BattleRoyale:
-    """The state of one game: who is alive, whose turn it is, how many turns were played."""
+    """The state of one game: who is alive, whose turn it is, how many turns were played.
+
+    The living players are kept in three orders (by index, shooting order, strength), each updated
+    when a hit removes a player, so a turn costs the same however many players there are.
+    """
 
     def __init__(self, hit_rates: Sequence[float], max_turns: int | None = DEFAULT_MAX_TURNS):
         if max_turns is not None and max_turns < 1:
@@ -66,24 +70,33 @@ class BattleRoyale:
         self.hit_rates = check_hit_rates(hit_rates)
         self.max_turns = max_turns
         self.order = shooting_order(self.hit_rates)
-        self.alive: list[int] = sorted(self.order)
+        self.alive: list[int] = sorted(self.order)  #: living players, ascending index
+        self.living: list[int] = list(self.order)  #: living players in shooting order
+        #: living players, strongest first (ties by index): the head answers "strongest opponent"
+        self.by_strength = sorted(self.order, key=lambda p: (-self.hit_rates[p], p))
         self.turns_played = 0
         self.over = False  #: one player left, or the turn cap reached
         self.cut_off = False  #: the turn cap was reached with more than one player alive
-        self._slot = 0  # position of the current shooter in self.order
+        self.shooter = self.order[0]  #: the player whose turn it is
 
     @property
     def n_players(self) -> int:
         return len(self.hit_rates)
 
-    @property
-    def shooter(self) -> int:
-        return self.order[self._slot]
-
     def alive_in_order(self) -> list[int]:
         """Living players in shooting order."""
-        alive = set(self.alive)
-        return [p for p in self.order if p in alive]
+        return list(self.living)
+
+    def strongest(self, shooter: int) -> list[int]:
+        """``strongest_opponents(hit_rates, alive, shooter)``, read from the head of the strength order."""
+        top: list[int] = []
+        for p in self.by_strength:
+            if p == shooter:
+                continue
+            if top and self.hit_rates[p] != self.hit_rates[top[0]]:
+                break
+            top.append(p)
+        return sorted(top)
 
     def legal_targets(self, shooter: int) -> list[int]:
         return [p for p in self.alive if p != shooter]
@@ -113,13 +126,17 @@ class BattleRoyale:
         if problem:
             raise ValueError(problem)
         alive_before = list(self.alive)
+        correct = target is not None and target in self.strongest(shooter)
         hit = target is not None and float(rng.random()) * 100.0 < self.hit_rates[shooter]
-        if hit:
+        if target is not None and hit:
             self.alive.remove(target)
+            self.living.remove(target)
+            self.by_strength.remove(target)
         self.turns_played += 1
         self.cut_off = self.max_turns is not None and self.turns_played >= self.max_turns and len(self.alive) > 1
         self.over = len(self.alive) <= 1 or self.cut_off
-        self._advance()
+        if len(self.living) > 1:  # the next living player after the shooter, in shooting order
+            self.shooter = self.living[(self.living.index(shooter) + 1) % len(self.living)]
         return {
             "round": self.turns_played,
             "shooter": shooter,
@@ -127,16 +144,5 @@ class BattleRoyale:
             "hit": bool(hit),
             "alive_before": alive_before,
             "alive_after": list(self.alive),
-            "correct": aims_at_strongest(self.hit_rates, alive_before, shooter, target),
+            "correct": correct,
         }
-
-    def _advance(self) -> None:
-        if len(self.alive) <= 1:
-            return
-        alive = set(self.alive)
-        n = len(self.order)
-        for step in range(1, n + 1):
-            slot = (self._slot + step) % n
-            if self.order[slot] in alive:
-                self._slot = slot
-                return

@@ -7,11 +7,12 @@ see how many chose each dish, never who chose what.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from arena_envs.gamma.answer import ChoiceField
-from arena_envs.gamma.base import SimultaneousGameEnv, fmt
+from arena_envs.gamma.base import fmt
 from arena_envs.gamma.diners_dilemma_rules import DISHES, DinersRules
+from arena_envs.gamma.simultaneous import SimultaneousGameEnv
 
 NA = -1.0
 SYNONYMS = {"expensive": "costly", "pricey": "costly", "high-priced": "costly", "high priced": "costly",
@@ -22,15 +23,15 @@ SYNONYMS = {"expensive": "costly", "pricey": "costly", "high-priced": "costly", 
 class DinersDilemmaEnv(SimultaneousGameEnv):
     """Order costly or cheap and split the bill; see :mod:`arena_envs.gamma.diners_dilemma_rules`."""
 
-    metadata = {"name": "diners_dilemma_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-    game = "diners_dilemma_v0"
+    metadata: ClassVar[dict[str, Any]] = {"name": "diners_dilemma_v0", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": True}
     game_feature_names = ("costly_price", "cheap_price", "costly_utility", "cheap_utility",
                           "own_last_costly", "last_n_costly", "own_last_utility")
 
     def __init__(self, n_players: int = 10, n_rounds: int = 20, costly_price: float = 20, cheap_price: float = 10,
                  costly_utility: float = 20, cheap_utility: float = 15, **options: Any):
         self.rules = DinersRules(n_players, n_rounds, costly_price, cheap_price, costly_utility, cheap_utility)
-        self._dish = ChoiceField("chosen_dish", ("costly", "cheap"), SYNONYMS)
+        self._answer_field = ChoiceField("chosen_dish", ("costly", "cheap"), SYNONYMS)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=DISHES, **options)
 
     def params(self) -> dict[str, Any]:
@@ -49,14 +50,9 @@ class DinersDilemmaEnv(SimultaneousGameEnv):
             "The costly dish tastes better, but if you paid for it alone it would not be worth its extra price.",
             f"At the end of every round the total bill is split equally among all {self.n_players} diners.",
             "Your satisfaction in a round is the utility of your dish minus your share of the bill.",
-            "All diners order at the same time. After each round you learn how many diners chose each dish, but not who chose what.",
+            "All diners order at the same time. After each round you learn how many diners chose each dish, "
+            "but not who chose what.",
         ]
-
-    def _field(self, i: int) -> ChoiceField:
-        return self._dish
-
-    def _resolve(self, values: list[str]) -> tuple[dict[str, Any], list[float]]:
-        return self.rules.resolve(self.round + 1, values)
 
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         r, n = self.rules, self.n_players
@@ -70,7 +66,8 @@ class DinersDilemmaEnv(SimultaneousGameEnv):
         return public, private
 
     def _request(self, i: int) -> list[str]:
-        return ["Your goal is to maximise your overall satisfaction, weighing the quality of your dish against your share of the bill.",
+        return ["Your goal is to maximise your overall satisfaction, weighing the quality of your dish against your "
+                "share of the bill.",
                 'Decide: "costly" or "cheap".']
 
     def _observed(self, i: int, record: dict[str, Any]) -> dict[str, Any]:
@@ -85,4 +82,5 @@ class DinersDilemmaEnv(SimultaneousGameEnv):
         return head + [float(last["orders"][i] == "costly"), last["n_costly"], last["utilities"][i]]
 
     def _summary(self, record: dict[str, Any]) -> str:
-        return f"{record['n_costly']} costly, {self.n_players - record['n_costly']} cheap, each pays {fmt(record['bill_share'])}"
+        cheap = self.n_players - record["n_costly"]
+        return f"{record['n_costly']} costly, {cheap} cheap, each pays {fmt(record['bill_share'])}"

@@ -34,9 +34,11 @@ class DinersRules(SimultaneousRules):
         if not uh - ph < ul - pl:
             problems.append("costly_utility - costly_price < cheap_utility - cheap_price (alone, cheap is better)")
         if not uh - ph / n > ul - pl / n:
-            problems.append("costly_utility - costly_price/N > cheap_utility - cheap_price/N (shared bill, costly is better)")
+            problems.append("costly_utility - costly_price/N > cheap_utility - cheap_price/N "
+                            "(shared bill, costly is better)")
         if problems:
-            raise ValueError(f"Diner's Dilemma parameters ({pl}, {ul}, {ph}, {uh}) with N={n} break: " + "; ".join(problems))
+            raise ValueError(f"Diner's Dilemma parameters ({pl}, {ul}, {ph}, {uh}) with N={n} break: "
+                             + "; ".join(problems))
 
     def price(self, dish: str) -> float:
         return self.costly_price if dish == "costly" else self.cheap_price

@@ -6,11 +6,11 @@ see the sum of the bids, never the others' bids.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from arena_envs.gamma.answer import IntField
-from arena_envs.gamma.base import SimultaneousGameEnv
 from arena_envs.gamma.divide_dollar_rules import DivideDollarRules
+from arena_envs.gamma.simultaneous import SimultaneousGameEnv
 
 NA = -1.0
 
@@ -18,13 +18,13 @@ NA = -1.0
 class DivideDollarEnv(SimultaneousGameEnv):
     """Bid for a share of G golds; see :mod:`arena_envs.gamma.divide_dollar_rules` for the rules."""
 
-    metadata = {"name": "divide_dollar_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-    game = "divide_dollar_v0"
+    metadata: ClassVar[dict[str, Any]] = {"name": "divide_dollar_v0", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": True}
     game_feature_names = ("golds", "n_players", "own_last_bid", "last_total", "last_exceeded", "own_last_payoff")
 
     def __init__(self, n_players: int = 10, n_rounds: int = 20, golds: int = 100, **options: Any):
         self.rules = DivideDollarRules(n_players, n_rounds, golds)
-        self._bid = IntField("bid_amount", 0, golds)
+        self._answer_field = IntField("bid_amount", 0, golds)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=range(golds + 1), **options)
 
     def params(self) -> dict[str, Any]:
@@ -43,12 +43,6 @@ class DivideDollarEnv(SimultaneousGameEnv):
             "After each round you learn the sum of all bids, but not the other players' bids.",
         ]
 
-    def _field(self, i: int) -> IntField:
-        return self._bid
-
-    def _resolve(self, values: list[int]) -> tuple[dict[str, Any], list[float]]:
-        return self.rules.resolve(self.round + 1, values)
-
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         g, total = self.rules.golds, record["total"]
         public = (f"The bids add up to {total}, which is more than {g}: nobody receives anything." if record["exceeded"]
@@ -56,7 +50,8 @@ class DivideDollarEnv(SimultaneousGameEnv):
         return public, f"You bid {record['bids'][i]} and receive {record['payoffs'][i]} golds."
 
     def _request(self, i: int) -> list[str]:
-        return [f"Your goal is to gain as many golds as possible while keeping the sum of all bids at most {self.rules.golds}.",
+        return [f"Your goal is to gain as many golds as possible while keeping the sum of all bids at most "
+                f"{self.rules.golds}.",
                 "Decide how many golds to bid."]
 
     def _observed(self, i: int, record: dict[str, Any]) -> dict[str, Any]:

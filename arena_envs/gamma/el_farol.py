@@ -6,11 +6,12 @@ In the implicit mode (default, scored) a player who stayed home learns nothing a
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from arena_envs.gamma.answer import ChoiceField
-from arena_envs.gamma.base import SimultaneousGameEnv, fmt, percent
+from arena_envs.gamma.base import fmt, percent
 from arena_envs.gamma.el_farol_rules import DECISIONS, ElFarolRules
+from arena_envs.gamma.simultaneous import SimultaneousGameEnv
 
 NA = -1.0
 SYNONYMS = {"go to the bar": "go", "going": "go", "bar": "go", "stay home": "stay", "stay at home": "stay",
@@ -20,21 +21,22 @@ SYNONYMS = {"go to the bar": "go", "going": "go", "bar": "go", "stay home": "sta
 class ElFarolEnv(SimultaneousGameEnv):
     """Go to the bar or stay home; see :mod:`arena_envs.gamma.el_farol_rules` for the rules."""
 
-    metadata = {"name": "el_farol_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-    game = "el_farol_v0"
+    metadata: ClassVar[dict[str, Any]] = {"name": "el_farol_v0", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": True}
     game_feature_names = ("capacity_ratio", "max_utility", "min_utility", "home_utility",
                           "own_last_go", "own_last_utility", "last_go_rate")
 
     def __init__(self, n_players: int = 10, n_rounds: int = 20, capacity_ratio: float = 0.6, max_utility: float = 10,
                  min_utility: float = 0, home_utility: float = 5, mode: str = "implicit", **options: Any):
         self.rules = ElFarolRules(n_players, n_rounds, capacity_ratio, max_utility, min_utility, home_utility, mode)
-        self._decision = ChoiceField("decision", ("go", "stay"), SYNONYMS)
+        self._answer_field = ChoiceField("decision", ("go", "stay"), SYNONYMS)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=DECISIONS, **options)
 
     def params(self) -> dict[str, Any]:
         r = self.rules
         return {"n_players": self.n_players, "n_rounds": self.n_rounds, "capacity_ratio": r.capacity_ratio,
-                "max_utility": r.max_utility, "min_utility": r.min_utility, "home_utility": r.home_utility, "mode": r.mode}
+                "max_utility": r.max_utility, "min_utility": r.min_utility, "home_utility": r.home_utility,
+                "mode": r.mode}
 
     def _intro(self) -> str:
         return (f"You are one of {self.n_players} players in a game that lasts {self.n_rounds} rounds. "
@@ -46,18 +48,14 @@ class ElFarolEnv(SimultaneousGameEnv):
                 "learns only its own utility." if r.mode == "implicit"
                 else "After each round every player learns how many players went to the bar.")
         return [
-            f"If at most {cap} of the players go to the bar, the bar is fun: every player who went gets a utility of {fmt(r.max_utility)}.",
-            f"If more than {cap} of the players go, the bar is crowded: every player who went gets a utility of {fmt(r.min_utility)}.",
+            f"If at most {cap} of the players go to the bar, the bar is fun: every player who went gets a utility "
+            f"of {fmt(r.max_utility)}.",
+            f"If more than {cap} of the players go, the bar is crowded: every player who went gets a utility "
+            f"of {fmt(r.min_utility)}.",
             f"A player who stays home gets a utility of {fmt(r.home_utility)}, however many go.",
             "All players decide at the same time, without knowing the others' decisions.",
             told,
         ]
-
-    def _field(self, i: int) -> ChoiceField:
-        return self._decision
-
-    def _resolve(self, values: list[str]) -> tuple[dict[str, Any], list[float]]:
-        return self.rules.resolve(self.round + 1, values)
 
     def _sees_attendance(self, i: int, record: dict[str, Any]) -> bool:
         return self.rules.mode == "explicit" or record["go"][i]
@@ -65,7 +63,8 @@ class ElFarolEnv(SimultaneousGameEnv):
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         r, n, g = self.rules, self.n_players, record["attendance"]
         went = record["go"][i]
-        private = ("You went to the bar. " if went else "You stayed home. ") + f"Your utility this round is {fmt(record['utilities'][i])}."
+        private = (("You went to the bar. " if went else "You stayed home. ")
+                   + f"Your utility this round is {fmt(record['utilities'][i])}.")
         if not self._sees_attendance(i, record):
             return "You stayed home, so you do not learn how many players went to the bar.", private
         compare = "more than" if record["crowded"] else "at most"

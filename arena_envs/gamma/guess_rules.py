@@ -27,7 +27,8 @@ def as_fraction(name: str, value: Any) -> Fraction:
             return Fraction(value).limit_denominator(10_000)
         return Fraction(value)
     except (TypeError, ValueError, ZeroDivisionError):
-        raise ValueError(f"{name} must be a number, a fraction string like '2/3' or a percentage like '60%', got {value!r}") from None
+        raise ValueError(f"{name} must be a number, a fraction string like '2/3' or a percentage like '60%', "
+                         f"got {value!r}") from None
 
 
 def ratio_text(ratio: Fraction) -> str:
@@ -44,8 +45,9 @@ class GuessRules(SimultaneousRules):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not isinstance(self.min_value, int) or not isinstance(self.max_value, int) or self.min_value >= self.max_value:
-            raise ValueError(f"min_value and max_value must be integers with min_value < max_value, got {self.min_value!r}, {self.max_value!r}")
+        lo, hi = self.min_value, self.max_value
+        if not isinstance(lo, int) or not isinstance(hi, int) or lo >= hi:
+            raise ValueError(f"min_value and max_value must be integers with min_value < max_value, got {lo!r}, {hi!r}")
         object.__setattr__(self, "ratio", as_fraction("ratio", self.ratio))
         if self.ratio < 0:
             raise ValueError(f"ratio must be >= 0, got {self.ratio}")

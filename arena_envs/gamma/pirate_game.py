@@ -27,12 +27,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer
+from arena_envs.core import AnswerConstraint, InvalidAnswer, report_block, request_block
 from arena_envs.gamma import scoring
 from arena_envs.gamma.answer import (
     EXPLANATION_KEY,
@@ -43,7 +43,7 @@ from arena_envs.gamma.answer import (
     to_int,
     to_vote,
 )
-from arena_envs.gamma.base import DEFAULT_MAX_RETRIES, Fallback, check_int, report_block, request_block
+from arena_envs.gamma.base import check_int
 from arena_envs.gamma.pirate_rules import (
     DEFAULT_GOLDS,
     DEFAULT_PLAYERS,
@@ -52,7 +52,6 @@ from arena_envs.gamma.pirate_rules import (
     check_params,
     proposal_problem,
 )
-from arena_envs.gamma.prompt_variants import PromptVariant
 from arena_envs.gamma.sequential import SequentialGameEnv
 
 OBJECTIVES = ("Your goals, in order of priority: (1) stay alive; (2) get as many coins as possible; "
@@ -102,24 +101,15 @@ def parse_shares(value: Any, ranks: Sequence[int], golds: int) -> list[int]:
 class PirateGameEnv(SequentialGameEnv):
     """γ-Bench Pirate Game; see the module docstring for spaces, rewards and features."""
 
-    metadata: dict[str, Any] = {"name": "pirate_game_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: ClassVar[dict[str, Any]] = {"name": "pirate_game_v0", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": False}
 
     def __init__(
         self,
         n_players: int = DEFAULT_PLAYERS,
         golds: int = DEFAULT_GOLDS,
         death_reward: float = -1.0,
-        *,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        fallback_action: Fallback = "random",
-        persona: str | None = None,
-        cot: bool = False,
-        history_window: int | None = None,
-        prompt_variant: str | PromptVariant = "v1",
-        score_variant: str | None = None,
-        invalid_action_penalty: float = 0.0,
-        render_mode: str | None = None,
-        max_cycles: int | None = None,
+        **options: Any,
     ):
         n_players = check_int("n_players", n_players, 1)
         golds = check_int("golds", golds, 0)
@@ -132,18 +122,9 @@ class PirateGameEnv(SequentialGameEnv):
             action_spaces={f"player_{i}": space for i in range(n_players)},
             feature_names=("round_index", "max_rounds", "golds", "own_rank", "proposer_rank", "n_remaining",
                            "phase", "offered_coins", *(f"proposal_{i}" for i in range(n_players))),
-            max_retries=max_retries,
-            fallback_action=fallback_action,
-            persona=persona,
-            cot=cot,
-            history_window=history_window,
-            prompt_variant=prompt_variant,
-            score_variant=score_variant,
-            invalid_action_penalty=invalid_action_penalty,
-            render_mode=render_mode,
-            max_cycles=max_cycles,
+            **options,
         )
-        self._static_prefixes = [self._rules_for(i) for i in range(n_players)]
+        self._prefixes = [self._rules_for(i) for i in range(n_players)]
         self._masks: dict[tuple[Any, ...], dict[str, Any]] = {}  # per decision kind; fixed by the params
         self._vote_instruction = format_instruction({"decision": "accept or reject"}, self.prompt.cot)
 
@@ -165,10 +146,7 @@ class PirateGameEnv(SequentialGameEnv):
         intro = (f"You are one of {n} pirates who share {g} gold coins. The pirates are ranked by seniority "
                  f"from 1 (most senior) to {n} (most junior).")
         identity = f"You are player_{i}, the {_ordinal(i + 1)} most senior pirate (rank {i + 1})."
-        return self.prompt.description(self.metadata["name"], self.params(), intro, rules, identity)
-
-    def _prefixes(self) -> list[str]:
-        return self._static_prefixes
+        return self._describe_game(intro, rules, identity)
 
     def _proposal_json(self, shares: Sequence[int], first_rank: int) -> str:
         return json.dumps({str(first_rank + k): int(s) for k, s in enumerate(shares)})
@@ -192,6 +170,7 @@ class PirateGameEnv(SequentialGameEnv):
 
     def _voter_lines(self, i: int) -> list[str]:
         game = self.game
+        assert game.proposal is not None  # voters are asked only about a proposal
         return [
             OBJECTIVES,
             f"The rank-{game.proposer + 1} pirate proposes (coins per rank): "
@@ -239,7 +218,8 @@ class PirateGameEnv(SequentialGameEnv):
 
     def _start_game(self, options: dict[str, Any]) -> None:
         self.game = PirateGame(self.n_players, self.golds)
-        self._start_transcripts()
+        self._start_episode()
+        self._transcripts = self._seat_transcripts()
         if self.n_players == 1:  # a lone pirate: resolved at once, recorded as the proposal [G]
             self._close(self.game.resolve_last_pirate())
             self._cumulative_rewards["player_0"] = self.rewards["player_0"]
@@ -316,7 +296,7 @@ class PirateGameEnv(SequentialGameEnv):
         if game.over:
             return None
         seat = game.proposer if game.phase == "propose" else game.next_voter()
-        return self.possible_agents[seat]
+        return None if seat is None else self.possible_agents[seat]
 
     def _acting(self, i: int) -> bool:
         game = self.game

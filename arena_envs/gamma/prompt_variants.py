@@ -18,7 +18,10 @@ the robustness experiment needs, with any rephrasing a user supplies.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from arena_envs.core.prompt_options import PromptOptions
 
 
 @runtime_checkable
@@ -78,7 +81,21 @@ def resolve_prompt_variant(variant: str | PromptVariant) -> PromptVariant:
         try:
             return PROMPT_VARIANTS[variant]
         except KeyError:
-            raise ValueError(f"unknown prompt_variant {variant!r}; registered: {', '.join(sorted(PROMPT_VARIANTS))}") from None
+            registered = ", ".join(sorted(PROMPT_VARIANTS))
+            raise ValueError(f"unknown prompt_variant {variant!r}; registered: {registered}") from None
     if isinstance(variant, PromptVariant):
         return variant
     raise ValueError(f"prompt_variant must be a registered name or a PromptVariant, got {variant!r}")
+
+
+@dataclass(frozen=True)
+class GammaPromptOptions(PromptOptions):
+    """The core prompt options plus γ-Bench's template set (``prompt_variant``, spec §11.1)."""
+
+    variant: PromptVariant = field(default_factory=DefaultVariant)  #: wording of the description
+
+    def description(self, game: str, params: Mapping[str, Any], intro: str, rules: Sequence[str],
+                    identity: str | None = None) -> str:
+        """The rules block of ``game`` as this prompt's variant words it, with the persona."""
+        intro, rules = self.variant.describe(game, params, intro, rules)
+        return self.rules(intro, rules, identity)

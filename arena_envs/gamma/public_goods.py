@@ -12,14 +12,15 @@ the cumulative reward plus the starting tokens is the final holding (the agent's
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from arena_envs.gamma.answer import IntField
-from arena_envs.gamma.base import SimultaneousGameEnv, fmt
-from arena_envs.gamma.simultaneous_rules import check_int
+from arena_envs.gamma.base import fmt
 from arena_envs.gamma.public_goods_rules import PublicGoodsRules
+from arena_envs.gamma.simultaneous import SimultaneousGameEnv
+from arena_envs.gamma.simultaneous_rules import check_int
 
 NA = -1.0
 
@@ -27,8 +28,8 @@ NA = -1.0
 class PublicGoodsEnv(SimultaneousGameEnv):
     """Contribute to a multiplied pot; see :mod:`arena_envs.gamma.public_goods_rules` for the rules."""
 
-    metadata = {"name": "public_goods_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-    game = "public_goods_v0"
+    metadata: ClassVar[dict[str, Any]] = {"name": "public_goods_v0", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": True}
     game_feature_names = ("ratio", "tokens", "current_tokens", "own_last_contribution", "last_pot",
                           "own_last_gain", "mean_last_contribution")
 
@@ -36,7 +37,8 @@ class PublicGoodsEnv(SimultaneousGameEnv):
                  reset: bool = True, token_init: str = "fixed", rand_min: int = 11,
                  max_contribution: int | None = None, **options: Any):
         self.rules = PublicGoodsRules(n_players, n_rounds, ratio, tokens, bool(reset), token_init, rand_min)
-        self.cap = tokens if reset else check_int("max_contribution", 10 * tokens if max_contribution is None else max_contribution, tokens)
+        cap = 10 * tokens if max_contribution is None else max_contribution
+        self.cap = tokens if reset else check_int("max_contribution", cap, tokens)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=range(self.cap + 1), **options)
 
     def params(self) -> dict[str, Any]:
@@ -46,7 +48,8 @@ class PublicGoodsEnv(SimultaneousGameEnv):
 
     def _intro(self) -> str:
         r = self.rules
-        held = (f"At the start of every round each player holds {r.tokens} tokens." if r.reset and r.token_init == "fixed"
+        held = (f"At the start of every round each player holds {r.tokens} tokens."
+                if r.reset and r.token_init == "fixed"
                 else "Each player holds a number of tokens; you are told yours before every decision.")
         return f"You are one of {self.n_players} players in a game that lasts {self.n_rounds} rounds. {held}"
 
@@ -55,10 +58,12 @@ class PublicGoodsEnv(SimultaneousGameEnv):
         keep = ("Your tokens are restored at the start of the next round." if r.reset
                 else "What you hold at the end of a round carries over to the next round.")
         return [
-            "Every round, each player secretly decides how many of its tokens (a whole number) to put into a public pot.",
-            f"The tokens in the pot are multiplied by {fmt(r.ratio)} and split evenly among all {self.n_players} players, "
-            "whatever each of them contributed.",
-            "Tokens you do not contribute stay yours. After the round you hold the tokens you kept plus your share of the pot. " + keep,
+            "Every round, each player secretly decides how many of its tokens (a whole number) to put into a "
+            "public pot.",
+            f"The tokens in the pot are multiplied by {fmt(r.ratio)} and split evenly among all {self.n_players} "
+            "players, whatever each of them contributed.",
+            "Tokens you do not contribute stay yours. After the round you hold the tokens you kept plus your share "
+            "of the pot. " + keep,
             "After each round everyone sees each player's contribution and tokens, listed in player order.",
         ]
 
@@ -95,7 +100,8 @@ class PublicGoodsEnv(SimultaneousGameEnv):
 
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         share, c = record["share"], record["contributions"][i]
-        public = (f"Contributions this round, in player order: {record['contributions']}. The pot holds {record['pot']} tokens; "
+        public = (f"Contributions this round, in player order: {record['contributions']}. "
+                  f"The pot holds {record['pot']} tokens; "
                   f"multiplied by {fmt(self.rules.ratio)} and split evenly, each player gets {fmt(share)}. "
                   f"Tokens after the round, in player order: [{', '.join(fmt(t) for t in record['payoffs'])}].")
         private = (f"You contributed {c}. Your gain this round is {fmt(share - c)}, and you now hold "
@@ -114,7 +120,7 @@ class PublicGoodsEnv(SimultaneousGameEnv):
 
     def _game_features(self, i: int) -> list[float]:
         r, last = self.rules, self.last_record
-        current = self.holdings[i] if not self.done else last["payoffs"][i]
+        current = self.holdings[i] if last is None or not self.done else last["payoffs"][i]
         head = [r.ratio, r.tokens, current]
         if last is None:
             return head + [NA] * 4

@@ -38,7 +38,8 @@ class PublicGoodsRules(SimultaneousRules):
             raise ValueError(f"token_init must be one of {TOKEN_INITS}, got {self.token_init!r}")
         if self.token_init == "random" and not 0 <= self.rand_min <= self.tokens - self.n_players + 1:
             raise ValueError(f"token_init='random' draws {self.n_players} distinct integers from "
-                             f"[rand_min, tokens]; need 0 <= rand_min <= {self.tokens - self.n_players + 1}, got {self.rand_min}")
+                             f"[rand_min, tokens]; need 0 <= rand_min <= {self.tokens - self.n_players + 1}, "
+                             f"got {self.rand_min}")
 
     def initial_tokens(self, rng: np.random.Generator) -> list[float]:
         """T for everyone, or distinct integers from [rand_min, T] (env RNG)."""
@@ -51,7 +52,8 @@ class PublicGoodsRules(SimultaneousRules):
     def max_contribution(tokens: float) -> int:
         return math.floor(tokens + 1e-9)
 
-    def resolve(self, round_no: int, tokens: Sequence[float], contributions: Sequence[int]) -> tuple[dict[str, Any], list[float]]:
+    def resolve(self, round_no: int, tokens: Sequence[float],
+                contributions: Sequence[int]) -> tuple[dict[str, Any], list[float]]:
         """The round record; rewards are the holdings at the end of the round."""
         pot = sum(contributions)
         share = self.ratio * pot / len(contributions)

@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from statistics import fmean, stdev
 from typing import Any
 
-from arena_envs.gamma.history import GAMES
 from arena_envs.gamma.battle_royale_rules import strongest_opponents
+from arena_envs.gamma.history import GAMES
 from arena_envs.gamma.pirate_rules import ne_proposal as pirate_ne_proposal
 from arena_envs.gamma.pirate_rules import optimal_vote
 

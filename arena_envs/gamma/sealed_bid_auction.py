@@ -11,13 +11,14 @@ unless ``score_variant="second_price_diagnostic"``.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from arena_envs.gamma.answer import IntField, format_instruction
-from arena_envs.gamma.base import SimultaneousGameEnv, fmt
+from arena_envs.gamma.base import fmt
 from arena_envs.gamma.sealed_bid_auction_rules import SealedBidRules
+from arena_envs.gamma.simultaneous import SimultaneousGameEnv
 
 NA = -1.0
 
@@ -25,8 +26,8 @@ NA = -1.0
 class SealedBidAuctionEnv(SimultaneousGameEnv):
     """First- or second-price sealed bids; see :mod:`arena_envs.gamma.sealed_bid_auction_rules`."""
 
-    metadata = {"name": "sealed_bid_auction_v0", "render_modes": ["ansi", "human"], "is_parallelizable": True}
-    game = "sealed_bid_auction_v0"
+    metadata: ClassVar[dict[str, Any]] = {"name": "sealed_bid_auction_v0", "render_modes": ["ansi", "human"],
+                                          "is_parallelizable": True}
     game_feature_names = ("valuation", "valuation_max", "mode", "own_last_bid", "last_winning_bid", "last_price",
                           "own_last_won", "own_last_utility")
 
@@ -60,7 +61,8 @@ class SealedBidAuctionEnv(SimultaneousGameEnv):
             "Each bidder submits one secret bid, without knowing the other bids or valuations.",
             price + " A tie for the highest bid is broken at random.",
             "The winner's utility for the round is its valuation minus the price it pays; every other bidder gets 0.",
-            "After each round you learn the winning bid and the price paid, but not who won, the other bids or the other valuations.",
+            "After each round you learn the winning bid and the price paid, but not who won, the other bids or the "
+            "other valuations.",
         ]
 
     def _new_round(self) -> None:
@@ -105,7 +107,8 @@ class SealedBidAuctionEnv(SimultaneousGameEnv):
         head = [NA if self.done else self.valuations[i], r.valuation_max, float(r.mode == "second")]
         if last is None:
             return head + [NA] * 5
-        return head + [last["bids"][i], last["winning_bid"], last["price"], float(last["winner"] == i), last["utilities"][i]]
+        return head + [last["bids"][i], last["winning_bid"], last["price"], float(last["winner"] == i),
+                       last["utilities"][i]]
 
     def _summary(self, record: dict[str, Any]) -> str:
         return (f"valuations {record['valuations']}, bids {record['bids']}, player_{record['winner']} wins "

@@ -42,8 +42,9 @@ class SealedBidRules(SimultaneousRules):
             raise ValueError(f"valuation_rng must be one of {VALUATION_RNGS}, got {self.valuation_rng!r}")
         if not isinstance(self.interval, int) or self.interval < 1:
             raise ValueError(f"interval must be an integer >= 1, got {self.interval!r}")
-        if not isinstance(self.valuation_min, int) or not isinstance(self.valuation_max, int) or not 0 <= self.valuation_min <= self.valuation_max:
-            raise ValueError(f"need integers 0 <= valuation_min <= valuation_max, got {self.valuation_min!r}, {self.valuation_max!r}")
+        lo, hi = self.valuation_min, self.valuation_max
+        if not isinstance(lo, int) or not isinstance(hi, int) or not 0 <= lo <= hi:
+            raise ValueError(f"need integers 0 <= valuation_min <= valuation_max, got {lo!r}, {hi!r}")
         if (self.valuation_max - self.valuation_min) % self.interval:
             raise ValueError(f"valuation_max - valuation_min must be a multiple of interval, got "
                              f"{self.valuation_min}, {self.valuation_max}, {self.interval}")

@@ -1,0 +1,55 @@
+"""The ``env`` / ``raw_env`` / ``parallel_env`` triad of a versioned entry module.
+
+Every entry module (``arena_envs/<name>_v<N>.py``) is two lines::
+
+    env, raw_env = entry_points(ElFarolEnv)
+    parallel_env = parallel_entry_point(ElFarolEnv)    # only where metadata["is_parallelizable"]
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils import wrappers
+from pettingzoo.utils.conversions import aec_to_parallel
+
+E = TypeVar("E")
+
+
+def entry_points(cls: type[E]) -> tuple[Callable[..., AECEnv], Callable[..., E]]:
+    """``env`` (the game in PettingZoo's OrderEnforcingWrapper) and ``raw_env`` (the bare game).
+
+    No TerminateIllegalWrapper: the games handle illegal answers themselves (re-ask, fallback).
+    """
+
+    def raw_env(**kwargs: Any) -> E:
+        return cls(**kwargs)
+
+    def env(**kwargs: Any) -> AECEnv:
+        return wrappers.OrderEnforcingWrapper(cls(**kwargs))
+
+    raw_env.__doc__ = f"The unwrapped :class:`{cls.__module__}.{cls.__name__}`."
+    env.__doc__ = f"{cls.__name__} wrapped in PettingZoo's OrderEnforcingWrapper (the AEC API)."
+    return env, raw_env
+
+
+def parallel_entry_point(cls: type[AECEnv]) -> Callable[..., ParallelEnv]:
+    """``parallel_env`` of a game whose every live seat acts once per cycle (``aec_to_parallel``).
+
+    It runs without re-asks (``max_retries=0``): the parallel API steps every agent once per cycle,
+    so an invalid answer falls back at once (still recorded and counted).
+    """
+    if not cls.metadata.get("is_parallelizable", False):
+        raise ValueError(f"{cls.__name__} is not parallelizable (metadata['is_parallelizable'] is not True)")
+    env, _ = entry_points(cls)
+
+    def parallel_env(**kwargs: Any) -> ParallelEnv:
+        if kwargs.setdefault("max_retries", 0) != 0:
+            raise ValueError(f"parallel_env needs max_retries=0 (every agent acts once per cycle), "
+                             f"got {kwargs['max_retries']!r}")
+        return aec_to_parallel(env(**kwargs))
+
+    parallel_env.__doc__ = (f"{cls.__name__} through the Parallel API (aec_to_parallel; invalid answers fall "
+                            "back at once).")
+    return parallel_env
