@@ -22,7 +22,7 @@ class EnvEntry(NamedTuple):
 
     module: str
     parallel: bool
-    variants: dict[str, dict[str, Any]] = {}  # noqa: RUF012 (a NamedTuple default, never mutated)
+    variants: dict[str, dict[str, Any]] = {}
 
 
 #: versioned name -> its entry; the one list the CLI, the docs, the registry and the tests read.

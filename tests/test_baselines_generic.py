@@ -7,8 +7,8 @@ import os
 import pytest
 from gymnasium import spaces
 
-from arena_envs.runner.policy_specs import SpecError, make_policy, parse_arguments, player_labels, split_players
 from arena_envs.runner import policy_registry as registry
+from arena_envs.runner.policy_specs import SpecError, make_policy, parse_arguments, player_labels, split_players
 from baselines.human import HumanInputClosed, HumanPolicy
 from baselines.random_policy import RandomPolicy
 from tests._tiny_game import env as tiny_game_env

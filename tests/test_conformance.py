@@ -261,7 +261,7 @@ def test_long_el_farol_text_stays_inside_its_declared_space():
 class TwoRounds(TextAECEnv):
     """Two players name 0 or 1 for two rounds; ``flaw`` breaks one rule of the contract."""
 
-    metadata = {"name": "two_rounds_v0", "render_modes": ["ansi"], "is_parallelizable": False}  # noqa: RUF012
+    metadata = {"name": "two_rounds_v0", "render_modes": ["ansi"], "is_parallelizable": False}
 
     def __init__(self, flaw: str | None = None, eliminate: bool = False, **kwargs: Any):
         agents = ["player_0", "player_1"]

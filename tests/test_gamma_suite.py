@@ -9,9 +9,9 @@ import pytest
 
 from arena_envs.gamma.history import GAMES, missing_keys
 from arena_envs.gamma.scoring import score
-from arena_envs.runner.gamma_suite import format_row, history_from_record, play_suite, seat_specs
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner.cli import main as arena_main
+from arena_envs.runner.gamma_suite import format_row, history_from_record, play_suite, seat_specs
 
 RUNS = 2
 REDUCED = {**{g: {"n_rounds": 3} for g in GAMES[:6]}, "battle_royale_v0": {"max_turns": 6}}

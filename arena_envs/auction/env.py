@@ -55,7 +55,7 @@ def _per_bidder(value: Any, n: int, name: str) -> list[Any]:
 
 class AuctionEnv(TextAECEnv):
     # a plain attribute in PettingZoo's AECEnv, so not a ClassVar
-    metadata = {"name": "auction_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}  # noqa: RUF012
+    metadata = {"name": "auction_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
 
     # the episode's state, set by reset()
     record: EpisodeRecord
@@ -154,6 +154,7 @@ class AuctionEnv(TextAECEnv):
         low = np.array([-np.inf if name.startswith("profit_") else -1 for name in self.state_names], np.float32)
         self.state_space = own_copy(prototype(("auction_state", n_bidders, m), lambda: spaces.Box(
             low, np.inf, shape=low.shape, dtype=np.float32)))  # -1: none; a profit can be negative
+        self._bid_space = action_space  # every bidder's (a Discrete space, typed as such)
         super().__init__(agents=agents, action_spaces={a: action_space for a in agents}, feature_names=tuple(names),
                          max_retries=max_retries, invalid_action_penalty=invalid_action_penalty,
                          render_mode=render_mode, max_cycles=max_cycles)
@@ -227,7 +228,7 @@ class AuctionEnv(TextAECEnv):
             a = int(action)
         except (TypeError, ValueError):
             raise InvalidAnswer("illegal", f"{action!r} is not an action of this environment") from None
-        space = self.action_spaces[agent]
+        space = self._bid_space
         if not space.start <= a < space.start + space.n:
             raise InvalidAnswer("illegal", f"action {a} is outside the action space {space}")
         if self.action_mode == "amount":
@@ -332,7 +333,7 @@ class AuctionEnv(TextAECEnv):
         return out
 
     def _action_mask(self, agent: str) -> np.ndarray:
-        space = self.action_spaces[agent]
+        space = self._bid_space
         mask = np.zeros(space.n, dtype=np.int8)
         mask[0] = 1  # withdraw
         rules = self.rules
