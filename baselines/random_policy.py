@@ -1,6 +1,8 @@
 """A uniformly random player for any environment: samples the native action space.
 
-Where the observation carries an ``action_mask`` (discrete spaces), only unmasked actions are drawn.
+Where the observation carries an ``action_mask`` (in the form the space's ``sample(mask=...)`` takes:
+an array for ``Discrete``, a tuple for ``MultiDiscrete``, a dict for ``Dict``), only unmasked actions
+are drawn.
 All randomness comes from the seed given to :meth:`RandomPolicy.reset`; the policy samples its own
 copy of the action space, so it never touches the environment's generators.
 """
@@ -43,6 +45,5 @@ class RandomPolicy(Policy):
         if self._space is None:
             raise RuntimeError("RandomPolicy.act before reset(agent, seed)")
         mask = observation.get("action_mask") if isinstance(observation, dict) else None
-        if mask is not None and isinstance(self._space, spaces.Discrete):
-            return int(self._space.sample(mask=mask.astype("int8", copy=False)))
-        return self._space.sample()
+        action = self._space.sample(mask=mask)
+        return int(action) if isinstance(self._space, spaces.Discrete) else action
