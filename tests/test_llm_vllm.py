@@ -22,6 +22,7 @@ _MISSING = missing_parts()
 if _MISSING:
     pytest.skip(f"LLM stack not installed ({'; '.join(_MISSING)}): run bash {SETUP_SCRIPT}", allow_module_level=True)
 
+from arena_envs.runner.results import read_record, read_steps  # noqa: E402
 from arena_envs.runner.runner import RunConfig, run  # noqa: E402
 from llm_policies.backends.openai_http import OpenAIHTTPBackend  # noqa: E402
 from llm_policies.serve import VLLMServer  # noqa: E402
@@ -72,7 +73,7 @@ def test_aucarena_bidder_plans_bids_and_updates_beliefs(server, tmp_path):
     run(config, tmp_path / "run")
     (entry,) = check_llm_episodes(tmp_path / "run", 1)
     (agent,) = llm_seats(entry)
-    record = json.loads((tmp_path / "run" / "records" / "episode_000000.json").read_text())
+    record = read_record(tmp_path / "run", 0)
     plans = [e for e in record["events"] if e["type"] == "plan" and e["agent"] == agent]
     assert [p["kind"] for p in plans] == ["initial", "replan", "replan"]
     assert [p["stamp"] for p in plans] == [0, 1, 2]
@@ -84,7 +85,7 @@ def test_aucarena_bidder_plans_bids_and_updates_beliefs(server, tmp_path):
         checks = [b for b in beliefs if b["item"] == item]
         assert 1 <= len(checks) <= 5
         assert all(c["errors"] for c in checks[:-1])  # re-asked only after errors
-    lines = [json.loads(line) for line in (tmp_path / "run" / "steps" / "episode_000000.jsonl").read_text().splitlines()]
+    lines = read_steps(tmp_path / "run", 0)
     purposes = [c["purpose"] for line in lines for c in line["trace"].get("calls", [])]
     assert purposes[0] == "plan" and "belief" in purposes and "replan" in purposes and "bid" in purposes
     (finish,) = [line for line in lines if line.get("finish")]

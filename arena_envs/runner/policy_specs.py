@@ -16,7 +16,8 @@ import importlib
 import json
 import re
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from arena_envs.core import Policy
 from baselines import registry
