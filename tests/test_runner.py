@@ -14,7 +14,7 @@ from results_helpers import folder_content
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner import RunConfig, RunError, run
 from arena_envs.runner.policy_specs import make_policy
-from arena_envs.runner.results import read_record, read_steps
+from arena_envs.runner.results import EpisodeLines, dumps, read_record, read_steps
 from arena_envs.runner.seeding import episode_seeds, seat_players
 from baselines.human import HumanPolicy
 from baselines.random_policy import RandomPolicy
@@ -252,3 +252,22 @@ def test_one_environment_per_worker_equals_a_fresh_one_per_episode(tmp_path, nam
     assert reused.played == 4
     run(config, tmp_path / "fresh", make_env=lambda: FreshEveryEpisode(env_module(name).env))
     assert folder_content(tmp_path / "reused") == folder_content(tmp_path / "fresh")
+
+
+def test_step_lines_are_what_json_writes_for_the_same_fields():
+    """The hand-joined step lines equal ``dumps`` of the same dict, escapes and numpy values included."""
+    values = [1, 'x\n"é\u2028', None, True, False, 2.5, float("nan"), float("inf"), np.int64(3), np.float32(0.5),
+              {"a": [1, None]}, -0.0, 10 ** 30, 1e300, "ünï"]
+    seats = {'p"0': "rule#1", "p1": "ran\\dom"}
+    lines = EpisodeLines(7, seats)
+    expected = []
+    for i, value in enumerate(values):
+        fields = {"action": value, "parsed": value, "invalid_action": value if i % 2 else None,
+                  "fallback": bool(i % 2), "retries": value, "rewards": {'p"0': value, "p1": 0, "other": 1.5}, "trace": {"t": value} if i % 3 else {}}
+        lines.decision(i, 'p"0', *fields.values())
+        expected.append({"episode": 7, "step": i, "agent": 'p"0', "policy": "rule#1", **fields})
+    lines.finish(99, "p1", {"calls": ["a"]})
+    expected.append({"episode": 7, "step": 99, "agent": "p1", "policy": "ran\\dom", "action": None, "finish": True,
+                     "trace": {"calls": ["a"]}})
+    expected.append({"episode": 7, "record": {"r": [1]}})
+    assert lines.block({"r": [1]}).decode("utf-8").split("\n") == [dumps(e) for e in expected] + [""]

@@ -9,7 +9,7 @@ Layout (format 2)::
 
 Every line of ``log.jsonl`` starts with ``{"episode": K, `` (readers pick an episode's lines
 without parsing the others); a block ends with ``{"episode": K, "record": ...}`` (the
-environment's ``episode_record()``, or null).
+environment's ``episode_record()``, or null). :class:`EpisodeLines` writes them.
 
 Commit protocol (group commit). When an episode ends, its block is appended to ``log.jsonl`` in one
 ``write`` and its ``episodes.jsonl`` line is held back. At most every ``sync_interval`` seconds
@@ -24,6 +24,7 @@ are played again, byte for byte as before. A committed episode is never lost or 
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import os
 import re
@@ -131,14 +132,59 @@ def read_config(folder: Path) -> dict[str, Any]:
     return config
 
 
-def episode_block(episode: int, steps: Iterable[str], record: Any) -> bytes:
-    """The ``log.jsonl`` block of an episode from its step lines (as :func:`step_line` makes them)."""
-    return "".join([*steps, step_line(episode, {"record": record})]).encode("utf-8")
+_quote = json.encoder.encode_basestring  # the string encoder of ensure_ascii=False
 
 
-def step_line(episode: int, fields: dict[str, Any]) -> str:
-    """A ``log.jsonl`` line: ``{"episode": K, ...fields}`` and a newline."""
-    return f'{{"episode": {episode}, {dumps(fields)[1:]}\n'
+def to_json(value: Any) -> str:
+    """``dumps(value)``, with fast paths for the scalars that make up most of a step line."""
+    kind = type(value)
+    if value is None:
+        return "null"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is str:
+        return _quote(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
+    return dumps(value)
+
+
+class EpisodeLines:
+    """The ``log.jsonl`` block of one episode, built a line at a time.
+
+    A decision line costs a few string joins rather than one JSON encoding of a ten-key dict: the
+    keys and the agent and policy names are encoded once per episode; the output is what
+    ``dumps`` writes for the same dict.
+    """
+
+    def __init__(self, episode: int, seat_labels: dict[str, str]):
+        self.episode = episode
+        self.lines: list[str] = []
+        self._head = f'{{"episode": {episode}, "step": '
+        self._seat = {agent: f', "agent": {_quote(agent)}, "policy": {_quote(label)}'
+                      for agent, label in seat_labels.items()}
+        self._key = {agent: _quote(agent) for agent in seat_labels}
+
+    def decision(self, step: int, agent: str, action: Any, parsed: Any, invalid: Any, fallback: bool,
+                 retries: Any, rewards: dict[str, Any], trace: dict[str, Any]) -> None:
+        key = self._key
+        rewards_json = ", ".join([f"{key.get(a) or _quote(a)}: {to_json(r)}" for a, r in rewards.items()])
+        self.lines.append(
+            f'{self._head}{step}{self._seat[agent]}, "action": {to_json(action)}, "parsed": {to_json(parsed)}, '
+            f'"invalid_action": {to_json(invalid)}, "fallback": {to_json(fallback)}, "retries": {to_json(retries)}, '
+            f'"rewards": {{{rewards_json}}}, "trace": {to_json(trace) if trace else "{}"}}}\n')
+
+    def finish(self, step: int, agent: str, trace: dict[str, Any]) -> None:
+        """The line of a seat's end-of-episode work (no action)."""
+        self.lines.append(f'{self._head}{step}{self._seat[agent]}, "action": null, "finish": true, '
+                          f'"trace": {to_json(trace)}}}\n')
+
+    def block(self, record: Any) -> bytes:
+        """Every line, then the record line that closes the block."""
+        self.lines.append(f'{{"episode": {self.episode}, "record": {dumps(record)}}}\n')
+        return "".join(self.lines).encode("utf-8")
 
 
 @dataclass

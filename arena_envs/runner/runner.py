@@ -25,7 +25,7 @@ from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.leaderboard import Standings, write_leaderboard
 from arena_envs.runner.policy_specs import make_policy, player_labels
-from arena_envs.runner.results import SYNC_INTERVAL, ResultsFolder, episode_block, read_episodes, step_line
+from arena_envs.runner.results import SYNC_INTERVAL, EpisodeLines, ResultsFolder, read_episodes
 from arena_envs.runner.seeding import episode_seeds, seat_players
 
 EnvFactory = Callable[[], AECEnv]
@@ -193,7 +193,7 @@ class Runner:
         seat_policy = {agent: policies[order[j]] for j, agent in enumerate(self.agents)}
         seat_label = {agent: self.labels[order[j]] for j, agent in enumerate(self.agents)}
         invalid = {agent: dict.fromkeys(INVALID_KINDS, 0) for agent in self.agents}
-        lines: list[str] = []
+        lines = EpisodeLines(episode, seat_label)
         step = 0
         agent = None
         try:
@@ -229,16 +229,20 @@ class Runner:
                 fallback = bool(after.get("fallback"))
                 if fallback:
                     invalid[agent]["fallback"] += 1
-                lines.append(step_line(episode, {
-                    "step": step, "agent": agent, "policy": seat_label[agent], "action": action,
-                    "parsed": getattr(raw, "last_move", None), "invalid_action": bad, "fallback": fallback,
-                    "retries": after.get("retries"), "rewards": raw.rewards, "trace": policy.trace()}))
+                lines.decision(step, agent, action, getattr(raw, "last_move", None), bad, fallback,
+                               after.get("retries"), raw.rewards, policy.trace())
                 step += 1
+            record = raw.episode_record() if hasattr(raw, "episode_record") else None
+            if returns is not None:
+                metrics = _return_metrics(returns)
+            elif isinstance(record, dict) and "metrics" in record:  # TextEnv records carry them: no second pass
+                metrics = record["metrics"]
+            else:
+                metrics = raw.episode_metrics()
             entry = {"episode": episode, "seed": seeds.env, "seats": seat_label,
-                     "policy_seeds": dict(zip(self.agents, seeds.seats)),
-                     "metrics": raw.episode_metrics() if returns is None else _return_metrics(returns),
+                     "policy_seeds": dict(zip(self.agents, seeds.seats)), "metrics": metrics,
                      "steps": step, "invalid": invalid}
-            block = episode_block(episode, lines, raw.episode_record() if hasattr(raw, "episode_record") else None)
+            block = lines.block(record)
         except Exception as err:
             if isinstance(err, RunError):
                 raise
@@ -247,7 +251,7 @@ class Runner:
         return entry, block
 
     @staticmethod
-    async def _finish(policy: Policy, observation: Any, info: dict[str, Any], lines: list[str], episode: int,
+    async def _finish(policy: Policy, observation: Any, info: dict[str, Any], lines: EpisodeLines, episode: int,
                       step: int, label: str, agent: str) -> None:
         """The seat's end-of-episode hook; its work (if any) gets a step-log line with no action."""
         try:
@@ -255,8 +259,7 @@ class Runner:
         except Exception as err:
             raise _policy_failed(label, agent, episode, step, err) from err
         if worked:
-            lines.append(step_line(episode, {"step": step, "agent": agent, "policy": label, "action": None,
-                                             "finish": True, "trace": policy.trace()}))
+            lines.finish(step, agent, policy.trace())
 
 
 def _policy_failed(label: str, agent: str, episode: int, step: int, err: Exception) -> RunError:
