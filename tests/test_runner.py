@@ -210,7 +210,7 @@ def test_policy_error_stops_run_and_keeps_finished_episodes(tmp_path, concurrenc
 
 
 def test_bad_configurations_are_clear_errors(tmp_path):
-    with pytest.raises(ValueError, match="3 seats .* players lists 2"):
+    with pytest.raises(ValueError, match=r"3 seats .* players lists 2"):
         run(RunConfig(TINY, ("random", "random"), episodes=1), tmp_path / "a")
     with pytest.raises(ValueError, match="unknown environment 'nope'"):
         run(RunConfig("nope", ("random",), episodes=1), tmp_path / "b")
@@ -263,7 +263,8 @@ def test_step_lines_are_what_json_writes_for_the_same_fields():
     expected = []
     for i, value in enumerate(values):
         fields = {"action": value, "parsed": value, "invalid_action": value if i % 2 else None,
-                  "fallback": bool(i % 2), "retries": value, "rewards": {'p"0': value, "p1": 0, "other": 1.5}, "trace": {"t": value} if i % 3 else {}}
+                  "fallback": bool(i % 2), "retries": value, "rewards": {'p"0': value, "p1": 0, "other": 1.5},
+                  "trace": {"t": value} if i % 3 else {}}
         lines.decision(i, 'p"0', *fields.values())
         expected.append({"episode": 7, "step": i, "agent": 'p"0', "policy": "rule#1", **fields})
     lines.finish(99, "p1", {"calls": ["a"]})
