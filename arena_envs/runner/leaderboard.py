@@ -113,8 +113,7 @@ class Standings:
                     done.ratings[label][1] if done.rated else None,
                     {key: (t[0] / t[1] if (t := done.sums[label].get(key)) else None) for key in done.columns})
                 for label in done.labels]
-        rows.sort(key=lambda r: (-(r.mu if r.mu is not None else -math.inf),
-                                 -(r.means.get("score") if r.means.get("score") is not None else -math.inf)))
+        rows.sort(key=lambda r: (-_or_lowest(r.mu), -_or_lowest(r.means.get("score"))))
         return rows
 
     def game_means(self) -> dict[str, float]:
@@ -126,6 +125,10 @@ class Standings:
     def count(self) -> int:
         """Episodes added so far."""
         return self.episodes + len(self.held)
+
+
+def _or_lowest(value: float | None) -> float:
+    return -math.inf if value is None else value
 
 
 def standings(episodes: Iterable[dict[str, Any]], labels: Sequence[str]) -> Standings:

@@ -32,7 +32,10 @@ class SpecError(ValueError):
 
 def split_top_level(text: str, sep: str) -> list[str]:
     """Split ``text`` on ``sep`` except inside quotes or (), [], {} brackets; parts are stripped."""
-    parts, current, closers, quote = [], [], [], None
+    parts: list[str] = []
+    current: list[str] = []
+    closers: list[str] = []
+    quote: str | None = None
     for ch in text:
         if quote:
             quote = None if ch == quote else quote
@@ -122,10 +125,11 @@ def make_policy(spec: str, env: str) -> Policy:
             return factory(spec, env)
         except ValueError as err:
             raise SpecError(f"policy spec {spec!r}: {err}") from err
-    target = registry.lookup(env, name)
-    if target is None:
+    found = registry.lookup(env, name)
+    if found is None:
         known = ", ".join(registry.policy_names(env))
         raise SpecError(f"unknown policy {name!r} for {env}; available: {known}")
+    target = found
     cls: Callable[..., Policy] = _import(target, spec, None)
     kwargs = parse_arguments(rest, spec)
     try:

@@ -1,15 +1,15 @@
 """TrueSkill for free-for-all matches of one-player teams, the leaderboard's only use of it.
 
-The ``trueskill`` package builds a factor graph of Python objects for every match (about 1.8 ms for
-ten players, more than a whole Pirate Game episode). A free-for-all of single players is a chain:
+The ``trueskill`` package builds a factor graph of Python objects for every match (about 1.8 ms of
+CPU for ten players, more than a whole Pirate Game episode). A free-for-all of single players is a chain:
 each player's performance ``t_i`` (skill prior plus performance noise), one difference ``t_i -
 t_{i+1}`` per pair of neighbours in rank order, truncated by the outcome (win or draw). This
 module passes the same messages in the same schedule as ``trueskill.TrueSkill.rate`` (forward and
 backward sweeps over the chain until no truncation moves by more than ``min_delta``, at most ten
 times) on plain floats, with the package's default parameters and draw margin. The truncation's
 ``v``/``w`` functions use the exact normal cdf (``math.erfc``) where the package approximates
-``erfc`` to about 1e-7, so ratings agree with the package's to about 1e-6 (tests check 1e-5), at
-a sixth of the cost or less.
+``erfc`` to about 1e-7, so ratings agree with the package's to about 1e-6 (tests check 1e-5), for
+about a ninth of the CPU time (0.2 ms for ten players).
 
 Gaussians are in natural parameters: ``pi`` (precision) and ``tau`` (precision times mean).
 """
@@ -62,15 +62,10 @@ def _vw_draw(diff: float, margin: float) -> tuple[float, float]:
     return (-v if diff < 0 else v), v * v + (a * pdf_a - b * pdf_b) / denom
 
 
-def _sum_message(pairs: Sequence[tuple[float, float, float]]) -> tuple[float, float]:
-    """Message of a sum factor ``sum(c * x)`` from the (coefficient, pi, tau) of its other inputs."""
-    pi_inv = 0.0
-    mu = 0.0
-    for coeff, pi, tau in pairs:
-        mu += coeff * (pi and tau / pi)
-        if pi_inv != math.inf:
-            pi_inv = pi_inv + coeff ** 2 / pi if pi else math.inf
-    pi = 1.0 / pi_inv
+def _sum(c_a: float, pi_a: float, tau_a: float, c_b: float, pi_b: float, tau_b: float) -> tuple[float, float]:
+    """Message of a sum factor ``c_a * a + c_b * b`` (coefficients +-1) from its inputs' cavities."""
+    mu = c_a * (tau_a / pi_a if pi_a else 0.0) + c_b * (tau_b / pi_b if pi_b else 0.0)
+    pi = 1.0 / (1.0 / pi_a + 1.0 / pi_b) if pi_a and pi_b else 0.0
     return pi, pi * mu
 
 
@@ -90,89 +85,78 @@ class FreeForAll:
         if len(ratings) != len(ranks) or len(ratings) < 2:
             raise ValueError(f"rate needs >= 2 ratings and one rank each, got {len(ratings)} and {len(ranks)}")
         order = sorted(range(len(ratings)), key=lambda i: ranks[i])
-        # skill s_i: its prior; performance t_i = s_i + noise: the likelihood's message down
-        s_pi: list[float] = []
-        s_tau: list[float] = []
-        p_msg: list[tuple[float, float]] = []  # the likelihood's message to the performance
-        t_pi: list[float] = []
-        t_tau: list[float] = []
-        for i in order:
+        n = len(order)
+        links = n - 1
+        # skill s_i: its prior; performance t_i: the likelihood's message down (a one-player team's
+        # sum factor passes it on unchanged), which stays t_i's "prior" message
+        s_pi, s_tau, p_pi, p_tau = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
+        for k, i in enumerate(order):
             mu, sigma = ratings[i]
             pi = math.sqrt(sigma ** 2 + self.tau2) ** -2
-            tau = pi * mu
-            s_pi.append(pi)
-            s_tau.append(tau)
+            s_pi[k], s_tau[k] = pi, pi * mu
             a = 1.0 / (1.0 + self.beta2 * pi)
-            p_msg.append((a * pi, a * tau))
-            # the team-performance sum factor of a one-player team passes the message on
-            down = _sum_message(((1, a * pi, a * tau),))
-            t_pi.append(down[0])
-            t_tau.append(down[1])
-        prior = list(zip(t_pi, t_tau))
-        links = len(order) - 1
+            p_pi[k], p_tau[k] = a * pi, a * s_tau[k]
+        t_pi, t_tau = p_pi[:], p_tau[:]
         vw: list[_VW] = [_vw_draw if ranks[order[x]] == ranks[order[x + 1]] else _vw_win for x in range(links)]
-        # messages of difference factor x: to t_x (left), to t_{x+1} (right), to d_x (down);
-        # of truncation x to d_x (trunc); d_x's value
-        left = [(0.0, 0.0)] * links
-        right = [(0.0, 0.0)] * links
-        down_msg = [(0.0, 0.0)] * links
-        trunc = [(0.0, 0.0)] * links
-        d_val = [(0.0, 0.0)] * links
+        # difference factor x (d_x = t_x - t_{x+1}): its messages to t_x (l), to t_{x+1} (r), to d_x
+        # (m); truncation x's message to d_x (u); d_x's value (d)
+        l_pi, l_tau, r_pi, r_tau = [0.0] * links, [0.0] * links, [0.0] * links, [0.0] * links
+        m_pi, m_tau, u_pi, u_tau = [0.0] * links, [0.0] * links, [0.0] * links, [0.0] * links
+        d_pi, d_tau = [0.0] * links, [0.0] * links
+        margin = self.margin
 
-        def diff_down(x: int) -> None:
-            msg = _sum_message(((1, t_pi[x] - left[x][0], t_tau[x] - left[x][1]),
-                                (-1, t_pi[x + 1] - right[x][0], t_tau[x + 1] - right[x][1])))
-            old = down_msg[x]
-            d_val[x] = (d_val[x][0] - old[0] + msg[0], d_val[x][1] - old[1] + msg[1])
-            down_msg[x] = msg
-
-        def trunc_up(x: int) -> float:
-            d_pi, d_tau = d_val[x]
-            c_pi, c_tau = d_pi - trunc[x][0], d_tau - trunc[x][1]
+        def down_and_truncate(x: int) -> float:
+            """Difference x down, then its truncation up; the truncation's change (``delta``)."""
+            pi, tau = _sum(1.0, t_pi[x] - l_pi[x], t_tau[x] - l_tau[x],
+                           -1.0, t_pi[x + 1] - r_pi[x], t_tau[x + 1] - r_tau[x])
+            d_pi[x] += pi - m_pi[x]
+            d_tau[x] += tau - m_tau[x]
+            m_pi[x], m_tau[x] = pi, tau
+            old_pi, old_tau = d_pi[x], d_tau[x]
+            c_pi, c_tau = old_pi - u_pi[x], old_tau - u_tau[x]
             sqrt_pi = math.sqrt(c_pi)
-            v, w = vw[x](c_tau / sqrt_pi, self.margin * sqrt_pi)
+            v, w = vw[x](c_tau / sqrt_pi, margin * sqrt_pi)
             pi, tau = c_pi / (1.0 - w), (c_tau + sqrt_pi * v) / (1.0 - w)
-            trunc[x] = (pi + trunc[x][0] - d_pi, tau + trunc[x][1] - d_tau)
-            d_val[x] = (pi, tau)
-            pi_delta = abs(d_pi - pi)
-            return 0.0 if pi_delta == math.inf else max(abs(d_tau - tau), math.sqrt(pi_delta))
+            u_pi[x] += pi - old_pi
+            u_tau[x] += tau - old_tau
+            d_pi[x], d_tau[x] = pi, tau
+            pi_delta = abs(old_pi - pi)
+            return 0.0 if pi_delta == math.inf else max(abs(old_tau - tau), math.sqrt(pi_delta))
 
-        def diff_up(x: int, to_right: bool) -> None:
-            d = (d_val[x][0] - down_msg[x][0], d_val[x][1] - down_msg[x][1])
-            if to_right:  # t_{x+1} = t_x - d_x
-                msg = _sum_message(((1.0, t_pi[x] - left[x][0], t_tau[x] - left[x][1]), (-1.0, *d)))
-                j, old, right[x] = x + 1, right[x], msg
-            else:  # t_x = d_x + t_{x+1}
-                msg = _sum_message(((1.0, *d), (1.0, t_pi[x + 1] - right[x][0], t_tau[x + 1] - right[x][1])))
-                j, old, left[x] = x, left[x], msg
-            t_pi[j] = t_pi[j] - old[0] + msg[0]
-            t_tau[j] = t_tau[j] - old[1] + msg[1]
+        def up(x: int, to_right: bool) -> None:
+            """Difference x up to t_{x+1} (``t_x - d_x``) or to t_x (``d_x + t_{x+1}``)."""
+            c_pi, c_tau = d_pi[x] - m_pi[x], d_tau[x] - m_tau[x]
+            if to_right:
+                pi, tau = _sum(1.0, t_pi[x] - l_pi[x], t_tau[x] - l_tau[x], -1.0, c_pi, c_tau)
+                t_pi[x + 1] += pi - r_pi[x]
+                t_tau[x + 1] += tau - r_tau[x]
+                r_pi[x], r_tau[x] = pi, tau
+            else:
+                pi, tau = _sum(1.0, c_pi, c_tau, 1.0, t_pi[x + 1] - r_pi[x], t_tau[x + 1] - r_tau[x])
+                t_pi[x] += pi - l_pi[x]
+                t_tau[x] += tau - l_tau[x]
+                l_pi[x], l_tau[x] = pi, tau
 
         for _ in range(_SWEEPS):
             if links == 1:
-                diff_down(0)
-                delta = trunc_up(0)
+                delta = down_and_truncate(0)
             else:
                 delta = 0.0
                 for x in range(links - 1):
-                    diff_down(x)
-                    delta = max(delta, trunc_up(x))
-                    diff_up(x, to_right=True)
+                    delta = max(delta, down_and_truncate(x))
+                    up(x, to_right=True)
                 for x in range(links - 1, 0, -1):
-                    diff_down(x)
-                    delta = max(delta, trunc_up(x))
-                    diff_up(x, to_right=False)
+                    delta = max(delta, down_and_truncate(x))
+                    up(x, to_right=False)
             if delta <= _MIN_DELTA:
                 break
-        diff_up(0, to_right=False)
-        diff_up(links - 1, to_right=True)
-        rated: list[Rating] = [(0.0, 0.0)] * len(order)
+        up(0, to_right=False)
+        up(links - 1, to_right=True)
+        rated: list[Rating] = [(0.0, 0.0)] * n
         for k, i in enumerate(order):
-            # back up: the team sum factor to the performance, the likelihood to the skill
-            up = _sum_message(((1.0, t_pi[k] - prior[k][0], t_tau[k] - prior[k][1]),))
-            lik = p_msg[k]
-            msg_pi, msg_tau = (lik[0] + up[0]) - lik[0], (lik[1] + up[1]) - lik[1]
-            a = 1.0 / (1.0 + self.beta2 * msg_pi)
-            pi, tau = s_pi[k] + a * msg_pi, s_tau[k] + a * msg_tau
-            rated[i] = (float(pi and tau / pi), float(math.sqrt(1 / pi) if pi else math.inf))
+            # back up: from t_k's messages other than its prior, through the likelihood to the skill
+            c_pi, c_tau = t_pi[k] - p_pi[k], t_tau[k] - p_tau[k]
+            a = 1.0 / (1.0 + self.beta2 * c_pi)
+            pi, tau = s_pi[k] + a * c_pi, s_tau[k] + a * c_tau
+            rated[i] = (tau / pi, math.sqrt(1.0 / pi))
         return rated

@@ -171,8 +171,8 @@ class Runner:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
             # read every failure (so asyncio reports none as never retrieved), raise the first
-            errors = [task.exception() for task in tasks if task.done() and not task.cancelled()]
-            errors = [err for err in errors if err is not None]
+            failures = [task.exception() for task in tasks if task.done() and not task.cancelled()]
+            errors = [err for err in failures if err is not None]
             if errors:
                 raise errors[0]
         finally:
