@@ -206,8 +206,8 @@ class Runner:
                     seat_policy[agent].reset(agent, seeds.seats[j])
                 except Exception as err:
                     raise _policy_failed(seat_label[agent], agent, episode, step, err) from err
-            while env.agents:
-                agent = env.agent_selection
+            while raw.agents:  # read from the raw env: a wrapper's attribute lookup costs more than a step
+                agent = raw.agent_selection
                 observation, _, termination, truncation, info = env.last()
                 policy = seat_policy[agent]
                 if termination or truncation:  # an AEC env selects each done agent exactly once
