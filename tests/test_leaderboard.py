@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from dataclasses import asdict
 
 import pytest
 import trueskill
@@ -180,3 +181,18 @@ def test_gamma_score_reaches_the_leaderboard(tmp_path):
     data = json.loads((out / "leaderboard.json").read_text())
     assert data["game_means"]["score"] == pytest.approx(sum(scores) / 3)
     assert (out / "leaderboard.md").read_text().rstrip().endswith(text.splitlines()[-1])
+
+
+def test_the_runner_table_equals_a_recomputation_and_stale_tables_are_redone(tmp_path):
+    """The run's incremental table (concurrent workers finish out of id order) is what recomputing
+    from episodes.jsonl gives; leaderboard_text reprints it, unless it no longer covers every episode."""
+    out = tmp_path / "r"
+    run(RunConfig("_tiny_game:env", ("random", "random", "random"), episodes=9, seed=4), out, concurrency=3)
+    stored = json.loads((out / "leaderboard.json").read_text())
+    assert stored["episodes"] == 9
+    assert stored["rows"] == [asdict(row) for row in leaderboard(out, write=False)]
+    text = leaderboard_text(out)
+    stale = {**stored, "episodes": 8, "rows": [{**row, "games": 999} for row in stored["rows"]]}
+    (out / "leaderboard.json").write_text(json.dumps(stale))
+    assert leaderboard_text(out) == text  # recomputed, not the stale rows
+    assert json.loads((out / "leaderboard.json").read_text()) == stored  # and rewritten
