@@ -243,14 +243,28 @@ class FreshEveryEpisode(BaseWrapper):
         self.env.reset(seed=seed, options=options)
 
 
+class SometimesNonsense(RandomPolicy):
+    """Random legal moves, but every third decision or so an unparseable answer, so that retries,
+    invalid counts and fallbacks (state a reset must clear) happen in every game."""
+
+    def reset(self, agent, seed=None):
+        super().reset(agent, seed)
+        self.rng = random.Random(seed)
+
+    def act(self, observation, info):
+        return "no idea" if self.rng.random() < 0.3 else super().act(observation, info)
+
+
 @pytest.mark.parametrize("name", sorted(ENVIRONMENTS))
 def test_one_environment_per_worker_equals_a_fresh_one_per_episode(tmp_path, name):
     """``reset`` is the contract: replaying episodes on one environment gives byte-identical
     results (steps, records, metrics) to building a new environment for every episode."""
-    config = RunConfig(name, ("random",) * len(env_module(name).env().possible_agents), episodes=4, seed=5)
-    reused = run(config, tmp_path / "reused")
+    config = RunConfig(name, ("x",) * len(env_module(name).env().possible_agents), episodes=4, seed=5)
+    reused = run(config, tmp_path / "reused", policy_factory=lambda spec, env: SometimesNonsense())
     assert reused.played == 4
-    run(config, tmp_path / "fresh", make_env=lambda: FreshEveryEpisode(env_module(name).env))
+    assert any(sum(counts.values()) for e in reused.episodes for counts in e["invalid"].values())
+    run(config, tmp_path / "fresh", make_env=lambda: FreshEveryEpisode(env_module(name).env),
+        policy_factory=lambda spec, env: SometimesNonsense())
     assert folder_content(tmp_path / "reused") == folder_content(tmp_path / "fresh")
 
 
