@@ -2,8 +2,8 @@
 
 1. ``arena run`` (in process: the whole command, results folder and printed leaderboard included)
    against a bare ``agent_iter`` loop with the same policies, seeds and seat rotation, for
-   auction_v0, el_farol_v0 and pirate_game_v0 (goal <= 1.2). The ``TrueSkill`` column is the part
-   of the runner's time that rating the episodes takes (the leaderboard's TrueSkill over the run's
+   auction_v0, el_farol_v0 and pirate_game_v0 (goal <= 1.2). The ``leaderboard`` column is the
+   part of the runner's time that its leaderboard takes (TrueSkill and means over the run's
    episodes), as a fraction of the bare loop's time.
 2. ``env()`` construction of every registered environment against PettingZoo's
    ``connect_four_v3.env()`` (goal <= 2).
@@ -95,7 +95,7 @@ def rating_time(out: Path, players: str) -> float:
 
 def runner_ratios(runs: int, scale: float, tmp: Path) -> None:
     print("1. arena run / bare agent_iter loop, CPU time (goal <= 1.2)")
-    print(f"   {'game':<18}{'episodes':>9}{'bare ms/ep':>12}{'arena ms/ep':>13}{'ratio':>7}{'TrueSkill':>11}")
+    print(f"   {'game':<18}{'episodes':>9}{'bare ms/ep':>12}{'arena ms/ep':>13}{'ratio':>7}{'leaderboard':>13}")
     for game, (players, episodes) in GAMES.items():
         n = max(10, int(episodes * scale))
         bare, ours, ratios, rating = [], [], [], []
@@ -108,7 +108,7 @@ def runner_ratios(runs: int, scale: float, tmp: Path) -> None:
             ratios.append(a / b)
             rating.append(rating_time(out, players) / b)
         print(f"   {game:<18}{n:>9}{1e3 * statistics.median(bare) / n:>12.2f}{1e3 * statistics.median(ours) / n:>13.2f}"
-              f"{statistics.median(ratios):>7.2f}{statistics.median(rating):>11.2f}")
+              f"{statistics.median(ratios):>7.2f}{statistics.median(rating):>13.2f}")
 
 
 def cpu_per_call(build: Callable[[], object], calls: int) -> float:

@@ -109,6 +109,12 @@ def test_group_commit_holds_lines_until_the_log_is_synced(tmp_path):
     assert episode_ids(tmp_path / "r") == [0, 1]
     assert read_steps(tmp_path / "r", 1) == [{"episode": 1, "step": 1, "agent": "a"}]
     folder.close()
+    every = ResultsFolder(tmp_path / "r0", TINY_CONFIG.to_dict(), sync_interval=0)
+    every.commit({"episode": 0}, block)
+    assert episode_ids(tmp_path / "r0") == [0]  # 0: each episode is committed on its own
+    every.close()
+    with pytest.raises(ValueError, match="sync_interval must be >= 0 seconds, got -1"):
+        ResultsFolder(tmp_path / "r1", TINY_CONFIG.to_dict(), sync_interval=-1)
 
 
 def test_a_folder_of_the_old_format_is_a_clear_error(tmp_path):

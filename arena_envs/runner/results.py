@@ -259,6 +259,8 @@ class ResultsFolder:
     """
 
     def __init__(self, path: str | os.PathLike[str], config: dict[str, Any], sync_interval: float = SYNC_INTERVAL):
+        if not sync_interval >= 0:
+            raise ValueError(f"sync_interval must be >= 0 seconds, got {sync_interval!r}")
         self.path = Path(path)
         self.config = json.loads(dumps(config))  # compare as it reads back from run.json
         self.episodes_path = self.path / "episodes.jsonl"
