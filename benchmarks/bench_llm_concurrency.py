@@ -54,10 +54,10 @@ def play(spec: str, episodes: int, concurrency: int, seed: int, bodies: list[dic
          env_kwargs: dict[str, Any]) -> float:
     """Wall seconds to play ``episodes`` at ``concurrency`` (fresh results folder)."""
 
-    def factory(player: str, env: str):
+    def factory(player: str, env: str) -> Any:
         if player != spec:
             return make_policy(player, env)
-        policy = policy_from_spec(player, env)
+        policy: Any = policy_from_spec(player, env)
         policy.backend = RecordingBackend(policy.backend, bodies)
         return policy
 
@@ -160,12 +160,15 @@ def main() -> None:
         "runner_over_raw": ours_rps / raw_rps,
         "server_batching_gain": raw_rps / raw_seq_rps,
     }
-    print(f"concurrency 1:  {seq_eph:8.1f} episodes/h ({args.seq_episodes} episodes, {len(seq_bodies)} requests, {seq_s:.1f}s)")
-    print(f"concurrency {args.concurrency}: {conc_eph:8.1f} episodes/h ({args.episodes} episodes, {len(conc_bodies)} requests, "
-          f"{conc_s:.1f}s, {ours_rps:.2f} req/s)")
-    print(f"raw server:     {raw_rps:8.2f} req/s (same {len(conc_bodies)} requests, {args.concurrency} in flight, {raw_s:.1f}s)")
+    print(f"concurrency 1:  {seq_eph:8.1f} episodes/h ({args.seq_episodes} episodes, "
+          f"{len(seq_bodies)} requests, {seq_s:.1f}s)")
+    print(f"concurrency {args.concurrency}: {conc_eph:8.1f} episodes/h ({args.episodes} episodes, "
+          f"{len(conc_bodies)} requests, {conc_s:.1f}s, {ours_rps:.2f} req/s)")
+    print(f"raw server:     {raw_rps:8.2f} req/s (same {len(conc_bodies)} requests, {args.concurrency} in flight, "
+          f"{raw_s:.1f}s)")
     print(f"ratio concurrent/sequential episodes/h: {figures['concurrent_over_sequential']:.1f}x (goal >= 10)")
-    print(f"raw server, 1 in flight: {raw_seq_rps:.2f} req/s (the {len(seq_bodies)} sequential requests, {raw_seq_s:.1f}s)")
+    print(f"raw server, 1 in flight: {raw_seq_rps:.2f} req/s (the {len(seq_bodies)} sequential requests, "
+          f"{raw_seq_s:.1f}s)")
     print(f"ratio runner/raw request rate:          {figures['runner_over_raw']:.2f} (goal >= 0.9)")
     print(f"server's own batching gain (raw {args.concurrency} vs 1 in flight, req/s): "
           f"{figures['server_batching_gain']:.1f}x (the ceiling of the first ratio here)")

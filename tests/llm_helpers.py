@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from arena_envs.runner.results import read_record, read_steps
 from llm_policies.local_stack import SETUP_SCRIPT, missing_parts
 
 
@@ -34,15 +35,14 @@ def check_llm_episodes(out: Path, expected: int) -> list[dict]:
         (agent,) = llm_seats(entry)
         assert entry["invalid"][agent]["unparseable"] == 0
         assert entry["metrics"]["agents"][agent]["unparseable"] == 0
-        name = f"episode_{entry['episode']:06d}"
-        steps = [json.loads(line) for line in (out / "steps" / f"{name}.jsonl").read_text().splitlines()]
+        steps = read_steps(out, entry["episode"])
         mine = [s for s in steps if s["agent"] == agent and not s.get("finish")]
         assert mine, "the LLM seat made no decision"
         for step in mine:
             assert isinstance(step["action"], str) and step["trace"]["calls"]
             assert step["trace"]["calls"][-1]["text"].strip() == step["action"].strip()
             assert step["trace"]["prompt_tokens"] > 0 and step["trace"]["completion_tokens"] > 0
-        record = json.loads((out / "records" / f"{name}.json").read_text())
+        record = read_record(out, entry["episode"])
         decisions = [e for e in record["events"] if e["type"] == "decision" and e["agent"] == agent]
         assert decisions and all(isinstance(e.get("answer"), str) for e in decisions)
         # every item was hammered or went unsold, and nobody decided after the last one (what may

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena_envs.runner.cli import env_args
+from arena_envs.runner.results import read_steps
 
 REPO = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -96,7 +97,7 @@ def test_failing_policy_stops_the_run_with_status_1(tmp_path):
     result = arena("run", "auction_v0", "--players", "rule,rule,human", "--episodes", "3", "--out", str(out))
     assert_user_error(result, "run stopped: policy 'human' raised in episode 0", code=1)
     assert "HumanInputClosed" in result.stderr and "run the same command again to resume" in result.stderr
-    assert not (out / "episodes.jsonl").exists() and not any((out / "steps").iterdir())
+    assert (out / "episodes.jsonl").read_bytes() == b"" and (out / "log.jsonl").read_bytes() == b""
 
 
 def test_human_plays_through_stdin(tmp_path):
@@ -107,7 +108,7 @@ def test_human_plays_through_stdin(tmp_path):
                    "--out", str(out), stdin=answers)
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("Answer one digit 0-4.") >= 8  # 4 rounds x 2 episodes, retries excepted
-    steps = [json.loads(line) for p in sorted((out / "steps").iterdir()) for line in p.open()]
+    steps = [step for k in range(2) for step in read_steps(out, k)]
     human = [s for s in steps if s["policy"] == "human"]
     assert len(human) >= 8 and all(isinstance(s["action"], str) for s in human)
     assert [s["action"] for s in human] == [str(i % 5) for i in range(len(human))]

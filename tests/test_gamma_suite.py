@@ -12,6 +12,7 @@ from arena_envs.gamma.scoring import score
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner.cli import main as arena_main
 from arena_envs.runner.gamma_suite import format_row, history_from_record, play_suite, seat_specs
+from arena_envs.runner.results import iter_log, read_record
 
 RUNS = 2
 REDUCED = {**{g: {"n_rounds": 3} for g in GAMES[:6]}, "battle_royale_v0": {"max_turns": 6}}
@@ -38,7 +39,7 @@ def test_suite_writes_row_scores_and_figures(suite):
     for game in GAMES:
         episodes = (out / game / "episodes.jsonl").read_text().splitlines()
         assert len(episodes) == RUNS
-        assert len(list((out / game / "records").glob("episode_*.json"))) == RUNS
+        assert [block.record is not None for block in iter_log(out / game)] == [True] * RUNS
     lines = [json.loads(line) for line in (out / "episode_scores.jsonl").read_text().splitlines()]
     assert sorted((x["game"], x["run"]) for x in lines) == sorted((g, k) for g in GAMES for k in (1, 2))
 
@@ -63,7 +64,7 @@ def test_row_is_the_mean_of_the_episode_scores(suite):
 def test_episode_scores_match_rescoring_the_saved_records(suite):
     lines = [json.loads(line) for line in (suite.out / "episode_scores.jsonl").read_text().splitlines()]
     for line in lines:
-        record = json.loads((suite.out / line["game"] / "records" / f"episode_{line['run'] - 1:06d}.json").read_text())
+        record = read_record(suite.out / line["game"], line["run"] - 1)
         params, history = history_from_record(record)
         assert history, line["game"]
         assert missing_keys(line["game"], params, history) == []

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from arena_envs.runner.results import read_record, read_steps
 from arena_envs.runner.runner import RunConfig, run
 from llm_policies.backends.openai_http import OpenAIHTTPBackend
 from llm_policies.local_stack import REPO_ROOT, smollm2_dir, venv_env
@@ -68,7 +69,7 @@ def test_aucarena_bidder_plans_bids_and_updates_beliefs(server, tmp_path):
     run(config, tmp_path / "run")
     (entry,) = check_llm_episodes(tmp_path / "run", 1)
     (agent,) = llm_seats(entry)
-    record = json.loads((tmp_path / "run" / "records" / "episode_000000.json").read_text())
+    record = read_record(tmp_path / "run", 0)
     plans = [e for e in record["events"] if e["type"] == "plan" and e["agent"] == agent]
     assert [p["kind"] for p in plans] == ["initial", "replan", "replan"]
     assert [p["stamp"] for p in plans] == [0, 1, 2]
@@ -80,8 +81,7 @@ def test_aucarena_bidder_plans_bids_and_updates_beliefs(server, tmp_path):
         checks = [b for b in beliefs if b["item"] == item]
         assert 1 <= len(checks) <= 5
         assert all(c["errors"] for c in checks[:-1])  # re-asked only after errors
-    steps = tmp_path / "run" / "steps" / "episode_000000.jsonl"
-    lines = [json.loads(line) for line in steps.read_text().splitlines()]
+    lines = read_steps(tmp_path / "run", 0)
     purposes = [c["purpose"] for line in lines for c in line["trace"].get("calls", [])]
     assert purposes[0] == "plan" and "belief" in purposes and "replan" in purposes and "bid" in purposes
     (finish,) = [line for line in lines if line.get("finish")]

@@ -5,28 +5,21 @@ import asyncio
 import io
 import json
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
+from pettingzoo.utils import BaseWrapper
 
+from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner import RunConfig, RunError, run
 from arena_envs.runner.policy_specs import make_policy
+from arena_envs.runner.results import EpisodeLines, dumps, read_record, read_steps
 from arena_envs.runner.seeding import episode_seeds, seat_players
 from baselines.human import HumanPolicy
 from baselines.random_policy import RandomPolicy
+from tests.results_helpers import folder_content
 
 TINY = "tests._tiny_game:env"
-
-
-def folder_content(folder: Path) -> dict[str, object]:
-    """Everything a run wrote that must be reproducible: episodes by id, step files, records."""
-    episodes = [json.loads(line) for line in (folder / "episodes.jsonl").read_text().splitlines()]
-    return {
-        "episodes": sorted(episodes, key=lambda e: e["episode"]),
-        "files": {p.relative_to(folder).as_posix(): p.read_text()
-                  for sub in ("steps", "records") for p in sorted((folder / sub).iterdir())},
-    }
 
 
 def test_episode_seeds_come_from_seed_sequence_children():
@@ -60,10 +53,10 @@ def test_run_records_rotation_seeds_and_metrics(tmp_path):
         assert episode["seed"] == seeds.env
         assert list(episode["policy_seeds"].values()) == list(seeds.seats)
         assert list(episode["seats"].values()) == [labels[i] for i in seat_players(3, k)]
-        record = json.loads((tmp_path / "r" / "records" / f"episode_{k:06d}.json").read_text())
+        record = read_record(tmp_path / "r", k)
         assert record["seed"] == seeds.env
         assert record["metrics"] == episode["metrics"]
-        steps = [json.loads(line) for line in (tmp_path / "r" / "steps" / f"episode_{k:06d}.jsonl").open()]
+        steps = read_steps(tmp_path / "r", k)
         assert len(steps) == episode["steps"] == 12
         assert [s["step"] for s in steps] == list(range(12))
         assert all(s["policy"] == episode["seats"][s["agent"]] for s in steps)
@@ -149,7 +142,7 @@ def test_finish_hook_runs_once_per_seat_and_its_work_is_logged(tmp_path):
     run(RunConfig(TINY, ("a", "b", "c"), episodes=2, seed=3), tmp_path / "r", policy_factory=factory)
     assert all(p.finished_with for p in made)  # every seat was told, with its last observation
     for episode in range(2):
-        lines = [json.loads(line) for line in (tmp_path / "r" / "steps" / f"episode_{episode:06d}.jsonl").open()]
+        lines = read_steps(tmp_path / "r", episode)
         (finish,) = [line for line in lines if line.get("finish")]
         assert finish["agent"] == "player_1" and finish["action"] is None
         assert finish["trace"]["decisions"] == sum(1 for line in lines if line["agent"] == "player_1") - 1
@@ -167,8 +160,7 @@ def test_text_answers_invalid_counts_and_traces(tmp_path):
                   policy_factory=policies)
     total = 0
     for episode in summary.episodes:
-        step_file = tmp_path / "r" / "steps" / f"episode_{episode['episode']:06d}.jsonl"
-        steps = [json.loads(line) for line in step_file.open()]
+        steps = read_steps(tmp_path / "r", episode["episode"])
         human_seat = next(a for a, label in episode["seats"].items() if label == "human")
         human_steps = [s for s in steps if s["agent"] == human_seat]
         assert all(isinstance(s["action"], str) and s["trace"] == {"text": s["action"]} for s in human_steps)
@@ -207,7 +199,8 @@ def test_policy_error_stops_run_and_keeps_finished_episodes(tmp_path, concurrenc
     assert len(finished) >= 2
     if concurrency == 1:
         assert finished == [0, 1]
-    assert sorted(p.name for p in (tmp_path / "r" / "steps").iterdir()) == [f"episode_{k:06d}.jsonl" for k in finished]
+    logged = {json.loads(line)["episode"] for line in (tmp_path / "r" / "log.jsonl").open()}
+    assert logged == set(finished)  # the failed episode left no lines
     # the same configuration resumes: only the missing episodes are played
     summary = run(config, tmp_path / "r", concurrency=concurrency, policy_factory=policies_with_closing_human(10_000))
     assert summary.resumed == len(finished) and summary.played == 6 - len(finished)
@@ -234,3 +227,62 @@ def test_env_kwargs_reach_the_environment(tmp_path):
     config = RunConfig(TINY, ("random",) * 4, episodes=2, env_kwargs={"n_players": 4, "rounds": 2})
     summary = run(config, tmp_path / "r")
     assert all(e["steps"] == 8 and len(e["seats"]) == 4 for e in summary.episodes)
+
+
+class FreshEveryEpisode(BaseWrapper):
+    """Builds a new inner environment at every reset: what the runner did before it kept one
+    environment per worker and reset it for every episode."""
+
+    def __init__(self, build):
+        self.build = build
+        super().__init__(build())
+
+    def reset(self, seed=None, options=None):
+        self.env.close()
+        self.env = self.build()
+        self.env.reset(seed=seed, options=options)
+
+
+class SometimesNonsense(RandomPolicy):
+    """Random legal moves, but every third decision or so an unparseable answer, so that retries,
+    invalid counts and fallbacks (state a reset must clear) happen in every game."""
+
+    def reset(self, agent, seed=None):
+        super().reset(agent, seed)
+        self.rng = random.Random(seed)
+
+    def act(self, observation, info):
+        return "no idea" if self.rng.random() < 0.3 else super().act(observation, info)
+
+
+@pytest.mark.parametrize("name", sorted(ENVIRONMENTS))
+def test_one_environment_per_worker_equals_a_fresh_one_per_episode(tmp_path, name):
+    """``reset`` is the contract: replaying episodes on one environment gives byte-identical
+    results (steps, records, metrics) to building a new environment for every episode."""
+    config = RunConfig(name, ("x",) * len(env_module(name).env().possible_agents), episodes=4, seed=5)
+    reused = run(config, tmp_path / "reused", policy_factory=lambda spec, env: SometimesNonsense())
+    assert reused.played == 4
+    assert any(sum(counts.values()) for e in reused.episodes for counts in e["invalid"].values())
+    run(config, tmp_path / "fresh", make_env=lambda: FreshEveryEpisode(env_module(name).env),
+        policy_factory=lambda spec, env: SometimesNonsense())
+    assert folder_content(tmp_path / "reused") == folder_content(tmp_path / "fresh")
+
+
+def test_step_lines_are_what_json_writes_for_the_same_fields():
+    """The hand-joined step lines equal ``dumps`` of the same dict, escapes and numpy values included."""
+    values = [1, 'x\n"é\u2028', None, True, False, 2.5, float("nan"), float("inf"), np.int64(3), np.float32(0.5),
+              {"a": [1, None]}, -0.0, 10 ** 30, 1e300, "ünï"]
+    seats = {'p"0': "rule#1", "p1": "ran\\dom"}
+    lines = EpisodeLines(7, seats)
+    expected = []
+    for i, value in enumerate(values):
+        fields = {"action": value, "parsed": value, "invalid_action": value if i % 2 else None,
+                  "fallback": bool(i % 2), "retries": value, "rewards": {'p"0': value, "p1": 0, "other": 1.5},
+                  "trace": {"t": value} if i % 3 else {}}
+        lines.decision(i, 'p"0', *fields.values())
+        expected.append({"episode": 7, "step": i, "agent": 'p"0', "policy": "rule#1", **fields})
+    lines.finish(99, "p1", {"calls": ["a"]})
+    expected.append({"episode": 7, "step": 99, "agent": "p1", "policy": "ran\\dom", "action": None, "finish": True,
+                     "trace": {"calls": ["a"]}})
+    expected.append({"episode": 7, "record": {"r": [1]}})
+    assert lines.block({"r": [1]}).decode("utf-8").split("\n") == [dumps(e) for e in expected] + [""]

@@ -85,7 +85,7 @@ def cmd_run(args: argparse.Namespace) -> int:
               "run the same command again to resume", file=sys.stderr)
         return 1
     print(f"results: {summary.out} ({summary.played} episodes played, {summary.resumed} already there, "
-          f"{len(summary.episodes)}/{config.episodes} finished)")
+          f"{summary.finished}/{config.episodes} finished)")
     print(leaderboard_text(summary.out))
     return 0
 

@@ -36,7 +36,7 @@ from arena_envs.gamma.history import GAME_LABELS, GAMES
 from arena_envs.gamma.scoring import score as gamma_score
 from arena_envs.gamma.scoring import table_row
 from arena_envs.runner.policy_specs import SpecError, parse_value, split_players
-from arena_envs.runner.results import ResultsError, dumps, write_durably
+from arena_envs.runner.results import ResultsError, dumps, iter_log, write_durably
 from arena_envs.runner.runner import RunConfig, RunError, run
 
 #: Players per game in the paper.
@@ -121,8 +121,9 @@ def play_suite(
         config = RunConfig(env=game, players=tuple(seats[game]), episodes=runs, seed=seed, env_kwargs=kwargs)
         summary = run(config, out / game, concurrency=concurrency, progress=progress)
         scores[game], logs[game] = [], []
+        records = {block.episode: block.record for block in iter_log(summary.out)}
         for entry in summary.episodes:
-            record = json.loads((summary.out / "records" / f"episode_{entry['episode']:06d}.json").read_text("utf-8"))
+            record = records[entry["episode"]]
             params, history = history_from_record(record)
             value = _episode_score(game, entry, params, history)
             scores[game].append(value)

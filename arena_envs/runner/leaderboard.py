@@ -8,17 +8,18 @@ non-finite values are left out of a mean.
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
-
-import trueskill
+from typing import Any
 
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.policy_specs import player_labels
-from arena_envs.runner.results import write_durably, read_config, read_episodes
+from arena_envs.runner.ratings import FreeForAll
+from arena_envs.runner.results import read_config, read_episodes, write_durably
 
 
 @dataclass
@@ -42,51 +43,126 @@ def _numeric(value: Any) -> float | None:
     return None
 
 
-def compute(episodes: Iterable[dict[str, Any]], labels: Sequence[str]) -> list[Row]:
-    """Rows for ``labels`` (every player of the run) from finished episodes, sorted by TrueSkill mu."""
-    env = trueskill.TrueSkill()
-    ratings = {label: env.create_rating() for label in labels}
-    games = dict.fromkeys(labels, 0)
-    sums: dict[str, dict[str, list[float]]] = {label: {} for label in labels}
-    columns: list[str] = ["score"]
-    rated = False
-    for episode in sorted(episodes, key=lambda e: e["episode"]):
+class Standings:
+    """The leaderboard built one episode at a time, in memory that does not grow with the run.
+
+    TrueSkill depends on the order of matches, so episodes are rated in episode-id order whatever
+    order they finish in: ``add`` holds an episode until every lower id has been added. ``rows()``
+    and ``game_means()`` also count the held ones (in id order), so a stopped run's table is that
+    of its finished episodes, as :func:`compute` gives it.
+    """
+
+    def __init__(self, labels: Sequence[str]):
+        self.labels = list(labels)
+        self.ffa = FreeForAll()
+        self.ratings = dict.fromkeys(self.labels, self.ffa.initial())
+        self.games = dict.fromkeys(self.labels, 0)
+        self.sums: dict[str, dict[str, list[float]]] = {label: {} for label in self.labels}  # key -> [total, n]
+        self.columns: list[str] = ["score"]
+        self.game_sums: dict[str, list[float]] = {}
+        self.rated = False
+        self.episodes = 0
+        self.next_id = 0
+        self.held: dict[int, dict[str, Any]] = {}
+
+    def add(self, episode: dict[str, Any]) -> None:
+        """Count a finished episode (an ``episodes.jsonl`` entry)."""
+        self.held[episode["episode"]] = episode
+        while self.next_id in self.held:
+            self._count(self.held.pop(self.next_id))
+            self.next_id += 1
+
+    def _count(self, episode: dict[str, Any]) -> None:
+        self.episodes += 1
         agents = episode["metrics"]["agents"]
         seats = list(episode["seats"].items())
         for agent, label in seats:
-            games[label] += 1
+            self.games[label] += 1
+            sums = self.sums[label]
             for key, value in agents[agent].items():
                 number = _numeric(value)
                 if number is None:
                     continue
-                if key not in columns:
-                    columns.append(key)
+                if key not in self.columns:
+                    self.columns.append(key)
                 if math.isfinite(number):
-                    sums[label].setdefault(key, []).append(number)
+                    total = sums.setdefault(key, [0.0, 0])
+                    total[0] += number
+                    total[1] += 1
+        _add_finite(self.game_sums, episode["metrics"].get("game", {}))
         if len(seats) >= 2:
             ranks = dense_ranks([float(agents[agent]["score"]) for agent, _ in seats])
-            new = env.rate([(ratings[label],) for _, label in seats], ranks=ranks)
-            for (_, label), (rating,) in zip(seats, new):
-                ratings[label] = rating
-            rated = True
-    rows = [Row(label, games[label], ratings[label].mu if rated else None, ratings[label].sigma if rated else None,
-                {key: (sum(v) / len(v) if (v := sums[label].get(key)) else None) for key in columns})
-            for label in labels]
-    rows.sort(key=lambda r: (-(r.mu if r.mu is not None else -math.inf),
-                             -(r.means.get("score") if r.means.get("score") is not None else -math.inf)))
-    return rows
+            new = self.ffa.rate([self.ratings[label] for _, label in seats], ranks)
+            for (_, label), rating in zip(seats, new):
+                self.ratings[label] = rating
+            self.rated = True
+
+    def _settled(self) -> Standings:
+        """Self with the held episodes counted (a copy when there are any)."""
+        if not self.held:
+            return self
+        done = copy.deepcopy(self)
+        for key in sorted(done.held):
+            done._count(done.held.pop(key))
+        return done
+
+    def rows(self) -> list[Row]:
+        """One row per label, sorted by TrueSkill mu (then mean score)."""
+        done = self._settled()
+        rows = [Row(label, done.games[label], done.ratings[label][0] if done.rated else None,
+                    done.ratings[label][1] if done.rated else None,
+                    {key: (t[0] / t[1] if (t := done.sums[label].get(key)) else None) for key in done.columns})
+                for label in done.labels]
+        rows.sort(key=lambda r: (-_or_lowest(r.mu), -_or_lowest(r.means.get("score"))))
+        return rows
+
+    def game_means(self) -> dict[str, float]:
+        """Means over episodes of the numeric episode-level metrics (``metrics["game"]``), such as a
+        γ-Bench game's 0-100 score, which belongs to the whole table rather than to one seat."""
+        return _means(self._settled().game_sums)
+
+    @property
+    def count(self) -> int:
+        """Episodes added so far."""
+        return self.episodes + len(self.held)
+
+
+def _or_lowest(value: float | None) -> float:
+    return -math.inf if value is None else value
+
+
+def standings(episodes: Iterable[dict[str, Any]], labels: Sequence[str]) -> Standings:
+    result = Standings(labels)
+    for episode in episodes:
+        result.add(episode)
+    return result
+
+
+def compute(episodes: Iterable[dict[str, Any]], labels: Sequence[str]) -> list[Row]:
+    """Rows for ``labels`` (every player of the run) from finished episodes, sorted by TrueSkill mu."""
+    return standings(episodes, labels).rows()
 
 
 def game_means(episodes: Iterable[dict[str, Any]]) -> dict[str, float]:
-    """Means over episodes of the numeric episode-level metrics (``metrics["game"]``), such as a
-    γ-Bench game's 0-100 score, which belongs to the whole table rather than to one seat."""
+    """:meth:`Standings.game_means` of ``episodes`` (in their order)."""
     sums: dict[str, list[float]] = {}
     for episode in episodes:
-        for key, value in episode["metrics"].get("game", {}).items():
-            number = _numeric(value)
-            if number is not None and math.isfinite(number):
-                sums.setdefault(key, []).append(number)
-    return {key: sum(values) / len(values) for key, values in sums.items()}
+        _add_finite(sums, episode["metrics"].get("game", {}))
+    return _means(sums)
+
+
+def _add_finite(sums: dict[str, list[float]], values: dict[str, Any]) -> None:
+    """Add the finite numbers of ``values`` to ``sums`` (key -> [total, count])."""
+    for key, value in values.items():
+        number = _numeric(value)
+        if number is not None and math.isfinite(number):
+            total = sums.setdefault(key, [0.0, 0])
+            total[0] += number
+            total[1] += 1
+
+
+def _means(sums: dict[str, list[float]]) -> dict[str, float]:
+    return {key: total / n for key, (total, n) in sums.items()}
 
 
 def format_game_line(means: dict[str, float]) -> str:
@@ -142,29 +218,51 @@ def format_markdown(rows: list[Row], columns: Sequence[str] | None = None) -> st
 
 
 def leaderboard(folder: str | Path, write: bool = True) -> list[Row]:
-    """The leaderboard of the results folder ``folder``; writes leaderboard.json/.md there when ``write``."""
-    return _leaderboard(Path(folder), write)[0]
+    """The leaderboard of the results folder ``folder``, recomputed from its episodes; writes
+    leaderboard.json/.md there when ``write``."""
+    folder = Path(folder)
+    config = read_config(folder)
+    table = standings(read_episodes(folder / "episodes.jsonl"), player_labels(config["players"]))
+    if write:
+        write_leaderboard(folder, table)
+    return table.rows()
 
 
 def leaderboard_text(folder: str | Path) -> str:
     """The printed leaderboard of a results folder: the table of its headline columns, then the
-    game means line (rewrites leaderboard.json/.md)."""
-    rows, game = _leaderboard(Path(folder), True)
-    table = format_table(rows, headline_columns(folder))
-    return f"{table}\n{format_game_line(game)}" if game else table
+    game means line. Read from leaderboard.json when that covers every committed episode (a run
+    writes it when it ends), else recomputed and rewritten."""
+    folder = Path(folder)
+    stored = _stored(folder)
+    if stored is None:
+        config = read_config(folder)
+        table = standings(read_episodes(folder / "episodes.jsonl"), player_labels(config["players"]))
+        write_leaderboard(folder, table)
+        stored = table.rows(), table.game_means()
+    rows, game = stored
+    text = format_table(rows, headline_columns(folder))
+    return f"{text}\n{format_game_line(game)}" if game else text
 
 
-def _leaderboard(folder: Path, write: bool) -> tuple[list[Row], dict[str, float]]:
+def _stored(folder: Path) -> tuple[list[Row], dict[str, float]] | None:
+    """The rows and game means of leaderboard.json if it counts every line of episodes.jsonl."""
+    path = folder / "leaderboard.json"
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("episodes") != (folder / "episodes.jsonl").read_bytes().count(b"\n"):
+        return None
+    return [Row(**row) for row in data["rows"]], data["game_means"]
+
+
+def write_leaderboard(folder: Path, table: Standings) -> None:
+    """Write leaderboard.json and leaderboard.md of ``table`` into results folder ``folder``."""
     config = read_config(folder)
-    episodes = read_episodes(folder / "episodes.jsonl")
-    rows = compute(episodes, player_labels(config["players"]))
-    game = game_means(episodes)
-    if write:
-        data = {"env": config["env"], "episodes": len(episodes), "episodes_planned": config["episodes"],
-                "trueskill": "trueskill package defaults, one free-for-all match per episode ranked by score",
-                "rows": [asdict(r) for r in rows], "game_means": game}
-        write_durably(folder / "leaderboard.json", json.dumps(data, indent=2) + "\n")
-        title = f"# {config['env']}: {len(episodes)} of {config['episodes']} episodes, seed {config['seed']}\n\n"
-        footer = f"\n\n{format_game_line(game)}" if game else ""
-        write_durably(folder / "leaderboard.md", title + format_markdown(rows, headline_columns(folder)) + footer + "\n")
-    return rows, game
+    rows, game = table.rows(), table.game_means()
+    data = {"env": config["env"], "episodes": table.count, "episodes_planned": config["episodes"],
+            "trueskill": "trueskill package defaults, one free-for-all match per episode ranked by score",
+            "rows": [asdict(r) for r in rows], "game_means": game}
+    write_durably(folder / "leaderboard.json", json.dumps(data, indent=2) + "\n")
+    title = f"# {config['env']}: {table.count} of {config['episodes']} episodes, seed {config['seed']}\n\n"
+    footer = f"\n\n{format_game_line(game)}" if game else ""
+    write_durably(folder / "leaderboard.md", title + format_markdown(rows, headline_columns(folder)) + footer + "\n")

@@ -1,31 +1,44 @@
 """The append-only results folder of a run, and how a killed run resumes from it.
 
-Layout::
+Layout (format 2)::
 
-    run.json                      {"format": 1, "config": {env, env_kwargs, players, seed, episodes}}
-    episodes.jsonl                one line per finished episode (the commit point)
-    steps/episode_000012.jsonl    one line per decision; ``.partial`` while the episode runs
-    records/episode_000012.json   the environment's episode_record()
+    run.json          {"format": 2, "config": {env, env_kwargs, players, seed, episodes}}
+    episodes.jsonl    one line per committed episode: the commit point
+    log.jsonl         per episode, one block: a line per decision, then its record line
     leaderboard.json, leaderboard.md
 
-An episode is finished exactly when its line is in ``episodes.jsonl``. Its step file and record are
-made durable (fsync, rename, directory fsync) *before* that line is appended and fsynced, so after a
-``kill -9`` at any moment: finished episodes have both files; a torn last line is discarded (the
-file is truncated to its last complete line); step files and records of unfinished episodes,
-partial or complete, are removed and those episodes are played again.
+Every line of ``log.jsonl`` starts with ``{"episode": K, `` (readers pick an episode's lines
+without parsing the others); a block ends with ``{"episode": K, "record": ...}`` (the
+environment's ``episode_record()``, or null). :class:`EpisodeLines` writes them.
+
+Commit protocol (group commit). When an episode ends, its block is appended to ``log.jsonl`` in one
+``write`` and its ``episodes.jsonl`` line is held back. At most every ``sync_interval`` seconds
+(and when the run ends or stops), ``log.jsonl`` is fsynced, then the held lines are appended to
+``episodes.jsonl`` in one ``write`` and fsynced: two fsyncs per group instead of five per episode.
+So an episode's line is never durable before its block, and blocks of episodes without a line are
+always the tail of ``log.jsonl``. After a ``kill -9`` or a power loss at any moment, resuming cuts
+a torn last line of ``episodes.jsonl`` and the tail of ``log.jsonl`` after the last committed
+episode's block; the episodes of that tail (at most the last ``sync_interval`` seconds of work)
+are played again, byte for byte as before. A committed episode is never lost or duplicated.
 """
 from __future__ import annotations
 
 import json
+import math
+import mmap
 import os
 import re
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
 
-FORMAT = 1
-_EPISODE_FILE = re.compile(r"^episode_(\d+)\.")
+FORMAT = 2
+SYNC_INTERVAL = 0.2  # seconds between group commits
+_LINE_START = re.compile(rb'\{"episode": (\d+), ("record": )?')
 
 
 class ResultsError(ValueError):
@@ -43,12 +56,8 @@ def to_jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def dumps(value: Any) -> str:
-    return json.dumps(value, default=to_jsonable, ensure_ascii=False)
-
-
-def episode_name(episode: int) -> str:
-    return f"episode_{episode:06d}"
+#: one encoder for every line (``json.dumps`` with options builds a new one per call)
+dumps = json.JSONEncoder(default=to_jsonable, ensure_ascii=False).encode
 
 
 def _fsync_dir(path: Path) -> None:
@@ -67,6 +76,12 @@ def write_durably(path: Path, text: str) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def _truncate(path: Path, size: int) -> None:
+    with open(path, "r+b") as f:
+        f.truncate(size)
+        os.fsync(f.fileno())
 
 
 def read_episodes(path: Path, repair: bool = False) -> list[dict[str, Any]]:
@@ -100,9 +115,7 @@ def read_episodes(path: Path, repair: bool = False) -> list[dict[str, Any]]:
         episodes.append(episode)
         good_end += len(raw) + 1
     if repair and good_end < len(data):
-        with open(path, "r+b") as f:
-            f.truncate(good_end)
-            os.fsync(f.fileno())
+        _truncate(path, good_end)
     return episodes
 
 
@@ -113,45 +126,146 @@ def read_config(folder: Path) -> dict[str, Any]:
         raise ResultsError(f"{folder} is not a results folder (no run.json)")
     stored = json.loads(path.read_text(encoding="utf-8"))
     if stored.get("format") != FORMAT:
-        raise ResultsError(f"{path}: unsupported results format {stored.get('format')!r} (expected {FORMAT})")
-    return stored["config"]
+        raise ResultsError(f"{path}: results format {stored.get('format')!r} cannot be read or resumed by this "
+                           f"version (format {FORMAT}); run into a new --out folder")
+    config: dict[str, Any] = stored["config"]
+    return config
 
 
-class StepLog:
-    """The per-step JSONL of one running episode, written to ``.partial`` until committed."""
+_quote = json.encoder.encode_basestring  # the string encoder of ensure_ascii=False
 
-    def __init__(self, final: Path):
-        self.final = final
-        self.partial = final.with_name(final.name + ".partial")
-        self._file: IO[str] | None = open(self.partial, "w", encoding="utf-8")
 
-    def write(self, entry: dict[str, Any]) -> None:
-        self._file.write(dumps(entry) + "\n")
-        self._file.flush()
+def to_json(value: Any) -> str:
+    """``dumps(value)``, with fast paths for the scalars that make up most of a step line."""
+    kind = type(value)
+    if value is None:
+        return "null"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is str:
+        return _quote(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
+    return dumps(value)
 
-    def finish(self) -> None:
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        self._file = None
-        os.replace(self.partial, self.final)
 
-    def discard(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-        self.partial.unlink(missing_ok=True)
+class EpisodeLines:
+    """The ``log.jsonl`` block of one episode, built a line at a time.
+
+    A decision line costs a few string joins rather than one JSON encoding of a ten-key dict: the
+    keys and the agent and policy names are encoded once per episode; the output is what
+    ``dumps`` writes for the same dict.
+    """
+
+    def __init__(self, episode: int, seat_labels: dict[str, str]):
+        self.episode = episode
+        self.lines: list[str] = []
+        self._head = f'{{"episode": {episode}, "step": '
+        self._seat = {agent: f', "agent": {_quote(agent)}, "policy": {_quote(label)}'
+                      for agent, label in seat_labels.items()}
+        self._key = {agent: _quote(agent) for agent in seat_labels}
+
+    def decision(self, step: int, agent: str, action: Any, parsed: Any, invalid: Any, fallback: bool,
+                 retries: Any, rewards: dict[str, Any], trace: dict[str, Any]) -> None:
+        key = self._key
+        rewards_json = ", ".join([f"{key.get(a) or _quote(a)}: {to_json(r)}" for a, r in rewards.items()])
+        self.lines.append(
+            f'{self._head}{step}{self._seat[agent]}, "action": {to_json(action)}, "parsed": {to_json(parsed)}, '
+            f'"invalid_action": {to_json(invalid)}, "fallback": {to_json(fallback)}, "retries": {to_json(retries)}, '
+            f'"rewards": {{{rewards_json}}}, "trace": {to_json(trace) if trace else "{}"}}}\n')
+
+    def finish(self, step: int, agent: str, trace: dict[str, Any]) -> None:
+        """The line of a seat's end-of-episode work (no action)."""
+        self.lines.append(f'{self._head}{step}{self._seat[agent]}, "action": null, "finish": true, '
+                          f'"trace": {to_json(trace)}}}\n')
+
+    def block(self, record: Any) -> bytes:
+        """Every line, then the record line that closes the block."""
+        self.lines.append(f'{{"episode": {self.episode}, "record": {dumps(record)}}}\n')
+        return "".join(self.lines).encode("utf-8")
+
+
+@dataclass
+class EpisodeLog:
+    """An episode's block of ``log.jsonl``: its step lines and its record."""
+
+    episode: int
+    steps: list[dict[str, Any]]
+    record: dict[str, Any] | None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _scan_log(data: bytes | mmap.mmap) -> Iterator[tuple[int, int, int, bool]]:
+    """(episode, line start, line end after the newline, is a record line) of each complete line;
+    stops at the first line that is unterminated or does not start like a log line."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        match = _LINE_START.match(data, start)
+        if end < 0 or match is None:
+            return
+        yield int(match[1]), start, end + 1, match[2] is not None
+        start = end + 1
+
+
+def iter_log(folder: str | os.PathLike[str], episodes: Iterable[int] | None = None) -> Iterator[EpisodeLog]:
+    """The committed blocks of ``log.jsonl`` in commit order (only those of ``episodes`` when given);
+    only the wanted lines are parsed."""
+    folder = Path(folder)
+    committed = {e["episode"] for e in read_episodes(folder / "episodes.jsonl")}
+    wanted = committed if episodes is None else committed & set(episodes)
+    with open(folder / "log.jsonl", "rb") as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            return
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:  # a long log is not read into memory
+            steps: list[dict[str, Any]] = []
+            for episode, start, end, is_record in _scan_log(data):
+                if episode not in wanted:
+                    continue
+                line = json.loads(data[start:end])
+                if is_record:
+                    yield EpisodeLog(episode, steps, line["record"])
+                    steps = []
+                else:
+                    steps.append(line)
+
+
+def read_steps(folder: str | os.PathLike[str], episode: int) -> list[dict[str, Any]]:
+    """The step lines of committed episode ``episode`` (``ResultsError`` when it has none)."""
+    for block in iter_log(folder, (episode,)):
+        return block.steps
+    raise ResultsError(f"{folder}: episode {episode} is not committed")
+
+
+def read_record(folder: str | os.PathLike[str], episode: int) -> dict[str, Any] | None:
+    """The ``episode_record()`` of committed episode ``episode``."""
+    for block in iter_log(folder, (episode,)):
+        return block.record
+    raise ResultsError(f"{folder}: episode {episode} is not committed")
 
 
 class ResultsFolder:
-    """A run's folder, created for ``config`` or reopened to resume the same configuration."""
+    """A run's folder, created for ``config`` or reopened (and repaired) to resume the same configuration.
 
-    def __init__(self, path: str | os.PathLike[str], config: dict[str, Any]):
+    ``finished`` holds the ids committed when it was opened; ``resumed`` their entries. ``commit``
+    appends an episode; ``sync`` makes every appended episode committed (``close`` too).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], config: dict[str, Any], sync_interval: float = SYNC_INTERVAL):
+        if not sync_interval >= 0:
+            raise ValueError(f"sync_interval must be >= 0 seconds, got {sync_interval!r}")
         self.path = Path(path)
         self.config = json.loads(dumps(config))  # compare as it reads back from run.json
-        self.steps_dir = self.path / "steps"
-        self.records_dir = self.path / "records"
         self.episodes_path = self.path / "episodes.jsonl"
+        self.log_path = self.path / "log.jsonl"
+        self.sync_interval = sync_interval
         run_file = self.path / "run.json"
         if run_file.exists():
             stored = read_config(self.path)
@@ -162,12 +276,16 @@ class ResultsFolder:
                 raise ResultsError(f"{self.path} exists, is not empty and has no run.json; choose another --out")
             self.path.mkdir(parents=True, exist_ok=True)
             write_durably(run_file, json.dumps({"format": FORMAT, "config": self.config}, indent=2) + "\n")
-            _fsync_dir(self.path)
-        self.steps_dir.mkdir(exist_ok=True)
-        self.records_dir.mkdir(exist_ok=True)
-        self.episodes = read_episodes(self.episodes_path, repair=True)
-        self.finished = {e["episode"] for e in self.episodes}
-        self._remove_unfinished()
+        for path in (self.episodes_path, self.log_path):
+            path.touch()
+        _fsync_dir(self.path)
+        self.resumed = read_episodes(self.episodes_path, repair=True)
+        self.finished = {e["episode"] for e in self.resumed}
+        self._repair_log()
+        self._log = os.open(self.log_path, os.O_WRONLY | os.O_APPEND)
+        self._episodes = os.open(self.episodes_path, os.O_WRONLY | os.O_APPEND)
+        self._held: list[bytes] = []
+        self._synced_at = time.monotonic()
 
     def _mismatch(self, stored: dict[str, Any]) -> str:
         diffs = [f"{key}: folder has {stored.get(key)!r}, this run has {self.config.get(key)!r}"
@@ -175,37 +293,47 @@ class ResultsFolder:
         return (f"{self.path} holds a run with another configuration ({'; '.join(diffs)}); "
                 "use another --out, or repeat the original command to resume it")
 
-    def _remove_unfinished(self) -> None:
-        """Delete step files and records (partial or not) of episodes that have no line."""
-        for directory in (self.steps_dir, self.records_dir):
-            removed = False
-            for path in directory.iterdir():
-                match = _EPISODE_FILE.match(path.name)
-                if match is None or int(match[1]) not in self.finished or path.name.endswith((".partial", ".tmp")):
-                    path.unlink()
-                    removed = True
-            if removed:
-                _fsync_dir(directory)
+    def _repair_log(self) -> None:
+        """Cut ``log.jsonl`` after the block of the last committed episode; check every committed
+        episode has exactly one block, before any uncommitted one."""
+        blocks: set[int] = set()
+        good_end = size = self.log_path.stat().st_size
+        if size:
+            with open(self.log_path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                good_end = 0
+                for episode, _, end, is_record in _scan_log(data):
+                    if episode not in self.finished:
+                        break
+                    if is_record:
+                        if episode in blocks:
+                            raise ResultsError(f"{self.log_path}: episode {episode} has two blocks; "
+                                               "the folder is corrupt")
+                        blocks.add(episode)
+                        good_end = end
+        if blocks != self.finished:
+            missing = sorted(self.finished - blocks)[:5]
+            raise ResultsError(f"{self.log_path}: committed episodes {missing} have no complete block; "
+                               "the folder is corrupt")
+        if good_end < size:
+            _truncate(self.log_path, good_end)
 
-    def step_log(self, episode: int) -> StepLog:
-        return StepLog(self.steps_dir / f"{episode_name(episode)}.jsonl")
+    def commit(self, entry: dict[str, Any], block: bytes) -> None:
+        """Append an episode: its ``log.jsonl`` block now, its ``episodes.jsonl`` line at the next sync."""
+        _write_all(self._log, block)
+        self._held.append((dumps(entry) + "\n").encode("utf-8"))
+        if time.monotonic() - self._synced_at >= self.sync_interval:
+            self.sync()
 
-    def commit(self, entry: dict[str, Any], steps: StepLog, record: dict[str, Any] | None) -> None:
-        """Make an episode durable: its steps and record first, then its line in episodes.jsonl."""
-        episode = entry["episode"]
-        if episode in self.finished:
-            raise ResultsError(f"episode {episode} is already in {self.episodes_path}")
-        steps.finish()
-        if record is not None:
-            write_durably(self.records_dir / f"{episode_name(episode)}.json", dumps(record))
-            _fsync_dir(self.records_dir)
-        _fsync_dir(self.steps_dir)
-        line = (dumps(entry) + "\n").encode("utf-8")
-        fd = os.open(self.episodes_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        self.finished.add(episode)
-        self.episodes.append(entry)
+    def sync(self) -> None:
+        """Commit every appended episode: fsync the log, then append and fsync their lines."""
+        if self._held:
+            os.fsync(self._log)
+            _write_all(self._episodes, b"".join(self._held))
+            os.fsync(self._episodes)
+            self._held.clear()
+        self._synced_at = time.monotonic()
+
+    def close(self) -> None:
+        self.sync()
+        os.close(self._log)
+        os.close(self._episodes)

@@ -1,26 +1,31 @@
 """Play N seeded episodes of any environment with any policies, into a results folder.
 
-The core is async: ``concurrency`` workers each play one episode at a time with their own fresh
-environment and their own policy instances, awaiting the policies' ``aact`` (so an LLM server
-batches the requests of concurrent episodes); environment steps run in the event loop. Seeds and
-seats depend only on the run seed and the episode id (:mod:`arena_envs.runner.seeding`), so the
-results are the same for any ``concurrency``; only the order of lines in ``episodes.jsonl`` varies.
+The core is async: ``concurrency`` workers each play one episode at a time with their own
+environment (built once, ``reset`` for every episode) and their own policy instances, awaiting the
+policies' ``aact`` (so an LLM server batches the requests of concurrent episodes); environment
+steps run in the event loop. Seeds and seats depend only on the run seed and the episode id
+(:mod:`arena_envs.runner.seeding`), so the results are the same for any ``concurrency``; only the
+order of the episodes in ``episodes.jsonl`` and ``log.jsonl`` varies. Nothing a run keeps in memory
+grows with its number of episodes: finished episodes go to the folder and to an incremental
+leaderboard (:class:`arena_envs.runner.leaderboard.Standings`), written when the run ends.
 """
 from __future__ import annotations
 
 import asyncio
 import importlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from pettingzoo import AECEnv
 from tqdm.auto import tqdm
 
 from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
+from arena_envs.runner.leaderboard import Standings, write_leaderboard
 from arena_envs.runner.policy_specs import make_policy, player_labels
-from arena_envs.runner.results import ResultsFolder, StepLog
+from arena_envs.runner.results import SYNC_INTERVAL, EpisodeLines, ResultsFolder, read_episodes
 from arena_envs.runner.seeding import episode_seeds, seat_players
 
 EnvFactory = Callable[[], AECEnv]
@@ -71,7 +76,15 @@ class RunSummary:
     config: RunConfig
     played: int
     resumed: int  # episodes already in the folder when the run started
-    episodes: list[dict[str, Any]]  # every finished episode, sorted by id
+
+    @property
+    def finished(self) -> int:
+        return self.played + self.resumed
+
+    @property
+    def episodes(self) -> list[dict[str, Any]]:
+        """Every finished episode's ``episodes.jsonl`` entry, sorted by id (read from the folder)."""
+        return sorted(read_episodes(self.out / "episodes.jsonl"), key=lambda e: e["episode"])
 
 
 def env_factory(name: str, kwargs: Mapping[str, Any]) -> EnvFactory:
@@ -98,7 +111,8 @@ class Runner:
     """Plays the episodes of ``config`` that ``out`` does not hold yet; see :func:`run`."""
 
     def __init__(self, config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: bool = False,
-                 make_env: EnvFactory | None = None, policy_factory: PolicyFactory | None = None):
+                 make_env: EnvFactory | None = None, policy_factory: PolicyFactory | None = None,
+                 sync_interval: float = SYNC_INTERVAL):
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.config = config
@@ -107,18 +121,21 @@ class Runner:
         self.progress = progress
         self.make_env = make_env or env_factory(config.env, config.env_kwargs)
         self.policy_factory = policy_factory or make_policy
-        probe = self.make_env()
-        self.agents = list(probe.unwrapped.possible_agents)
-        probe.close()
-        if len(self.agents) != len(config.players):
-            raise ValueError(f"{config.env} has {len(self.agents)} seats ({', '.join(self.agents)}) "
-                             f"but players lists {len(config.players)}: {', '.join(config.players)}")
-        self._teams = [self._policies()]  # bad specs fail here, before the folder is created
+        self._envs = [self.make_env()]  # the first worker's
+        self.agents = list(self._envs[0].unwrapped.possible_agents)
         try:
-            self.folder = ResultsFolder(out, config.to_dict())
+            if len(self.agents) != len(config.players):
+                raise ValueError(f"{config.env} has {len(self.agents)} seats ({', '.join(self.agents)}) "
+                                 f"but players lists {len(config.players)}: {', '.join(config.players)}")
+            self._teams = [self._policies()]  # bad specs fail here, before the folder is created
+            try:
+                self.folder = ResultsFolder(out, config.to_dict(), sync_interval)
+            except BaseException:
+                for policy in self._teams[0]:
+                    policy.close()
+                raise
         except BaseException:
-            for policy in self._teams[0]:
-                policy.close()
+            self._envs[0].close()
             raise
 
     def _policies(self) -> list[Policy]:
@@ -126,64 +143,75 @@ class Runner:
 
     async def run(self) -> RunSummary:
         resumed = len(self.folder.finished)
+        table = Standings(self.labels)
+        for entry in self.folder.resumed:
+            table.add(entry)
+        self.folder.resumed = []
         todo = iter([k for k in range(self.config.episodes) if k not in self.folder.finished])
-        workers = min(self.concurrency, self.config.episodes - resumed)
+        workers = max(1, min(self.concurrency, self.config.episodes - resumed))
         teams = self._teams + [self._policies() for _ in range(workers - 1)]
+        self._envs += [self.make_env() for _ in range(workers - 1)]
         bar = tqdm(total=self.config.episodes, initial=resumed, disable=not self.progress,
                    desc=self.config.env, unit="ep", dynamic_ncols=True)
+        played = 0
 
-        async def worker(policies: list[Policy]) -> None:
+        async def worker(policies: list[Policy], env: AECEnv) -> None:
+            nonlocal played
             for episode in todo:
-                entry, steps, record = await self._play(episode, policies)
-                self.folder.commit(entry, steps, record)
+                entry, block = await self._play(episode, policies, env)
+                self.folder.commit(entry, block)
+                table.add(entry)
+                played += 1
                 bar.update(1)
 
-        tasks = [asyncio.ensure_future(worker(team)) for team in teams]
+        tasks = [asyncio.ensure_future(worker(team, env)) for team, env in zip(teams, self._envs)]
         try:
-            if tasks:
-                done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-                for task in pending:
-                    task.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
-                # read every failure (so asyncio reports none as never retrieved), raise the first
-                errors = [task.exception() for task in tasks if task.done() and not task.cancelled()]
-                errors = [err for err in errors if err is not None]
-                if errors:
-                    raise errors[0]
+            _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            # read every failure (so asyncio reports none as never retrieved), raise the first
+            failures = [task.exception() for task in tasks if task.done() and not task.cancelled()]
+            errors = [err for err in failures if err is not None]
+            if errors:
+                raise errors[0]
         finally:
             bar.close()
+            self.folder.close()  # commits every finished episode
+            write_leaderboard(self.folder.path, table)
             for team in teams:
                 for policy in team:
                     policy.close()
-        episodes = sorted(self.folder.episodes, key=lambda e: e["episode"])
-        return RunSummary(self.folder.path, self.config, len(episodes) - resumed, resumed, episodes)
+            for env in self._envs:
+                env.close()
+        return RunSummary(self.folder.path, self.config, played, resumed)
 
-    async def _play(self, episode: int, policies: list[Policy]) -> tuple[dict[str, Any], StepLog, dict | None]:
-        env = self.make_env()
-        raw = env.unwrapped
+    async def _play(self, episode: int, policies: list[Policy], env: AECEnv) -> tuple[dict[str, Any], bytes]:
+        """Play ``episode`` on ``env`` (reset here); its ``episodes.jsonl`` entry and ``log.jsonl`` block."""
         seeds = episode_seeds(self.config.seed, episode, len(self.agents))
         order = seat_players(len(self.agents), episode)
         seat_policy = {agent: policies[order[j]] for j, agent in enumerate(self.agents)}
         seat_label = {agent: self.labels[order[j]] for j, agent in enumerate(self.agents)}
         invalid = {agent: dict.fromkeys(INVALID_KINDS, 0) for agent in self.agents}
-        steps = self.folder.step_log(episode)
-        returns = dict.fromkeys(self.agents, 0.0)
+        lines = EpisodeLines(episode, seat_label)
         step = 0
         agent = None
         try:
             env.reset(seed=seeds.env)
+            raw = env.unwrapped
+            returns = None if hasattr(raw, "episode_metrics") else dict.fromkeys(self.agents, 0.0)
             for j, agent in enumerate(self.agents):
                 try:
                     seat_policy[agent].bind(raw)
                     seat_policy[agent].reset(agent, seeds.seats[j])
                 except Exception as err:
                     raise _policy_failed(seat_label[agent], agent, episode, step, err) from err
-            while env.agents:
-                agent = env.agent_selection
+            while raw.agents:  # read from the raw env: a wrapper's attribute lookup costs more than a step
+                agent = raw.agent_selection
                 observation, _, termination, truncation, info = env.last()
                 policy = seat_policy[agent]
                 if termination or truncation:  # an AEC env selects each done agent exactly once
-                    await self._finish(policy, observation, info, steps, episode, step, seat_label[agent], agent)
+                    await self._finish(policy, observation, info, lines, episode, step, seat_label[agent], agent)
                     env.step(None)
                     continue
                 try:
@@ -191,36 +219,39 @@ class Runner:
                 except Exception as err:
                     raise _policy_failed(seat_label[agent], agent, episode, step, err) from err
                 env.step(action)
-                for other, reward in raw.rewards.items():
-                    returns[other] += float(reward)
+                if returns is not None:
+                    for other, reward in raw.rewards.items():
+                        returns[other] += float(reward)
                 after = raw.infos.get(agent, {})
                 bad = after.get("invalid_action")
                 if bad:
                     invalid[agent][bad["kind"]] += 1
-                if after.get("fallback"):
+                fallback = bool(after.get("fallback"))
+                if fallback:
                     invalid[agent]["fallback"] += 1
-                steps.write({"episode": episode, "step": step, "agent": agent, "policy": seat_label[agent],
-                             "action": action, "parsed": getattr(raw, "last_move", None), "invalid_action": bad, "fallback": bool(after.get("fallback")),
-                             "retries": after.get("retries"), "rewards": dict(raw.rewards), "trace": policy.trace()})
+                lines.decision(step, agent, action, getattr(raw, "last_move", None), bad, fallback,
+                               after.get("retries"), raw.rewards, policy.trace())
                 step += 1
-            entry = {"episode": episode, "seed": seeds.env, "seats": seat_label,
-                     "policy_seeds": dict(zip(self.agents, seeds.seats)),
-                     "metrics": raw.episode_metrics() if hasattr(raw, "episode_metrics") else _return_metrics(returns),
-                     "steps": step, "invalid": invalid}
             record = raw.episode_record() if hasattr(raw, "episode_record") else None
-        except BaseException as err:  # cancellation and interrupts too: no partial file stays behind
-            steps.discard()
-            if isinstance(err, Exception) and not isinstance(err, RunError):
-                raise RunError(f"environment {self.config.env} raised in episode {episode} "
-                               f"(seat {agent}, step {step}): {type(err).__name__}: {err}") from err
-            raise
-        finally:
-            env.close()
-        return entry, steps, record
-
+            if returns is not None:
+                metrics = _return_metrics(returns)
+            elif isinstance(record, dict) and "metrics" in record:  # TextEnv records carry them: no second pass
+                metrics = record["metrics"]
+            else:
+                metrics = raw.episode_metrics()
+            entry = {"episode": episode, "seed": seeds.env, "seats": seat_label,
+                     "policy_seeds": dict(zip(self.agents, seeds.seats)), "metrics": metrics,
+                     "steps": step, "invalid": invalid}
+            block = lines.block(record)
+        except Exception as err:
+            if isinstance(err, RunError):
+                raise
+            raise RunError(f"environment {self.config.env} raised in episode {episode} "
+                           f"(seat {agent}, step {step}): {type(err).__name__}: {err}") from err
+        return entry, block
 
     @staticmethod
-    async def _finish(policy: Policy, observation: Any, info: dict[str, Any], steps: StepLog, episode: int,
+    async def _finish(policy: Policy, observation: Any, info: dict[str, Any], lines: EpisodeLines, episode: int,
                       step: int, label: str, agent: str) -> None:
         """The seat's end-of-episode hook; its work (if any) gets a step-log line with no action."""
         try:
@@ -228,8 +259,7 @@ class Runner:
         except Exception as err:
             raise _policy_failed(label, agent, episode, step, err) from err
         if worked:
-            steps.write({"episode": episode, "step": step, "agent": agent, "policy": label, "action": None,
-                         "finish": True, "trace": policy.trace()})
+            lines.finish(step, agent, policy.trace())
 
 
 def _policy_failed(label: str, agent: str, episode: int, step: int, err: Exception) -> RunError:
@@ -248,14 +278,17 @@ async def arun(config: RunConfig, out: str | Path, **options: Any) -> RunSummary
 
 
 def run(config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: bool = False,
-        make_env: EnvFactory | None = None, policy_factory: PolicyFactory | None = None) -> RunSummary:
+        make_env: EnvFactory | None = None, policy_factory: PolicyFactory | None = None,
+        sync_interval: float = SYNC_INTERVAL) -> RunSummary:
     """Play the episodes of ``config`` missing from results folder ``out`` (creating or resuming it).
 
     ``make_env`` overrides how environments are built (default: ``config.env`` with
-    ``config.env_kwargs``); ``policy_factory(spec, env_name)`` overrides how specs become policies.
+    ``config.env_kwargs``; one per worker, reset for every episode); ``policy_factory(spec,
+    env_name)`` overrides how specs become policies; ``sync_interval`` is the most seconds between
+    two group commits (:mod:`arena_envs.runner.results`; 0 commits every episode on its own).
     Raises :class:`RunError` when a policy or the environment raises (finished episodes are kept)
     and ``ValueError`` for a bad configuration or a folder holding another configuration.
     """
     runner = Runner(config, out, concurrency=concurrency, progress=progress, make_env=make_env,
-                    policy_factory=policy_factory)
+                    policy_factory=policy_factory, sync_interval=sync_interval)
     return asyncio.run(runner.run())

@@ -1,0 +1,60 @@
+"""Random legal actions and decision counting, shared by the benchmarks.
+
+``sample`` draws a legal native action: from the observation's ``action_mask`` when the
+environment gives one (a dict of masks for a ``Dict`` space), otherwise, for the Pirate Game's
+``Dict`` action, a random split of the gold among the survivors (propose phase) or a random vote,
+read from its documented features. ``play`` counts *decisions*: steps of a live agent whose answer
+the game took (not a dead agent's ``step(None)``, not an invalid answer that is asked again).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, cast
+
+import numpy as np
+from gymnasium import spaces
+
+# Pirate Game features (arena_envs/gamma/pirate_game.py docstring): golds, n_remaining, phase
+_GOLDS, _REMAINING, _PHASE = 2, 5, 6
+
+
+def sample(env: Any, agent: str, observation: Any, rng: np.random.Generator) -> Any:
+    space = env.action_space(agent)
+    mask = observation.get("action_mask") if isinstance(observation, dict) else None
+    if mask is not None or not isinstance(space, spaces.Dict):
+        return space.sample(mask)
+    features = observation["observation"]
+    proposal = np.zeros(cast(tuple[int, ...], space["proposal"].shape), dtype=np.int64)
+    if features[_PHASE] == 1:  # vote
+        return {"proposal": proposal, "vote": int(rng.integers(2))}
+    golds, survivors = int(features[_GOLDS]), int(features[_REMAINING])
+    cuts = np.sort(rng.integers(0, golds + 1, survivors - 1))
+    shares = np.diff(np.concatenate(([0], cuts, [golds])))
+    proposal[:survivors] = shares
+    return {"proposal": proposal, "vote": 0}
+
+
+def play(env: Any, decisions: int, seed: int = 0) -> float:
+    """CPU seconds to make ``decisions`` random legal decisions, resetting when an episode ends."""
+    rng = np.random.default_rng(seed)
+    episode = 0
+    env.reset(seed=seed)
+    for i, agent in enumerate(env.possible_agents):
+        env.action_space(agent).seed(seed + i)
+    raw = env.unwrapped
+    made = 0
+    start = time.process_time()
+    while made < decisions:
+        if not env.agents:
+            episode += 1
+            env.reset(seed=seed + episode)
+        agent = env.agent_selection
+        observation, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        env.step(sample(env, agent, observation, rng))
+        info = raw.infos.get(agent, {})
+        if not info.get("invalid_action") or info.get("fallback"):  # asked again: not a decision
+            made += 1
+    return time.process_time() - start
