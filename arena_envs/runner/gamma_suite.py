@@ -124,6 +124,8 @@ def play_suite(
         records = {block.episode: block.record for block in iter_log(summary.out)}
         for entry in summary.episodes:
             record = records[entry["episode"]]
+            if record is None:
+                raise ResultsError(f"{summary.out}: episode {entry['episode']} of {game} has no record")
             params, history = history_from_record(record)
             value = _episode_score(game, entry, params, history)
             scores[game].append(value)
