@@ -63,7 +63,7 @@ def test_run_records_rotation_seeds_and_metrics(tmp_path):
         guesses = [e["guess"] for e in record["events"] if e["type"] == "guess"]
         assert [s["action"] for s in steps] == guesses  # native actions logged as given
         for agent, metrics in episode["metrics"]["agents"].items():
-            assert metrics["score"] == sum(s["rewards"][agent] for s in steps)
+            assert metrics["score"] == sum(s["rewards"].get(agent, 0) for s in steps)
 
 
 def test_same_seed_same_results_and_other_seed_differs(tmp_path):
@@ -280,7 +280,8 @@ def test_step_lines_are_what_json_writes_for_the_same_fields():
                   "fallback": bool(i % 2), "retries": value, "rewards": {'p"0': value, "p1": 0, "other": 1.5},
                   "trace": {"t": value} if i % 3 else {}}
         lines.decision(i, 'p"0', *fields.values())
-        expected.append({"episode": 7, "step": i, "agent": 'p"0', "policy": "rule#1", **fields})
+        logged = {**fields, "rewards": {a: r for a, r in fields["rewards"].items() if r}}  # the non-zero ones
+        expected.append({"episode": 7, "step": i, "agent": 'p"0', "policy": "rule#1", **logged})
     lines.finish(99, "p1", {"calls": ["a"]})
     expected.append({"episode": 7, "step": 99, "agent": "p1", "policy": "ran\\dom", "action": None, "finish": True,
                      "trace": {"calls": ["a"]}})

@@ -169,8 +169,10 @@ class EpisodeLines:
 
     def decision(self, step: int, agent: str, action: Any, parsed: Any, invalid: Any, fallback: bool,
                  retries: Any, rewards: dict[str, Any], trace: dict[str, Any]) -> None:
+        """A decision's line; of ``rewards`` only the non-zero ones are written (a ten-seat game
+        would otherwise write ten zeros a step)."""
         key = self._key
-        rewards_json = ", ".join([f"{key.get(a) or _quote(a)}: {to_json(r)}" for a, r in rewards.items()])
+        rewards_json = ", ".join([f"{key.get(a) or _quote(a)}: {to_json(r)}" for a, r in rewards.items() if r])
         self.lines.append(
             f'{self._head}{step}{self._seat[agent]}, "action": {to_json(action)}, "parsed": {to_json(parsed)}, '
             f'"invalid_action": {to_json(invalid)}, "fallback": {to_json(fallback)}, "retries": {to_json(retries)}, '
