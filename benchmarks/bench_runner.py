@@ -3,8 +3,8 @@
 1. ``arena run`` (in process: the whole command, results folder and printed leaderboard included)
    against a bare ``agent_iter`` loop with the same policies, seeds and seat rotation, for
    auction_v0, el_farol_v0 and pirate_game_v0 (goal <= 1.2). The ``leaderboard`` column is the
-   part of the runner's time that its leaderboard takes (TrueSkill and means over the run's
-   episodes), as a fraction of the bare loop's time.
+   part of the runner's time that its leaderboard takes (its rating, TrueSkill for the auction,
+   and the means over the run's episodes), as a fraction of the bare loop's time.
 2. ``env()`` construction of every registered environment against PettingZoo's
    ``connect_four_v3.env()`` (goal <= 2).
 3. battle_royale_v0's cost per decision (random legal moves, the same hit-rate step) at 20 players
@@ -36,7 +36,7 @@ from pettingzoo.classic import connect_four_v3
 
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.cli import main as arena
-from arena_envs.runner.leaderboard import standings
+from arena_envs.runner.leaderboard import rating_of, standings
 from arena_envs.runner.policy_specs import make_policy, player_labels, split_players
 from arena_envs.runner.results import read_episodes
 from arena_envs.runner.seeding import episode_seeds, seat_players
@@ -85,11 +85,11 @@ def arena_run(env_name: str, players: str, episodes: int, out: Path, seed: int =
     return elapsed
 
 
-def rating_time(out: Path, players: str) -> float:
-    """CPU seconds of the leaderboard's TrueSkill and means over the episodes of folder ``out``."""
+def rating_time(out: Path, players: str, game: str) -> float:
+    """CPU seconds of the leaderboard (rating and means) over the episodes of folder ``out``."""
     episodes = read_episodes(out / "episodes.jsonl")
     start = time.process_time()
-    standings(episodes, player_labels(split_players(players)))
+    standings(episodes, player_labels(split_players(players)), rating_of(game))
     return time.process_time() - start
 
 
@@ -106,7 +106,7 @@ def runner_ratios(runs: int, scale: float, tmp: Path) -> None:
             bare.append(b)
             ours.append(a)
             ratios.append(a / b)
-            rating.append(rating_time(out, players) / b)
+            rating.append(rating_time(out, players, game) / b)
         print(f"   {game:<18}{n:>9}{1e3 * statistics.median(bare) / n:>12.2f}{1e3 * statistics.median(ours) / n:>13.2f}"
               f"{statistics.median(ratios):>7.2f}{statistics.median(rating):>13.2f}")
 

@@ -18,6 +18,7 @@ from arena_envs.runner.leaderboard import (
     game_means,
     leaderboard,
     leaderboard_text,
+    rating_of,
 )
 from arena_envs.runner.ratings import FreeForAll
 
@@ -196,3 +197,30 @@ def test_the_runner_table_equals_a_recomputation_and_stale_tables_are_redone(tmp
     (out / "leaderboard.json").write_text(json.dumps(stale))
     assert leaderboard_text(out) == text  # recomputed, not the stale rows
     assert json.loads((out / "leaderboard.json").read_text()) == stored  # and rewritten
+
+
+def test_trueskill_only_where_the_paper_rates_with_it(monkeypatch):
+    import arena_envs.el_farol_v0 as el_farol_module
+
+    assert rating_of("auction_v0") == "trueskill"  # AucArena ranks bidders with TrueSkill
+    assert rating_of("el_farol_v0") is None  # γ-Bench ranks by its 0-100 score
+    assert rating_of("tests._tiny_game:env") == "trueskill"  # no paper: the generic rating
+    monkeypatch.setattr(el_farol_module, "RATING", "elo", raising=False)
+    with pytest.raises(ValueError, match=r"el_farol_v0: RATING must be one of \('trueskill', None\), got 'elo'"):
+        rating_of("el_farol_v0")
+
+
+def test_an_unrated_leaderboard_ranks_by_mean_score_without_trueskill_columns(tmp_path):
+    out = tmp_path / "el"
+    run(RunConfig("el_farol_v0", ("always_go", "always_stay", "random"), episodes=2, seed=0,
+                  env_kwargs={"n_players": 3, "n_rounds": 4}), out)
+    text = leaderboard_text(out)
+    header = text.splitlines()[0].split()
+    assert header[:3] == ["#", "policy", "games"] and "mu" not in header and "sigma" not in header
+    data = json.loads((out / "leaderboard.json").read_text())
+    assert data["rating"] is None and "trueskill" not in data
+    assert all(row["mu"] is None and row["sigma"] is None for row in data["rows"])
+    scores = [row["means"]["score"] for row in data["rows"]]
+    assert scores == sorted(scores, reverse=True)
+    last = text.splitlines()[-1]
+    assert last.startswith("game means: ") and " score " in last  # the paper's 0-100 score

@@ -1,4 +1,11 @@
-"""The leaderboard of a run: per policy label, games, mean metrics and TrueSkill.
+"""The leaderboard of a run: per policy label, games, mean metrics and, where the game's paper rates
+players that way, TrueSkill.
+
+DESIGN.md §5: TrueSkill where the paper uses it, the paper's own scoring elsewhere. An entry
+module declares ``RATING = "trueskill"`` (AucArena does); a registered game that declares nothing
+is ranked by its mean score and its episode-level metrics (a γ-Bench game's 0-100 score in the
+game means line); an environment outside the registry (``module:callable``), which has no paper,
+gets TrueSkill as the generic rating.
 
 TrueSkill uses the ``trueskill`` package's defaults (mu 25, sigma 25/3, beta 25/6, tau 25/300, draw
 probability 0.10) in its own ``TrueSkill`` environment, one free-for-all match per episode in
@@ -31,6 +38,20 @@ class Row:
     means: dict[str, float | None]
 
 
+TRUESKILL = "trueskill"
+RATINGS = (TRUESKILL, None)
+
+
+def rating_of(env: str) -> str | None:
+    """How the leaderboard of environment ``env`` rates players (module docstring)."""
+    if env not in ENVIRONMENTS:
+        return TRUESKILL
+    rating: str | None = getattr(env_module(env), "RATING", None)
+    if rating not in RATINGS:
+        raise ValueError(f"{env}: RATING must be one of {RATINGS}, got {rating!r}")
+    return rating
+
+
 def dense_ranks(scores: Sequence[float]) -> list[int]:
     """0 for the highest score, equal scores share a rank, no gaps: (500, 800, 0) -> (1, 0, 2)."""
     distinct = sorted(set(scores), reverse=True)
@@ -52,7 +73,10 @@ class Standings:
     of its finished episodes, as :func:`compute` gives it.
     """
 
-    def __init__(self, labels: Sequence[str]):
+    def __init__(self, labels: Sequence[str], rating: str | None = TRUESKILL):
+        if rating not in RATINGS:
+            raise ValueError(f"rating must be one of {RATINGS}, got {rating!r}")
+        self.rating = rating
         self.labels = list(labels)
         self.ffa = FreeForAll()
         self.ratings = dict.fromkeys(self.labels, self.ffa.initial())
@@ -90,7 +114,7 @@ class Standings:
                     total[0] += number
                     total[1] += 1
         _add_finite(self.game_sums, episode["metrics"].get("game", {}))
-        if len(seats) >= 2:
+        if self.rating == TRUESKILL and len(seats) >= 2:
             ranks = dense_ranks([float(agents[agent]["score"]) for agent, _ in seats])
             new = self.ffa.rate([self.ratings[label] for _, label in seats], ranks)
             for (_, label), rating in zip(seats, new):
@@ -131,16 +155,18 @@ def _or_lowest(value: float | None) -> float:
     return -math.inf if value is None else value
 
 
-def standings(episodes: Iterable[dict[str, Any]], labels: Sequence[str]) -> Standings:
-    result = Standings(labels)
+def standings(episodes: Iterable[dict[str, Any]], labels: Sequence[str],
+              rating: str | None = TRUESKILL) -> Standings:
+    result = Standings(labels, rating)
     for episode in episodes:
         result.add(episode)
     return result
 
 
-def compute(episodes: Iterable[dict[str, Any]], labels: Sequence[str]) -> list[Row]:
-    """Rows for ``labels`` (every player of the run) from finished episodes, sorted by TrueSkill mu."""
-    return standings(episodes, labels).rows()
+def compute(episodes: Iterable[dict[str, Any]], labels: Sequence[str], rating: str | None = TRUESKILL) -> list[Row]:
+    """Rows for ``labels`` (every player of the run) from finished episodes, sorted by TrueSkill mu
+    (by mean score without a rating)."""
+    return standings(episodes, labels, rating).rows()
 
 
 def game_means(episodes: Iterable[dict[str, Any]]) -> dict[str, float]:
@@ -191,9 +217,10 @@ def headline_columns(folder: str | Path) -> list[str] | None:
 def _table(rows: list[Row], columns: Sequence[str] | None = None) -> tuple[list[str], list[list[str]]]:
     if columns is None:
         columns = list(rows[0].means) if rows else ["score"]
-    header = ["#", "policy", "mu", "sigma", "games"] + [f"mean {c}" for c in columns]
-    body = [[str(i), r.policy, _cell(r.mu), _cell(r.sigma), str(r.games)] + [_cell(r.means.get(c)) for c in columns]
-            for i, r in enumerate(rows, 1)]
+    rated = any(r.mu is not None for r in rows)
+    header = ["#", "policy", *(["mu", "sigma"] if rated else []), "games"] + [f"mean {c}" for c in columns]
+    body = [[str(i), r.policy, *([_cell(r.mu), _cell(r.sigma)] if rated else []), str(r.games)]
+            + [_cell(r.means.get(c)) for c in columns] for i, r in enumerate(rows, 1)]
     return header, body
 
 
@@ -222,7 +249,8 @@ def leaderboard(folder: str | Path, write: bool = True) -> list[Row]:
     leaderboard.json/.md there when ``write``."""
     folder = Path(folder)
     config = read_config(folder)
-    table = standings(read_episodes(folder / "episodes.jsonl"), player_labels(config["players"]))
+    table = standings(read_episodes(folder / "episodes.jsonl"), player_labels(config["players"]),
+                      rating_of(config["env"]))
     if write:
         write_leaderboard(folder, table)
     return table.rows()
@@ -236,7 +264,8 @@ def leaderboard_text(folder: str | Path) -> str:
     stored = _stored(folder)
     if stored is None:
         config = read_config(folder)
-        table = standings(read_episodes(folder / "episodes.jsonl"), player_labels(config["players"]))
+        table = standings(read_episodes(folder / "episodes.jsonl"), player_labels(config["players"]),
+                          rating_of(config["env"]))
         write_leaderboard(folder, table)
         stored = table.rows(), table.game_means()
     rows, game = stored
@@ -260,7 +289,9 @@ def write_leaderboard(folder: Path, table: Standings) -> None:
     config = read_config(folder)
     rows, game = table.rows(), table.game_means()
     data = {"env": config["env"], "episodes": table.count, "episodes_planned": config["episodes"],
-            "trueskill": "trueskill package defaults, one free-for-all match per episode ranked by score",
+            "rating": table.rating,
+            **({"trueskill": "trueskill package defaults, one free-for-all match per episode ranked by score"}
+               if table.rating == TRUESKILL else {}),
             "rows": [asdict(r) for r in rows], "game_means": game}
     write_durably(folder / "leaderboard.json", json.dumps(data, indent=2) + "\n")
     title = f"# {config['env']}: {table.count} of {config['episodes']} episodes, seed {config['seed']}\n\n"

@@ -23,7 +23,7 @@ from tqdm.auto import tqdm
 
 from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
-from arena_envs.runner.leaderboard import Standings, write_leaderboard
+from arena_envs.runner.leaderboard import Standings, rating_of, write_leaderboard
 from arena_envs.runner.policy_specs import make_policy, player_labels
 from arena_envs.runner.results import SYNC_INTERVAL, EpisodeLines, ResultsFolder, read_episodes
 from arena_envs.runner.seeding import episode_seeds, seat_players
@@ -143,7 +143,7 @@ class Runner:
 
     async def run(self) -> RunSummary:
         resumed = len(self.folder.finished)
-        table = Standings(self.labels)
+        table = Standings(self.labels, rating_of(self.config.env))
         for entry in self.folder.resumed:
             table.add(entry)
         self.folder.resumed = []
