@@ -39,7 +39,7 @@ def main() -> None:
     rates: dict[str, list[float]] = {name: [] for name in builders}
     for run in range(args.runs):
         for name, build in builders.items():
-            rates[name].append(decisions / play(build(), decisions, seed=run))
+            rates[name].append(decisions / play(build(), decisions, seed=run).total)
     reference = rates["connect_four_v3"]
     print(f"{'environment':<24}{'decisions/s':>13}{'ratio':>8}   (CPU time, median of {args.runs} interleaved runs)")
     for name, values in rates.items():

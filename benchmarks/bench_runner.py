@@ -7,8 +7,10 @@
    and the means over the run's episodes), as a fraction of the bare loop's time.
 2. ``env()`` construction of every registered environment against PettingZoo's
    ``connect_four_v3.env()`` (goal <= 2).
-3. battle_royale_v0's cost per decision (random legal moves, the same hit-rate step) at 20 players
-   against 3 (goal <= 1.2).
+3. battle_royale_v0's cost at 20 players against 3 (random legal moves, the same hit-rate step;
+   goal <= 1.2): per move (the live agents' ``last()`` and ``step()``) and per decision all in
+   (with the dead agents' ``step(None)`` that PettingZoo's protocol adds: about one per decision
+   at 20 players, 0.17 at 3).
 4. The resident memory of a process that ran ``--rss-episodes`` (default 1,000 and 10,000)
    pirate_game_v0 episodes through the runner (flat memory: the growth per episode near 0).
 
@@ -133,17 +135,23 @@ def construction_ratios(runs: int, calls: int) -> None:
 
 
 def battle_royale_ratio(runs: int, decisions: int) -> None:
+    """Per move: CPU inside the live agents' ``last()`` and ``step()`` per decision; per decision, all
+    in: the whole loop (dead agents' ``step(None)``, resets, sampling) per decision."""
     build = env_module("battle_royale_v0").env
-    ratios, small, large = [], [], []
+    move_ratios, all_ratios, small, large = [], [], [], []
     for r in range(runs):  # hit rates 35%, 38%, ... (the default step of 5 points stops at 15 players)
-        three = play(build(n_players=3, hit_rate_step=3.0), decisions, seed=r) / decisions
-        twenty = play(build(n_players=20, hit_rate_step=3.0), decisions, seed=r) / decisions
+        three = play(build(n_players=3, hit_rate_step=3.0), decisions, seed=r)
+        twenty = play(build(n_players=20, hit_rate_step=3.0), decisions, seed=r)
         small.append(three)
         large.append(twenty)
-        ratios.append(twenty / three)
-    print("3. battle_royale_v0 CPU per decision, 20 players / 3 players (goal <= 1.2)")
-    print(f"   3 players {1e6 * statistics.median(small):.1f} us, 20 players {1e6 * statistics.median(large):.1f} us, "
-          f"ratio {statistics.median(ratios):.2f}")
+        move_ratios.append(twenty.moves / three.moves)
+        all_ratios.append(twenty.total / three.total)
+    print("3. battle_royale_v0 CPU, 20 players / 3 players (goal <= 1.2)")
+    for label, part, ratios in (("per move", "moves", move_ratios), ("per decision, all in", "total", all_ratios)):
+        three_us = 1e6 * statistics.median(getattr(t, part) for t in small) / decisions
+        twenty_us = 1e6 * statistics.median(getattr(t, part) for t in large) / decisions
+        print(f"   {label:<22} 3 players {three_us:6.1f} us, 20 players {twenty_us:6.1f} us, "
+              f"ratio {statistics.median(ratios):.2f}")
 
 
 _RSS_CHILD = """

@@ -9,6 +9,7 @@ the game took (not a dead agent's ``step(None)``, not an invalid answer that is 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -34,8 +35,16 @@ def sample(env: Any, agent: str, observation: Any, rng: np.random.Generator) -> 
     return {"proposal": proposal, "vote": 0}
 
 
-def play(env: Any, decisions: int, seed: int = 0) -> float:
-    """CPU seconds to make ``decisions`` random legal decisions, resetting when an episode ends."""
+@dataclass(frozen=True)
+class PlayTime:
+    """CPU seconds of :func:`play`."""
+
+    total: float  #: the whole loop: dead agents' ``step(None)``, resets and sampling included
+    moves: float  #: inside the live agents' ``last()`` and ``step()``: what the moves themselves cost
+
+
+def play(env: Any, decisions: int, seed: int = 0) -> PlayTime:
+    """CPU time to make ``decisions`` random legal decisions, resetting when an episode ends."""
     rng = np.random.default_rng(seed)
     episode = 0
     env.reset(seed=seed)
@@ -43,18 +52,25 @@ def play(env: Any, decisions: int, seed: int = 0) -> float:
         env.action_space(agent).seed(seed + i)
     raw = env.unwrapped
     made = 0
-    start = time.process_time()
+    moves = 0.0
+    clock = time.process_time
+    start = clock()
     while made < decisions:
         if not env.agents:
             episode += 1
             env.reset(seed=seed + episode)
         agent = env.agent_selection
+        t0 = clock()
         observation, _, termination, truncation, _ = env.last()
         if termination or truncation:
             env.step(None)
             continue
-        env.step(sample(env, agent, observation, rng))
+        t1 = clock()
+        action = sample(env, agent, observation, rng)
+        t2 = clock()
+        env.step(action)
+        moves += t1 - t0 + clock() - t2
         info = raw.infos.get(agent, {})
         if not info.get("invalid_action") or info.get("fallback"):  # asked again: not a decision
             made += 1
-    return time.process_time() - start
+    return PlayTime(clock() - start, moves)
