@@ -227,7 +227,6 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
-            self._done_count = self._count_done()  # the dead agent left the dicts
             return
         assert self.record is not None, "step() before reset()"
         self._clear_rewards()
@@ -263,13 +262,14 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         self.last_move = move
         nxt = self._next_agent()
         self._count_cycle(agent, nxt)
-        if nxt is None and not any(self.terminations.values()) and not any(self.truncations.values()):
+        done = self._count_done()
+        if nxt is None and not done:
             raise RuntimeError(f"{type(self).__name__}: no agent to act but the game did not end")
         self._refresh_info(agent, invalid, fell_back)
         self.agent_selection = nxt if nxt is not None else agent
         if nxt is not None and nxt != agent:
             self._refresh_info(nxt, None)
-        self._finalise_infos(agent, nxt)
+        self._finalise_infos(agent, nxt, done)
         self._accumulate_rewards()
         self._deads_step_first()
 
@@ -289,12 +289,12 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
                 self.record.add("truncated", cycles=self.num_cycles, agents=live)
 
     def _count_done(self) -> int:
+        """The terminated and truncated flags still in the dicts (``_done_count`` after a live step)."""
         return sum(self.terminations.values()) + sum(self.truncations.values())
 
-    def _finalise_infos(self, agent: str, nxt: str | None) -> None:
+    def _finalise_infos(self, agent: str, nxt: str | None, done: int) -> None:
         """Refresh the info of every agent this step terminated or truncated (eliminated players)."""
-        done = self._count_done()  # only live steps end agents, so an unchanged count means no new end
-        if done == self._done_count:
+        if done == self._done_count:  # only live steps end agents: an unchanged count means no new end
             return
         self._done_count = done
         for a in self.agents:
@@ -302,6 +302,41 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
                 self._finished.add(a)
                 if a != agent and a != nxt:
                     self._refresh_info(a, None)
+
+    # PettingZoo's dead-agent protocol (pettingzoo.AECEnv), the same steps without scanning every
+    # agent at every step: ``_done_count`` (the flags counted above, kept up to date by ``reset``,
+    # each live step and each dead step) says whether a dead agent waits to step.
+
+    #: the live agent to return to once the dead ones have stepped (PettingZoo's name and default)
+    _skip_agent_selection: str | None = None
+
+    def _deads_step_first(self) -> str:
+        """PettingZoo's: the first dead agent steps next; nothing to look for when none is dead."""
+        return super()._deads_step_first() if self._done_count else self.agent_selection
+
+    def _was_dead_step(self, action: Any) -> None:
+        """PettingZoo's: remove the dead agent that steps, then select the next dead one or return to
+        the live agent that was selected."""
+        if action is not None:
+            raise ValueError("when an agent is dead, the only valid action is None")
+        agent = self.agent_selection
+        self._done_count -= self.terminations.pop(agent) + self.truncations.pop(agent)
+        del self.rewards[agent], self._cumulative_rewards[agent], self.infos[agent]
+        self.agents.remove(agent)
+        if self._done_count:
+            if self._skip_agent_selection is None:
+                self._skip_agent_selection = agent
+            self.agent_selection = next(a for a in self.agents if self.terminations[a] or self.truncations[a])
+        else:
+            if self._skip_agent_selection is not None:
+                self.agent_selection = self._skip_agent_selection
+            self._skip_agent_selection = None
+        self._clear_rewards()
+
+    def _accumulate_rewards(self) -> None:
+        """PettingZoo's; a step whose rewards are all zero adds nothing, so it skips the loop."""
+        if any(self.rewards.values()):
+            super()._accumulate_rewards()
 
     #: The pygame window of a game that draws frames (opened by the first ``human`` frame).
     _frame_window: FrameWindow | None = None

@@ -187,8 +187,10 @@ class BattleRoyaleEnv(SequentialGameEnv):
         self._transcripts = SharedTranscripts(self._prefixes, self.prompt.history_window)
         self._masks: dict[int, np.ndarray] = {}
         self._living_text = (-1, "")
-        # per seat (alive_i, hit_rate_i) and the mask "living targets + miss", updated at each hit
-        self._seat_features = np.array([v for rate in self.hit_rates for v in (1.0, rate / 100.0)], dtype=np.float32)
+        # the features with every seat's (alive_i, hit_rate_i) after the four of the observing seat, and the
+        # mask "living targets + miss", updated at each hit
+        self._feature_row = np.array([0.0] * 4 + [v for rate in self.hit_rates for v in (1.0, rate / 100.0)],
+                                     dtype=np.float32)
         self._living_mask = np.ones(self.n_players + 1, dtype=np.int8)
 
     def _changed(self) -> None:
@@ -196,7 +198,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
         self._masks.clear()
 
     def _eliminate(self, p: int) -> None:
-        self._seat_features[2 * p] = 0.0
+        self._feature_row[4 + 2 * p] = 0.0
         self._living_mask[p] = 0
         self._transcripts.leave(p)
         self.terminations[self.possible_agents[p]] = True
@@ -268,7 +270,7 @@ class BattleRoyaleEnv(SequentialGameEnv):
             cap = -1 if self.max_turns is None else self.max_turns
             return [self.game.turns_played, cap, self.hit_rates[i] / 100.0, position]
 
-        return self._cached_features(i, build, self._seat_features)
+        return self._cached_features(i, build, self._feature_row)
 
     def _action_mask(self, agent: str) -> np.ndarray:
         i = self._index[agent]

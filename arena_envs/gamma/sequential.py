@@ -39,12 +39,17 @@ class SequentialGameEnv(GammaEnv):
             cached = self._request_cache[i] = (key, build())
         return cached[1]
 
-    def _cached_features(self, i: int, build: Callable[[], list[float]], tail: np.ndarray | None = None) -> np.ndarray:
-        """Seat ``i``'s features: ``build()`` followed by ``tail`` (features shared by every seat)."""
+    def _cached_features(self, i: int, build: Callable[[], list[float]], row: np.ndarray | None = None) -> np.ndarray:
+        """Seat ``i``'s features: ``build()``, or a copy of the float32 ``row`` (its tail: features
+        shared by every seat) that starts with ``build()``."""
         cached = self._feature_cache.get(i)
         if cached is None:
-            head = np.array(build(), dtype=np.float32)
-            cached = head if tail is None else np.concatenate((head, tail))
+            head = build()
+            if row is None:
+                cached = np.array(head, dtype=np.float32)
+            else:
+                cached = row.copy()
+                cached[:len(head)] = head
             cached.setflags(write=False)
             self._feature_cache[i] = cached
         return cached
