@@ -100,17 +100,20 @@ class Standings:
         self.episodes += 1
         agents = episode["metrics"]["agents"]
         seats = list(episode["seats"].items())
-        for agent, label in seats:
+        columns = self.columns
+        for agent, label in seats:  # the same sums as _add_finite's, inlined: this runs per seat and metric
             self.games[label] += 1
             sums = self.sums[label]
             for key, value in agents[agent].items():
-                number = _numeric(value)
-                if number is None:
+                if not isinstance(value, (int, float)):  # bool is an int
                     continue
-                if key not in self.columns:
-                    self.columns.append(key)
+                if key not in columns:
+                    columns.append(key)
+                number = float(value)
                 if math.isfinite(number):
-                    total = sums.setdefault(key, [0.0, 0])
+                    total = sums.get(key)
+                    if total is None:
+                        total = sums[key] = [0.0, 0]
                     total[0] += number
                     total[1] += 1
         _add_finite(self.game_sums, episode["metrics"].get("game", {}))

@@ -29,7 +29,7 @@ import mmap
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,8 +56,25 @@ def to_jsonable(value: Any) -> Any:
     return repr(value)
 
 
-#: one encoder for every line (``json.dumps`` with options builds a new one per call)
-dumps = json.JSONEncoder(default=to_jsonable, ensure_ascii=False).encode
+def _make_dumps() -> Callable[[Any], str]:
+    """``json.dumps(value, default=to_jsonable, ensure_ascii=False)``, with one C encoder built for
+    every call (``JSONEncoder.encode`` builds one per call, a microsecond that a step line pays
+    for each container it holds). That encoder keeps no state between calls: it has no circular
+    check, so a cyclic value raises ``RecursionError`` rather than ``ValueError``. Without the C
+    accelerator (``c_make_encoder`` is private and may be ``None``) it is ``JSONEncoder.encode``."""
+    make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if make_encoder is None:
+        return json.JSONEncoder(default=to_jsonable, ensure_ascii=False).encode
+    encode = make_encoder(None, to_jsonable, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+
+    def dumps(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return dumps
+
+
+#: the encoder of every line
+dumps = _make_dumps()
 
 
 def _fsync_dir(path: Path) -> None:
@@ -151,6 +168,17 @@ def to_json(value: Any) -> str:
     return dumps(value)
 
 
+def dumps_with(value: dict[str, Any], key: str, encoded: str) -> str:
+    """``dumps(value)`` given ``encoded`` = ``dumps(value[key])``, which is not encoded again (an
+    episode's metrics go into both its record and its ``episodes.jsonl`` entry)."""
+    parts = []
+    for k, v in value.items():
+        if type(k) is not str:
+            return dumps(value)
+        parts.append(f"{_quote(k)}: {encoded if k == key else to_json(v)}")
+    return "{" + ", ".join(parts) + "}"
+
+
 class EpisodeLines:
     """The ``log.jsonl`` block of one episode, built a line at a time.
 
@@ -183,9 +211,11 @@ class EpisodeLines:
         self.lines.append(f'{self._head}{step}{self._seat[agent]}, "action": null, "finish": true, '
                           f'"trace": {to_json(trace)}}}\n')
 
-    def block(self, record: Any) -> bytes:
-        """Every line, then the record line that closes the block."""
-        self.lines.append(f'{{"episode": {self.episode}, "record": {dumps(record)}}}\n')
+    def block(self, record: Any, metrics_json: str | None = None) -> bytes:
+        """Every line, then the record line that closes the block; ``metrics_json``, when given, is
+        ``dumps(record["metrics"])``."""
+        encoded = dumps(record) if metrics_json is None else dumps_with(record, "metrics", metrics_json)
+        self.lines.append(f'{{"episode": {self.episode}, "record": {encoded}}}\n')
         return "".join(self.lines).encode("utf-8")
 
 
@@ -319,10 +349,11 @@ class ResultsFolder:
         if good_end < size:
             _truncate(self.log_path, good_end)
 
-    def commit(self, entry: dict[str, Any], block: bytes) -> None:
-        """Append an episode: its ``log.jsonl`` block now, its ``episodes.jsonl`` line at the next sync."""
+    def commit(self, line: bytes, block: bytes) -> None:
+        """Append an episode: its ``log.jsonl`` block now, its ``episodes.jsonl`` line (the entry's
+        JSON and a newline) at the next sync."""
         _write_all(self._log, block)
-        self._held.append((dumps(entry) + "\n").encode("utf-8"))
+        self._held.append(line)
         if time.monotonic() - self._synced_at >= self.sync_interval:
             self.sync()
 
