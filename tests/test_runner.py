@@ -13,7 +13,7 @@ from pettingzoo.utils import BaseWrapper
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner import RunConfig, RunError, run
 from arena_envs.runner.policy_specs import make_policy
-from arena_envs.runner.results import EpisodeLines, dumps, dumps_with, read_record, read_steps, to_jsonable
+from arena_envs.runner.results import EpisodeLines, Seats, dumps, dumps_with, read_record, read_steps, to_jsonable
 from arena_envs.runner.seeding import episode_seeds, seat_players
 from baselines.human import HumanPolicy
 from baselines.random_policy import RandomPolicy
@@ -179,6 +179,8 @@ def test_text_answers_invalid_counts_and_traces(tmp_path):
         assert episode["invalid"][human_seat]["fallback"] == sum(s["fallback"] for s in human_steps)
         total += episode["invalid"][human_seat]["unparseable"]
     assert total > 0
+    lines = (tmp_path / "r" / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    assert lines == [reference_dumps(json.loads(line)) for line in lines]  # non-zero counts written as json does
 
 
 def policies_with_closing_human(lines: int):
@@ -285,10 +287,10 @@ def test_dumps_and_dumps_with_write_what_json_dumps_writes():
     for value in VALUES:
         assert dumps(value) == reference_dumps(value)
         record = {"env": "x", "seed": 3, "config": {"k": value}, "metrics": {"agents": {"a": value}}}
-        assert dumps_with(record, "metrics", dumps(record["metrics"])) == reference_dumps(record)
+        assert dumps_with(record, {"metrics": dumps(record["metrics"])}) == reference_dumps(record)
     odd_keys = {"metrics": {}, 7: "int keys are written as strings by json"}
-    assert dumps_with(odd_keys, "metrics", "{}") == reference_dumps(odd_keys)
-    assert EpisodeLines(4, {}).block(record, dumps(record["metrics"])).decode("utf-8") == \
+    assert dumps_with(odd_keys, {"metrics": "{}"}) == reference_dumps(odd_keys)
+    assert EpisodeLines(4, Seats({})).block(record, {"metrics": dumps(record["metrics"])}).decode("utf-8") == \
         reference_dumps({"episode": 4, "record": record}) + "\n"
 
 
@@ -296,7 +298,7 @@ def test_step_lines_are_what_json_writes_for_the_same_fields():
     """The hand-joined step lines equal ``json.dumps`` of the same dict, escapes and numpy values included."""
     values = VALUES
     seats = {'p"0': "rule#1", "p1": "ran\\dom"}
-    lines = EpisodeLines(7, seats)
+    lines = EpisodeLines(7, Seats(seats))
     expected = []
     for i, value in enumerate(values):
         fields = {"action": value, "parsed": value, "invalid_action": value if i % 2 else None,

@@ -25,12 +25,21 @@ from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.leaderboard import Standings, rating_of, write_leaderboard
 from arena_envs.runner.policy_specs import make_policy, player_labels
-from arena_envs.runner.results import SYNC_INTERVAL, EpisodeLines, ResultsFolder, dumps, dumps_with, read_episodes
+from arena_envs.runner.results import (
+    SYNC_INTERVAL,
+    EpisodeLines,
+    ResultsFolder,
+    Seats,
+    dumps,
+    dumps_with,
+    read_episodes,
+)
 from arena_envs.runner.seeding import episode_seeds, seat_players
 
 EnvFactory = Callable[[], AECEnv]
 PolicyFactory = Callable[[str, str], Policy]
 INVALID_KINDS = ("unparseable", "illegal", "fallback")
+_NO_INVALID = dumps(dict.fromkeys(INVALID_KINDS, 0))
 
 
 class RunError(RuntimeError):
@@ -122,6 +131,7 @@ class Runner:
         self.make_env = make_env or env_factory(config.env, config.env_kwargs)
         self.policy_factory = policy_factory or make_policy
         self._envs = [self.make_env()]  # the first worker's
+        self._rotations: dict[int, Seats] = {}
         self.agents = list(self._envs[0].unwrapped.possible_agents)
         try:
             if len(self.agents) != len(config.players):
@@ -140,6 +150,16 @@ class Runner:
 
     def _policies(self) -> list[Policy]:
         return [self.policy_factory(spec, self.config.env) for spec in self.config.players]
+
+    def _seats(self, episode: int) -> Seats:
+        """The seat labels of ``episode``, built once per seat rotation."""
+        rotation = episode % len(self.agents)
+        seats = self._rotations.get(rotation)
+        if seats is None:
+            order = seat_players(len(self.agents), episode)
+            seats = self._rotations[rotation] = Seats({agent: self.labels[order[j]]
+                                                       for j, agent in enumerate(self.agents)})
+        return seats
 
     async def run(self) -> RunSummary:
         resumed = len(self.folder.finished)
@@ -195,9 +215,10 @@ class Runner:
         order = seat_players(len(self.agents), episode)
         seat_policy = {agent: policies[order[j]] for j, agent in enumerate(self.agents)}
         sync = {agent: hooks[order[j]] for j, agent in enumerate(self.agents)}
-        seat_label = {agent: self.labels[order[j]] for j, agent in enumerate(self.agents)}
+        seats = self._seats(episode)
+        seat_label = seats.labels
         invalid = {agent: dict.fromkeys(INVALID_KINDS, 0) for agent in self.agents}
-        lines = EpisodeLines(episode, seat_label)
+        lines = EpisodeLines(episode, seats)
         step = 0
         agent = None
         try:
@@ -254,9 +275,10 @@ class Runner:
                      "policy_seeds": dict(zip(self.agents, seeds.seats)), "metrics": metrics,
                      "steps": step, "invalid": invalid}
             metrics_json = dumps(metrics)  # once for the entry and the record that holds them
-            line = (dumps_with(entry, "metrics", metrics_json) + "\n").encode("utf-8")
+            known = {"metrics": metrics_json, "seats": seats.json, "invalid": _invalid_json(invalid, seats)}
+            line = (dumps_with(entry, known) + "\n").encode("utf-8")
             shared = isinstance(record, dict) and record.get("metrics") is metrics
-            block = lines.block(record, metrics_json if shared else None)
+            block = lines.block(record, {"metrics": metrics_json} if shared else None)
         except Exception as err:
             if isinstance(err, RunError):
                 raise
@@ -271,6 +293,12 @@ def _sync_hooks(policy: Policy) -> tuple[bool, bool]:
     and await a coroutine per decision."""
     kind = type(policy)
     return getattr(kind, "aact", None) is Policy.aact, getattr(kind, "afinish", None) is Policy.afinish
+
+
+def _invalid_json(invalid: dict[str, dict[str, int]], seats: Seats) -> str:
+    """``dumps(invalid)``, with the usual all-zero counts of an agent written from one string."""
+    return "{" + ", ".join([f"{seats.keys[agent]}: {dumps(counts) if any(counts.values()) else _NO_INVALID}"
+                            for agent, counts in invalid.items()]) + "}"
 
 
 def _policy_failed(label: str, agent: str, episode: int, step: int, err: Exception) -> RunError:
