@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 from pettingzoo.utils import BaseWrapper
 
+from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner import RunConfig, RunError, run
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.results import EpisodeLines, Seats, dumps, dumps_with, read_record, read_steps, to_jsonable
+from arena_envs.runner.runner import _sync_hooks
 from arena_envs.runner.seeding import episode_seeds, seat_players
 from baselines.human import HumanPolicy
 from baselines.random_policy import RandomPolicy
@@ -312,3 +314,21 @@ def test_step_lines_are_what_json_writes_for_the_same_fields():
                      "trace": {"calls": ["a"]}})
     expected.append({"episode": 7, "record": {"r": [1]}})
     assert lines.block({"r": [1]}).decode("utf-8").split("\n") == [reference_dumps(e) for e in expected] + [""]
+
+
+def test_the_base_async_hooks_are_skipped_only_where_they_are_inherited():
+    """The runner calls ``act``/``finish`` directly only for a policy whose ``aact``/``afinish``
+    are :class:`Policy`'s own (they would only call them)."""
+    class Sync(Policy):
+        def act(self, observation, info):
+            return 0
+
+    class Async(Sync):
+        async def aact(self, observation, info):
+            return 1
+
+    patched = Sync()
+    patched.afinish = Async().aact  # an instance's own coroutine method is awaited too
+    assert _sync_hooks(Sync()) == (True, True)
+    assert _sync_hooks(Async()) == (False, True)
+    assert _sync_hooks(patched) == (True, False)

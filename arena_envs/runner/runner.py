@@ -291,8 +291,10 @@ def _sync_hooks(policy: Policy) -> tuple[bool, bool]:
     """Whether ``policy`` keeps :class:`Policy`'s ``aact`` and ``afinish``, which only call ``act``
     and ``finish``: the runner then calls those directly, as a bare loop does, rather than create
     and await a coroutine per decision."""
-    kind = type(policy)
-    return getattr(kind, "aact", None) is Policy.aact, getattr(kind, "afinish", None) is Policy.afinish
+    def inherited(name: str) -> bool:
+        return getattr(getattr(policy, name, None), "__func__", None) is getattr(Policy, name)
+
+    return inherited("aact"), inherited("afinish")
 
 
 def _invalid_json(invalid: dict[str, dict[str, int]], seats: Seats) -> str:
