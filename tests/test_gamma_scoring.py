@@ -144,6 +144,31 @@ def test_helpers_produce_schema_conforming_histories():
         missing_keys("chess", {}, [])
 
 
+def test_score_of_raw_is_the_score_without_a_second_pass():
+    """An environment reports raw_score and score with one computation of the statistic."""
+    cases = {
+        "guess_two_thirds_v0": guess([[50] * N, [10, 90] * 5]),
+        "el_farol_v0": el_farol([[True] * N, [True, False] * 5]),
+        "divide_dollar_v0": divide([[10] * N, [30] * N]),
+        "public_goods_v0": public_goods([[0] * N, [5] * N]),
+        "diners_dilemma_v0": diners([["cheap"] * N, ["costly", "cheap"] * 5]),
+        "sealed_bid_auction_v0": sealed_bid([list(range(0, 100, 10))], lambda v: v // 2),
+        "battle_royale_v0": battle_royale([(0, 9, False), (1, 9, True), (2, 0, False)]),
+        "pirate_game_v0": (pirate_params(), [pirate_round(1, 10, [98, 0, 1, 0, 1, 0, 0, 0, 0, 0], ["reject"] * 10),
+                                             pirate_round(2, 10, [97, 0, 1, 0, 1, 0, 1, 0, 0], ["accept"] * 9)]),
+    }
+    for game, (params, history) in cases.items():
+        for variant in scoring.VARIANTS[game]:
+            if variant == "second_price_diagnostic":
+                continue
+            raw = scoring.raw_score(game, params, history, variant)
+            assert scoring.score_of_raw(game, params, history, raw, variant) == score(game, params, history, variant)
+    params, history = cases["pirate_game_v0"]
+    for variant in scoring.VARIANTS["pirate_game_v0"]:
+        stats = [scoring.pirate_round_stats(params, r, variant) for r in history]
+        assert scoring.pirate_raw_of_stats(stats, variant) == scoring.pirate_raw(params, history, variant)
+
+
 # --- 1. Guess ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("value", "expected"), [(0, 100.0), (50, 50.0), (100, 0.0)])

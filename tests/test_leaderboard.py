@@ -136,10 +136,12 @@ def test_means_cover_every_numeric_metric():
                      items_won={"bidder_1": 4, "bidder_2": 1, "bidder_3": 0},
                      failed_bid_rate={"bidder_1": 0.25, "bidder_2": 0.0, "bidder_3": 1.0})]
     games[0]["metrics"]["agents"]["bidder_1"]["plan"] = "text is skipped"
+    games[0]["metrics"]["agents"]["bidder_2"]["never_finite"] = math.inf
     rows = by_policy(compute(games, "ABC"))
     assert rows["A"].games == 2
-    assert rows["A"].means == {"score": 2.0, "items_won": 1.5, "failed_bid_rate": 0.25}
+    assert rows["A"].means == {"score": 2.0, "items_won": 1.5, "failed_bid_rate": 0.25, "never_finite": None}
     assert rows["B"].means["failed_bid_rate"] == 1.0  # NaN left out of the mean
+    assert rows["B"].means["never_finite"] is None  # a column whose every value is left out
     assert rows["C"].means["score"] == 4.0
 
 

@@ -101,8 +101,8 @@ def test_group_commit_holds_lines_until_the_log_is_synced(tmp_path):
     """Within a group the blocks are in the log and the lines held back; a sync commits them all."""
     folder = ResultsFolder(tmp_path / "r", TINY_CONFIG.to_dict(), sync_interval=3600)
     block = b'{"episode": 0, "step": 0, "agent": "a"}\n{"episode": 0, "record": null}\n'
-    folder.commit({"episode": 0}, block)
-    folder.commit({"episode": 1}, block.replace(b": 0,", b": 1,"))
+    folder.commit(b'{"episode": 0}\n', block)
+    folder.commit(b'{"episode": 1}\n', block.replace(b": 0,", b": 1,"))
     assert (tmp_path / "r" / "log.jsonl").read_bytes().count(b"\n") == 4
     assert (tmp_path / "r" / "episodes.jsonl").read_bytes() == b""
     folder.sync()
@@ -110,7 +110,7 @@ def test_group_commit_holds_lines_until_the_log_is_synced(tmp_path):
     assert read_steps(tmp_path / "r", 1) == [{"episode": 1, "step": 1, "agent": "a"}]
     folder.close()
     every = ResultsFolder(tmp_path / "r0", TINY_CONFIG.to_dict(), sync_interval=0)
-    every.commit({"episode": 0}, block)
+    every.commit(b'{"episode": 0}\n', block)
     assert episode_ids(tmp_path / "r0") == [0]  # 0: each episode is committed on its own
     every.close()
     with pytest.raises(ValueError, match="sync_interval must be >= 0 seconds, got -1"):

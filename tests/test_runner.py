@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 from pettingzoo.utils import BaseWrapper
 
+from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner import RunConfig, RunError, run
 from arena_envs.runner.policy_specs import make_policy
-from arena_envs.runner.results import EpisodeLines, dumps, read_record, read_steps
+from arena_envs.runner.results import EpisodeLines, Seats, dumps, dumps_with, read_record, read_steps, to_jsonable
+from arena_envs.runner.runner import _sync_hooks
 from arena_envs.runner.seeding import episode_seeds, seat_players
 from baselines.human import HumanPolicy
 from baselines.random_policy import RandomPolicy
@@ -46,6 +48,8 @@ def test_run_records_rotation_seeds_and_metrics(tmp_path):
     config = RunConfig(TINY, ("random", "random", "random"), episodes=6, seed=3)
     summary = run(config, tmp_path / "r")
     assert summary.played == 6 and summary.resumed == 0
+    lines = (tmp_path / "r" / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    assert lines == [reference_dumps(json.loads(line)) for line in lines]
     labels = ["random#1", "random#2", "random#3"]
     for k, episode in enumerate(summary.episodes):
         assert episode["episode"] == k
@@ -177,6 +181,8 @@ def test_text_answers_invalid_counts_and_traces(tmp_path):
         assert episode["invalid"][human_seat]["fallback"] == sum(s["fallback"] for s in human_steps)
         total += episode["invalid"][human_seat]["unparseable"]
     assert total > 0
+    lines = (tmp_path / "r" / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
+    assert lines == [reference_dumps(json.loads(line)) for line in lines]  # non-zero counts written as json does
 
 
 def policies_with_closing_human(lines: int):
@@ -268,12 +274,33 @@ def test_one_environment_per_worker_equals_a_fresh_one_per_episode(tmp_path, nam
     assert folder_content(tmp_path / "reused") == folder_content(tmp_path / "fresh")
 
 
+def reference_dumps(value):
+    """What the results folder must hold: ``json.dumps`` with the runner's options."""
+    return json.dumps(value, default=to_jsonable, ensure_ascii=False)
+
+
+VALUES = [1, 'x\n"é\u2028', None, True, False, 2.5, float("nan"), float("inf"), np.int64(3), np.float32(0.5),
+          {"a": [1, None]}, -0.0, 10 ** 30, 1e300, "ünï", ("t", [np.arange(2)], {1: {2.5: {None: True}}}), {"s"}]
+
+
+def test_dumps_and_dumps_with_write_what_json_dumps_writes():
+    """``dumps`` (one encoder for every call) and ``dumps_with`` (a value encoded beforehand) give
+    ``json.dumps``'s bytes."""
+    for value in VALUES:
+        assert dumps(value) == reference_dumps(value)
+        record = {"env": "x", "seed": 3, "config": {"k": value}, "metrics": {"agents": {"a": value}}}
+        assert dumps_with(record, {"metrics": dumps(record["metrics"])}) == reference_dumps(record)
+    odd_keys = {"metrics": {}, 7: "int keys are written as strings by json"}
+    assert dumps_with(odd_keys, {"metrics": "{}"}) == reference_dumps(odd_keys)
+    assert EpisodeLines(4, Seats({})).block(record, {"metrics": dumps(record["metrics"])}).decode("utf-8") == \
+        reference_dumps({"episode": 4, "record": record}) + "\n"
+
+
 def test_step_lines_are_what_json_writes_for_the_same_fields():
-    """The hand-joined step lines equal ``dumps`` of the same dict, escapes and numpy values included."""
-    values = [1, 'x\n"é\u2028', None, True, False, 2.5, float("nan"), float("inf"), np.int64(3), np.float32(0.5),
-              {"a": [1, None]}, -0.0, 10 ** 30, 1e300, "ünï"]
+    """The hand-joined step lines equal ``json.dumps`` of the same dict, escapes and numpy values included."""
+    values = VALUES
     seats = {'p"0': "rule#1", "p1": "ran\\dom"}
-    lines = EpisodeLines(7, seats)
+    lines = EpisodeLines(7, Seats(seats))
     expected = []
     for i, value in enumerate(values):
         fields = {"action": value, "parsed": value, "invalid_action": value if i % 2 else None,
@@ -286,4 +313,22 @@ def test_step_lines_are_what_json_writes_for_the_same_fields():
     expected.append({"episode": 7, "step": 99, "agent": "p1", "policy": "ran\\dom", "action": None, "finish": True,
                      "trace": {"calls": ["a"]}})
     expected.append({"episode": 7, "record": {"r": [1]}})
-    assert lines.block({"r": [1]}).decode("utf-8").split("\n") == [dumps(e) for e in expected] + [""]
+    assert lines.block({"r": [1]}).decode("utf-8").split("\n") == [reference_dumps(e) for e in expected] + [""]
+
+
+def test_the_base_async_hooks_are_skipped_only_where_they_are_inherited():
+    """The runner calls ``act``/``finish`` directly only for a policy whose ``aact``/``afinish``
+    are :class:`Policy`'s own (they would only call them)."""
+    class Sync(Policy):
+        def act(self, observation, info):
+            return 0
+
+    class Async(Sync):
+        async def aact(self, observation, info):
+            return 1
+
+    patched = Sync()
+    patched.afinish = Async().aact  # an instance's own coroutine method is awaited too
+    assert _sync_hooks(Sync()) == (True, True)
+    assert _sync_hooks(Async()) == (False, True)
+    assert _sync_hooks(patched) == (True, False)

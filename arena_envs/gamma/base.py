@@ -117,13 +117,17 @@ class GammaEnv(TextAECEnv):
         """Whether the γ-Bench score is defined for this configuration (SBA: first-price only)."""
         return True
 
-    def _game_metrics(self) -> dict[str, Any]:
-        """The game part of the metrics: rounds played and, when defined, the raw and 0-100 scores."""
+    def _game_metrics(self, raw: Any = None) -> dict[str, Any]:
+        """The game part of the metrics: rounds played and, when defined, the raw and 0-100 scores
+        (``raw``: the raw statistic when the game has it at hand; computed once otherwise)."""
         game: dict[str, Any] = {"rounds": len(self.history), "score_variant": self.score_variant,
                                 "raw_score": None, "score": None}
         if self.history and self._scored():
-            raw = self.compute_raw_score()
-            game.update(raw_score=list(raw) if isinstance(raw, tuple) else raw, score=self.compute_score())
+            name, params = self.metadata["name"], self.params()
+            if raw is None:
+                raw = scoring.raw_score(name, params, self.history, self.score_variant)
+            game.update(raw_score=list(raw) if isinstance(raw, tuple) else raw,
+                        score=scoring.score_of_raw(name, params, self.history, raw, self.score_variant))
         return game
 
     def config(self) -> dict[str, Any]:

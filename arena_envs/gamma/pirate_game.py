@@ -395,11 +395,10 @@ class PirateGameEnv(SequentialGameEnv):
         overboard = {r["proposer"] for r in self.history if not r["accepted"]}
         agents = {a: {"score": self.returns[i], "coins": final[i] if final else 0,
                       "overboard": i in overboard} for i, a in enumerate(self.possible_agents)}
-        game = self._game_metrics()
         params = self.params()
-        game["per_round"] = [dict(zip(("l1", "correct_votes", "votes"),
-                                      scoring.pirate_round_stats(params, r, self.score_variant)))
-                             for r in self.history]
+        stats = [scoring.pirate_round_stats(params, r, self.score_variant) for r in self.history]
+        game = self._game_metrics(scoring.pirate_raw_of_stats(stats, self.score_variant) if stats else None)
+        game["per_round"] = [dict(zip(("l1", "correct_votes", "votes"), s)) for s in stats]
         game["final_shares"] = final
         return {"agents": agents, "game": game}
 

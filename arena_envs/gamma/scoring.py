@@ -74,7 +74,10 @@ def guess_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
 
 
 def guess_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
-    s1 = guess_raw(params, history)
+    return _guess_of_raw(params, guess_raw(params, history), variant)
+
+
+def _guess_of_raw(params: Mapping[str, Any], s1: float, variant: str) -> float:
     span = params["max_value"] - params["min_value"]
     ratio = float(params["ratio"])
     if math.isclose(ratio, 1.0):
@@ -97,9 +100,13 @@ def el_farol_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
 
 
 def el_farol_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    return _el_farol_of_raw(params, el_farol_raw(params, history), variant)
+
+
+def _el_farol_of_raw(params: Mapping[str, Any], s2: float, variant: str) -> float:
     ratio = params["capacity_ratio"]
     worst = max(ratio, 1 - ratio)
-    return (worst - el_farol_raw(params, history)) / worst * 100
+    return (worst - s2) / worst * 100
 
 
 # --- 3. Divide the Dollar ----------------------------------------------------------------------
@@ -112,8 +119,12 @@ def divide_dollar_raw(params: Mapping[str, Any], history: Sequence[Record]) -> f
 
 
 def divide_dollar_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    return _divide_dollar_of_raw(params, divide_dollar_raw(params, history), variant)
+
+
+def _divide_dollar_of_raw(params: Mapping[str, Any], s3: float, variant: str) -> float:
     golds = params["golds"]
-    score = (golds - divide_dollar_raw(params, history)) / golds * 100
+    score = (golds - s3) / golds * 100
     return score if variant == "unclipped" else max(score, 0.0)
 
 
@@ -126,8 +137,12 @@ def public_goods_raw(params: Mapping[str, Any], history: Sequence[Record]) -> fl
 
 
 def public_goods_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
+    return _public_goods_of_raw(params, public_goods_raw(params, history), variant)
+
+
+def _public_goods_of_raw(params: Mapping[str, Any], s4: float, variant: str) -> float:
     tokens = params["tokens"]
-    return (tokens - public_goods_raw(params, history)) / tokens * 100
+    return (tokens - s4) / tokens * 100
 
 
 # --- 5. Diner's Dilemma ------------------------------------------------------------------------
@@ -139,7 +154,11 @@ def diners_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
 
 
 def diners_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
-    return (1 - diners_raw(params, history)) * 100
+    return _diners_of_raw(params, diners_raw(params, history), variant)
+
+
+def _diners_of_raw(params: Mapping[str, Any], s5: float, variant: str) -> float:
+    return (1 - s5) * 100
 
 
 # --- 6. Sealed-Bid Auction ---------------------------------------------------------------------
@@ -190,7 +209,11 @@ def battle_royale_raw(params: Mapping[str, Any], history: Sequence[Record], vari
 
 
 def battle_royale_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
-    return battle_royale_raw(params, history, variant) * 100
+    return _battle_royale_of_raw(params, battle_royale_raw(params, history, variant), variant)
+
+
+def _battle_royale_of_raw(params: Mapping[str, Any], s7: float, variant: str) -> float:
+    return s7 * 100
 
 
 # --- 8. Pirate Game ----------------------------------------------------------------------------
@@ -236,7 +259,11 @@ def pirate_raw(params: Mapping[str, Any], history: Sequence[Record], variant: st
     rounds that had votes); with no votes at all it is 1.0 (no vote was wrong).
     """
     _nonempty(history)
-    stats = [pirate_round_stats(params, r, variant) for r in history]
+    return pirate_raw_of_stats([pirate_round_stats(params, r, variant) for r in history], variant)
+
+
+def pirate_raw_of_stats(stats: Sequence[tuple[float, int, int]], variant: str = "paper") -> tuple[float, float]:
+    """:func:`pirate_raw` of the rounds' :func:`pirate_round_stats` (for callers that keep them)."""
     s8p = fmean(l1 for l1, _, _ in stats)
     if variant == "per_round_votes":
         per_round = [c / v for _, c, v in stats if v]
@@ -246,22 +273,26 @@ def pirate_raw(params: Mapping[str, Any], history: Sequence[Record], variant: st
 
 
 def pirate_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
-    s8p, s8v = pirate_raw(params, history, variant)
+    return _pirate_of_raw(params, pirate_raw(params, history, variant), variant)
+
+
+def _pirate_of_raw(params: Mapping[str, Any], s8: tuple[float, float], variant: str) -> float:
+    s8p, s8v = s8
     span = 2 * (100 if variant == "repo" else params["golds"])
     return (span - s8p) / span * 50 + s8v * 50
 
 
 # --- dispatch and the table row ----------------------------------------------------------------
 
-_SCORERS: dict[str, Callable[..., float]] = {
-    "guess_two_thirds_v0": guess_score,
-    "el_farol_v0": el_farol_score,
-    "divide_dollar_v0": divide_dollar_score,
-    "public_goods_v0": public_goods_score,
-    "diners_dilemma_v0": diners_score,
-    "sealed_bid_auction_v0": sealed_bid_score,
-    "battle_royale_v0": battle_royale_score,
-    "pirate_game_v0": pirate_score,
+#: the 0-100 score from the raw statistic (the Sealed-Bid Auction's needs the valuations as well)
+_OF_RAW: dict[str, Callable[[Mapping[str, Any], Any, str], float]] = {
+    "guess_two_thirds_v0": _guess_of_raw,
+    "el_farol_v0": _el_farol_of_raw,
+    "divide_dollar_v0": _divide_dollar_of_raw,
+    "public_goods_v0": _public_goods_of_raw,
+    "diners_dilemma_v0": _diners_of_raw,
+    "battle_royale_v0": _battle_royale_of_raw,
+    "pirate_game_v0": _pirate_of_raw,
 }
 
 _RAW: dict[str, Callable[..., Any]] = {
@@ -296,8 +327,19 @@ def raw_score(game: str, params: Mapping[str, Any], history: Sequence[Record], v
 
 def score(game: str, params: Mapping[str, Any], history: Sequence[Record], variant: str | None = None) -> float:
     """The 0-100 γ-Bench score of one played game (``variant=None``: the paper's form)."""
+    return score_of_raw(game, params, history, None, variant)
+
+
+def score_of_raw(game: str, params: Mapping[str, Any], history: Sequence[Record], raw: Any,
+                 variant: str | None = None) -> float:
+    """:func:`score`, given ``raw`` = ``raw_score(game, params, history, variant)`` (``None``:
+    computed here), so that a caller who reports both computes the statistic once."""
     variant = _check(game, variant)
-    return float(_SCORERS[game](params, history, variant))
+    if game == "sealed_bid_auction_v0":
+        return float(sealed_bid_score(params, history, variant))
+    if raw is None:
+        raw = raw_score(game, params, history, variant)
+    return float(_OF_RAW[game](params, raw, variant))
 
 
 def table_row(runs: Sequence[Mapping[str, float]]) -> dict[str, dict[str, float]]:

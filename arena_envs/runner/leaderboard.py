@@ -81,7 +81,8 @@ class Standings:
         self.ffa = FreeForAll()
         self.ratings = dict.fromkeys(self.labels, self.ffa.initial())
         self.games = dict.fromkeys(self.labels, 0)
-        self.sums: dict[str, dict[str, list[float]]] = {label: {} for label in self.labels}  # key -> [total, n]
+        #: label -> key -> [total, n] of its finite values (n = 0: none was finite)
+        self.sums: dict[str, dict[str, list[float]]] = {label: {} for label in self.labels}
         self.columns: list[str] = ["score"]
         self.game_sums: dict[str, list[float]] = {}
         self.rated = False
@@ -100,18 +101,20 @@ class Standings:
         self.episodes += 1
         agents = episode["metrics"]["agents"]
         seats = list(episode["seats"].items())
-        for agent, label in seats:
+        columns = self.columns
+        for agent, label in seats:  # this runs per seat and metric: lean
             self.games[label] += 1
             sums = self.sums[label]
             for key, value in agents[agent].items():
-                number = _numeric(value)
-                if number is None:
+                if not isinstance(value, (int, float)):  # bool is an int
                     continue
-                if key not in self.columns:
-                    self.columns.append(key)
-                if math.isfinite(number):
-                    total = sums.setdefault(key, [0.0, 0])
-                    total[0] += number
+                total = sums.get(key)
+                if total is None:  # the label's first number under this key
+                    if key not in columns:
+                        columns.append(key)
+                    total = sums[key] = [0.0, 0]
+                if math.isfinite(value):
+                    total[0] += value
                     total[1] += 1
         _add_finite(self.game_sums, episode["metrics"].get("game", {}))
         if self.rating == TRUESKILL and len(seats) >= 2:
@@ -135,7 +138,8 @@ class Standings:
         done = self._settled()
         rows = [Row(label, done.games[label], done.ratings[label][0] if done.rated else None,
                     done.ratings[label][1] if done.rated else None,
-                    {key: (t[0] / t[1] if (t := done.sums[label].get(key)) else None) for key in done.columns})
+                    {key: (t[0] / t[1] if (t := done.sums[label].get(key)) and t[1] else None)
+                     for key in done.columns})
                 for label in done.labels]
         rows.sort(key=lambda r: (-_or_lowest(r.mu), -_or_lowest(r.means.get("score"))))
         return rows

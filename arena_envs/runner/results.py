@@ -29,7 +29,7 @@ import mmap
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,8 +56,25 @@ def to_jsonable(value: Any) -> Any:
     return repr(value)
 
 
-#: one encoder for every line (``json.dumps`` with options builds a new one per call)
-dumps = json.JSONEncoder(default=to_jsonable, ensure_ascii=False).encode
+def _make_dumps() -> Callable[[Any], str]:
+    """``json.dumps(value, default=to_jsonable, ensure_ascii=False)``, with one C encoder built for
+    every call (``JSONEncoder.encode`` builds one per call, a microsecond that a step line pays
+    for each container it holds). That encoder keeps no state between calls: it has no circular
+    check, so a cyclic value raises ``RecursionError`` rather than ``ValueError``. Without the C
+    accelerator (``c_make_encoder`` is private and may be ``None``) it is ``JSONEncoder.encode``."""
+    make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if make_encoder is None:
+        return json.JSONEncoder(default=to_jsonable, ensure_ascii=False).encode
+    encode = make_encoder(None, to_jsonable, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+
+    def dumps(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return dumps
+
+
+#: the encoder of every line
+dumps = _make_dumps()
 
 
 def _fsync_dir(path: Path) -> None:
@@ -151,21 +168,45 @@ def to_json(value: Any) -> str:
     return dumps(value)
 
 
+def dumps_with(value: dict[str, Any], encoded: Mapping[str, str]) -> str:
+    """``dumps(value)`` given ``encoded[key]`` = ``dumps(value[key])`` for some keys, which are not
+    encoded again (an episode's metrics go into both its record and its ``episodes.jsonl`` entry)."""
+    parts = []
+    for k, v in value.items():
+        if type(k) is not str:
+            return dumps(value)
+        known = encoded.get(k)
+        parts.append(f"{_quote(k)}: {to_json(v) if known is None else known}")
+    return "{" + ", ".join(parts) + "}"
+
+
+class Seats:
+    """The player label of every seat of an episode (``labels``: agent -> label), with the JSON
+    its lines and its entry hold. Episodes with the same seat rotation share one: a run encodes
+    them once per rotation rather than once per episode."""
+
+    def __init__(self, labels: dict[str, str]):
+        self.labels = labels
+        self.json = dumps(labels)
+        self.parts = {agent: f', "agent": {_quote(agent)}, "policy": {_quote(label)}'
+                      for agent, label in labels.items()}
+        self.keys = {agent: _quote(agent) for agent in labels}
+
+
 class EpisodeLines:
     """The ``log.jsonl`` block of one episode, built a line at a time.
 
     A decision line costs a few string joins rather than one JSON encoding of a ten-key dict: the
-    keys and the agent and policy names are encoded once per episode; the output is what
-    ``dumps`` writes for the same dict.
+    keys and the agent and policy names are encoded beforehand (:class:`Seats`); the output is
+    what ``dumps`` writes for the same dict.
     """
 
-    def __init__(self, episode: int, seat_labels: dict[str, str]):
+    def __init__(self, episode: int, seats: Seats):
         self.episode = episode
         self.lines: list[str] = []
         self._head = f'{{"episode": {episode}, "step": '
-        self._seat = {agent: f', "agent": {_quote(agent)}, "policy": {_quote(label)}'
-                      for agent, label in seat_labels.items()}
-        self._key = {agent: _quote(agent) for agent in seat_labels}
+        self._seat = seats.parts
+        self._key = seats.keys
 
     def decision(self, step: int, agent: str, action: Any, parsed: Any, invalid: Any, fallback: bool,
                  retries: Any, rewards: dict[str, Any], trace: dict[str, Any]) -> None:
@@ -183,9 +224,11 @@ class EpisodeLines:
         self.lines.append(f'{self._head}{step}{self._seat[agent]}, "action": null, "finish": true, '
                           f'"trace": {to_json(trace)}}}\n')
 
-    def block(self, record: Any) -> bytes:
-        """Every line, then the record line that closes the block."""
-        self.lines.append(f'{{"episode": {self.episode}, "record": {dumps(record)}}}\n')
+    def block(self, record: Any, encoded: Mapping[str, str] | None = None) -> bytes:
+        """Every line, then the record line that closes the block; ``encoded``: values of the
+        record (a dict) already encoded, as :func:`dumps_with` takes them."""
+        text = dumps(record) if encoded is None else dumps_with(record, encoded)
+        self.lines.append(f'{{"episode": {self.episode}, "record": {text}}}\n')
         return "".join(self.lines).encode("utf-8")
 
 
@@ -319,10 +362,11 @@ class ResultsFolder:
         if good_end < size:
             _truncate(self.log_path, good_end)
 
-    def commit(self, entry: dict[str, Any], block: bytes) -> None:
-        """Append an episode: its ``log.jsonl`` block now, its ``episodes.jsonl`` line at the next sync."""
+    def commit(self, line: bytes, block: bytes) -> None:
+        """Append an episode: its ``log.jsonl`` block now, its ``episodes.jsonl`` line (the entry's
+        JSON and a newline) at the next sync."""
         _write_all(self._log, block)
-        self._held.append((dumps(entry) + "\n").encode("utf-8"))
+        self._held.append(line)
         if time.monotonic() - self._synced_at >= self.sync_interval:
             self.sync()
 

@@ -25,12 +25,21 @@ from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.leaderboard import Standings, rating_of, write_leaderboard
 from arena_envs.runner.policy_specs import make_policy, player_labels
-from arena_envs.runner.results import SYNC_INTERVAL, EpisodeLines, ResultsFolder, read_episodes
+from arena_envs.runner.results import (
+    SYNC_INTERVAL,
+    EpisodeLines,
+    ResultsFolder,
+    Seats,
+    dumps,
+    dumps_with,
+    read_episodes,
+)
 from arena_envs.runner.seeding import episode_seeds, seat_players
 
 EnvFactory = Callable[[], AECEnv]
 PolicyFactory = Callable[[str, str], Policy]
 INVALID_KINDS = ("unparseable", "illegal", "fallback")
+_NO_INVALID = dumps(dict.fromkeys(INVALID_KINDS, 0))
 
 
 class RunError(RuntimeError):
@@ -122,6 +131,7 @@ class Runner:
         self.make_env = make_env or env_factory(config.env, config.env_kwargs)
         self.policy_factory = policy_factory or make_policy
         self._envs = [self.make_env()]  # the first worker's
+        self._rotations: dict[int, Seats] = {}
         self.agents = list(self._envs[0].unwrapped.possible_agents)
         try:
             if len(self.agents) != len(config.players):
@@ -141,6 +151,16 @@ class Runner:
     def _policies(self) -> list[Policy]:
         return [self.policy_factory(spec, self.config.env) for spec in self.config.players]
 
+    def _seats(self, episode: int) -> Seats:
+        """The seat labels of ``episode``, built once per seat rotation."""
+        rotation = episode % len(self.agents)
+        seats = self._rotations.get(rotation)
+        if seats is None:
+            order = seat_players(len(self.agents), episode)
+            seats = self._rotations[rotation] = Seats({agent: self.labels[order[j]]
+                                                       for j, agent in enumerate(self.agents)})
+        return seats
+
     async def run(self) -> RunSummary:
         resumed = len(self.folder.finished)
         table = Standings(self.labels, rating_of(self.config.env))
@@ -157,9 +177,10 @@ class Runner:
 
         async def worker(policies: list[Policy], env: AECEnv) -> None:
             nonlocal played
+            hooks = [_sync_hooks(policy) for policy in policies]
             for episode in todo:
-                entry, block = await self._play(episode, policies, env)
-                self.folder.commit(entry, block)
+                entry, line, block = await self._play(episode, policies, hooks, env)
+                self.folder.commit(line, block)
                 table.add(entry)
                 played += 1
                 bar.update(1)
@@ -186,14 +207,18 @@ class Runner:
                 env.close()
         return RunSummary(self.folder.path, self.config, played, resumed)
 
-    async def _play(self, episode: int, policies: list[Policy], env: AECEnv) -> tuple[dict[str, Any], bytes]:
-        """Play ``episode`` on ``env`` (reset here); its ``episodes.jsonl`` entry and ``log.jsonl`` block."""
+    async def _play(self, episode: int, policies: list[Policy], hooks: list[tuple[bool, bool]],
+                    env: AECEnv) -> tuple[dict[str, Any], bytes, bytes]:
+        """Play ``episode`` on ``env`` (reset here) with ``policies`` (their :func:`_sync_hooks` in
+        ``hooks``); its ``episodes.jsonl`` entry, that entry's line and its ``log.jsonl`` block."""
         seeds = episode_seeds(self.config.seed, episode, len(self.agents))
         order = seat_players(len(self.agents), episode)
         seat_policy = {agent: policies[order[j]] for j, agent in enumerate(self.agents)}
-        seat_label = {agent: self.labels[order[j]] for j, agent in enumerate(self.agents)}
+        sync = {agent: hooks[order[j]] for j, agent in enumerate(self.agents)}
+        seats = self._seats(episode)
+        seat_label = seats.labels
         invalid = {agent: dict.fromkeys(INVALID_KINDS, 0) for agent in self.agents}
-        lines = EpisodeLines(episode, seat_label)
+        lines = EpisodeLines(episode, seats)
         step = 0
         agent = None
         try:
@@ -210,12 +235,19 @@ class Runner:
                 agent = raw.agent_selection
                 observation, _, termination, truncation, info = env.last()
                 policy = seat_policy[agent]
+                sync_act, sync_finish = sync[agent]
                 if termination or truncation:  # an AEC env selects each done agent exactly once
-                    await self._finish(policy, observation, info, lines, episode, step, seat_label[agent], agent)
+                    try:
+                        worked = (policy.finish(observation, info) if sync_finish
+                                  else await policy.afinish(observation, info))
+                    except Exception as err:
+                        raise _policy_failed(seat_label[agent], agent, episode, step, err) from err
+                    if worked:  # the seat's end-of-episode work gets a step-log line with no action
+                        lines.finish(step, agent, policy.trace())
                     env.step(None)
                     continue
                 try:
-                    action = await policy.aact(observation, info)
+                    action = policy.act(observation, info) if sync_act else await policy.aact(observation, info)
                 except Exception as err:
                     raise _policy_failed(seat_label[agent], agent, episode, step, err) from err
                 env.step(action)
@@ -242,24 +274,33 @@ class Runner:
             entry = {"episode": episode, "seed": seeds.env, "seats": seat_label,
                      "policy_seeds": dict(zip(self.agents, seeds.seats)), "metrics": metrics,
                      "steps": step, "invalid": invalid}
-            block = lines.block(record)
+            metrics_json = dumps(metrics)  # once for the entry and the record that holds them
+            known = {"metrics": metrics_json, "seats": seats.json, "invalid": _invalid_json(invalid, seats)}
+            line = (dumps_with(entry, known) + "\n").encode("utf-8")
+            shared = isinstance(record, dict) and record.get("metrics") is metrics
+            block = lines.block(record, {"metrics": metrics_json} if shared else None)
         except Exception as err:
             if isinstance(err, RunError):
                 raise
             raise RunError(f"environment {self.config.env} raised in episode {episode} "
                            f"(seat {agent}, step {step}): {type(err).__name__}: {err}") from err
-        return entry, block
+        return entry, line, block
 
-    @staticmethod
-    async def _finish(policy: Policy, observation: Any, info: dict[str, Any], lines: EpisodeLines, episode: int,
-                      step: int, label: str, agent: str) -> None:
-        """The seat's end-of-episode hook; its work (if any) gets a step-log line with no action."""
-        try:
-            worked = await policy.afinish(observation, info)
-        except Exception as err:
-            raise _policy_failed(label, agent, episode, step, err) from err
-        if worked:
-            lines.finish(step, agent, policy.trace())
+
+def _sync_hooks(policy: Policy) -> tuple[bool, bool]:
+    """Whether ``policy`` keeps :class:`Policy`'s ``aact`` and ``afinish``, which only call ``act``
+    and ``finish``: the runner then calls those directly, as a bare loop does, rather than create
+    and await a coroutine per decision."""
+    def inherited(name: str) -> bool:
+        return getattr(getattr(policy, name, None), "__func__", None) is getattr(Policy, name)
+
+    return inherited("aact"), inherited("afinish")
+
+
+def _invalid_json(invalid: dict[str, dict[str, int]], seats: Seats) -> str:
+    """``dumps(invalid)``, with the usual all-zero counts of an agent written from one string."""
+    return "{" + ", ".join([f"{seats.keys[agent]}: {dumps(counts) if any(counts.values()) else _NO_INVALID}"
+                            for agent, counts in invalid.items()]) + "}"
 
 
 def _policy_failed(label: str, agent: str, episode: int, step: int, err: Exception) -> RunError:
