@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from arena_envs.runner import RunConfig, run
-from arena_envs.runner.results import ResultsError, ResultsFolder, read_episodes, read_steps
+from arena_envs.runner.results import HELD_BYTES, ResultsError, ResultsFolder, read_episodes, read_steps
 from tests.results_helpers import folder_content as canonical
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,15 +98,20 @@ def test_a_log_that_lacks_a_committed_episode_is_corrupt(tmp_path):
 
 
 def test_group_commit_holds_lines_until_the_log_is_synced(tmp_path):
-    """Within a group the blocks are in the log and the lines held back; a sync commits them all."""
+    """Within a group the blocks and the lines are held back; a sync writes the blocks, then the lines.
+    Held blocks past ``HELD_BYTES`` go to the log early, their lines still held."""
     folder = ResultsFolder(tmp_path / "r", TINY_CONFIG.to_dict(), sync_interval=3600)
     block = b'{"episode": 0, "step": 0, "agent": "a"}\n{"episode": 0, "record": null}\n'
     folder.commit(b'{"episode": 0}\n', block)
     folder.commit(b'{"episode": 1}\n', block.replace(b": 0,", b": 1,"))
-    assert (tmp_path / "r" / "log.jsonl").read_bytes().count(b"\n") == 4
+    assert (tmp_path / "r" / "log.jsonl").read_bytes() == b""
+    assert (tmp_path / "r" / "episodes.jsonl").read_bytes() == b""
+    big = b'{"episode": 2, "record": "' + b"x" * HELD_BYTES + b'"}\n'
+    folder.commit(b'{"episode": 2}\n', big)
+    assert (tmp_path / "r" / "log.jsonl").read_bytes() == block + block.replace(b": 0,", b": 1,") + big
     assert (tmp_path / "r" / "episodes.jsonl").read_bytes() == b""
     folder.sync()
-    assert episode_ids(tmp_path / "r") == [0, 1]
+    assert episode_ids(tmp_path / "r") == [0, 1, 2]
     assert read_steps(tmp_path / "r", 1) == [{"episode": 1, "step": 1, "agent": "a"}]
     folder.close()
     every = ResultsFolder(tmp_path / "r0", TINY_CONFIG.to_dict(), sync_interval=0)

@@ -318,7 +318,7 @@ def test_step_lines_are_what_json_writes_for_the_same_fields():
 
 def test_the_base_async_hooks_are_skipped_only_where_they_are_inherited():
     """The runner calls ``act``/``finish`` directly only for a policy whose ``aact``/``afinish``
-    are :class:`Policy`'s own (they would only call them)."""
+    are :class:`Policy`'s own (they would only call them), and skips ``trace`` only where it is the base one."""
     class Sync(Policy):
         def act(self, observation, info):
             return 0
@@ -327,8 +327,13 @@ def test_the_base_async_hooks_are_skipped_only_where_they_are_inherited():
         async def aact(self, observation, info):
             return 1
 
+    class Traced(Sync):
+        def trace(self):
+            return {"why": "a reason"}
+
     patched = Sync()
     patched.afinish = Async().aact  # an instance's own coroutine method is awaited too
-    assert _sync_hooks(Sync()) == (True, True)
-    assert _sync_hooks(Async()) == (False, True)
-    assert _sync_hooks(patched) == (True, False)
+    assert _sync_hooks(Sync()) == (True, True, False)
+    assert _sync_hooks(Async()) == (False, True, False)
+    assert _sync_hooks(patched) == (True, False, False)
+    assert _sync_hooks(Traced()) == (True, True, True)

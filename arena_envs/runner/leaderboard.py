@@ -106,14 +106,15 @@ class Standings:
             self.games[label] += 1
             sums = self.sums[label]
             for key, value in agents[agent].items():
-                if not isinstance(value, (int, float)):  # bool is an int
+                kind = type(value)
+                if kind is not int and kind is not bool and not (kind is float or isinstance(value, (int, float))):
                     continue
                 total = sums.get(key)
                 if total is None:  # the label's first number under this key
                     if key not in columns:
                         columns.append(key)
                     total = sums[key] = [0.0, 0]
-                if math.isfinite(value):
+                if kind is int or kind is bool or math.isfinite(value):
                     total[0] += value
                     total[1] += 1
         _add_finite(self.game_sums, episode["metrics"].get("game", {}))

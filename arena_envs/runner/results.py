@@ -11,10 +11,12 @@ Every line of ``log.jsonl`` starts with ``{"episode": K, `` (readers pick an epi
 without parsing the others); a block ends with ``{"episode": K, "record": ...}`` (the
 environment's ``episode_record()``, or null). :class:`EpisodeLines` writes them.
 
-Commit protocol (group commit). When an episode ends, its block is appended to ``log.jsonl`` in one
-``write`` and its ``episodes.jsonl`` line is held back. At most every ``sync_interval`` seconds
-(and when the run ends or stops), ``log.jsonl`` is fsynced, then the held lines are appended to
-``episodes.jsonl`` in one ``write`` and fsynced: two fsyncs per group instead of five per episode.
+Commit protocol (group commit). When an episode ends, its block and its ``episodes.jsonl`` line are
+held back (blocks are written to ``log.jsonl`` early, without a sync, once they hold
+``HELD_BYTES``). At most every ``sync_interval`` seconds (and when the run ends or stops), the held
+blocks are appended to ``log.jsonl`` in one ``write`` and fsynced, then the held lines are appended
+to ``episodes.jsonl`` in one ``write`` and fsynced: two writes and two fsyncs per group instead of
+five fsyncs per episode.
 So an episode's line is never durable before its block, and blocks of episodes without a line are
 always the tail of ``log.jsonl``. After a ``kill -9`` or a power loss at any moment, resuming cuts
 a torn last line of ``episodes.jsonl`` and the tail of ``log.jsonl`` after the last committed
@@ -38,6 +40,7 @@ import numpy as np
 
 FORMAT = 2
 SYNC_INTERVAL = 0.2  # seconds between group commits
+HELD_BYTES = 1 << 20  # held log blocks written (not synced) beyond this size
 _LINE_START = re.compile(rb'\{"episode": (\d+), ("record": )?')
 
 
@@ -47,10 +50,10 @@ class ResultsError(ValueError):
 
 def to_jsonable(value: Any) -> Any:
     """``json.dumps`` fallback: numpy scalars and arrays become Python values, anything else its repr."""
+    if isinstance(value, np.ndarray):  # the usual case: an action of a Box or MultiDiscrete space
+        return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=repr)
     return repr(value)
@@ -209,14 +212,18 @@ class EpisodeLines:
         self._key = seats.keys
 
     def decision(self, step: int, agent: str, action: Any, parsed: Any, invalid: Any, fallback: bool,
-                 retries: Any, rewards: dict[str, Any], trace: dict[str, Any]) -> None:
+                 retries: Any, rewards: dict[str, Any], trace: dict[str, Any] | None) -> None:
         """A decision's line; of ``rewards`` only the non-zero ones are written (a ten-seat game
         would otherwise write ten zeros a step)."""
-        key = self._key
-        rewards_json = ", ".join([f"{key.get(a) or _quote(a)}: {to_json(r)}" for a, r in rewards.items() if r])
+        if any(rewards.values()):
+            key = self._key
+            rewards_json = ", ".join([f"{key.get(a) or _quote(a)}: {to_json(r)}" for a, r in rewards.items() if r])
+        else:
+            rewards_json = ""
         self.lines.append(
             f'{self._head}{step}{self._seat[agent]}, "action": {to_json(action)}, "parsed": {to_json(parsed)}, '
-            f'"invalid_action": {to_json(invalid)}, "fallback": {to_json(fallback)}, "retries": {to_json(retries)}, '
+            f'"invalid_action": {"null" if invalid is None else to_json(invalid)}, '
+            f'"fallback": {"true" if fallback else "false"}, "retries": {to_json(retries)}, '
             f'"rewards": {{{rewards_json}}}, "trace": {to_json(trace) if trace else "{}"}}}\n')
 
     def finish(self, step: int, agent: str, trace: dict[str, Any]) -> None:
@@ -329,7 +336,9 @@ class ResultsFolder:
         self._repair_log()
         self._log = os.open(self.log_path, os.O_WRONLY | os.O_APPEND)
         self._episodes = os.open(self.episodes_path, os.O_WRONLY | os.O_APPEND)
-        self._held: list[bytes] = []
+        self._held: list[bytes] = []  # episodes.jsonl lines of the group
+        self._blocks: list[bytes] = []  # log.jsonl blocks of the group not written yet
+        self._block_bytes = 0
         self._synced_at = time.monotonic()
 
     def _mismatch(self, stored: dict[str, Any]) -> str:
@@ -363,16 +372,26 @@ class ResultsFolder:
             _truncate(self.log_path, good_end)
 
     def commit(self, line: bytes, block: bytes) -> None:
-        """Append an episode: its ``log.jsonl`` block now, its ``episodes.jsonl`` line (the entry's
-        JSON and a newline) at the next sync."""
-        _write_all(self._log, block)
+        """Append an episode: its ``log.jsonl`` block and its ``episodes.jsonl`` line (the entry's
+        JSON and a newline) at the next sync (the block earlier when the held blocks are large)."""
+        self._blocks.append(block)
+        self._block_bytes += len(block)
         self._held.append(line)
         if time.monotonic() - self._synced_at >= self.sync_interval:
             self.sync()
+        elif self._block_bytes >= HELD_BYTES:
+            self._write_blocks()
+
+    def _write_blocks(self) -> None:
+        _write_all(self._log, b"".join(self._blocks))
+        self._blocks.clear()
+        self._block_bytes = 0
 
     def sync(self) -> None:
-        """Commit every appended episode: fsync the log, then append and fsync their lines."""
+        """Commit every appended episode: append the held blocks and fsync the log, then append and
+        fsync their lines."""
         if self._held:
+            self._write_blocks()
             os.fsync(self._log)
             _write_all(self._episodes, b"".join(self._held))
             os.fsync(self._episodes)

@@ -207,7 +207,7 @@ class Runner:
                 env.close()
         return RunSummary(self.folder.path, self.config, played, resumed)
 
-    async def _play(self, episode: int, policies: list[Policy], hooks: list[tuple[bool, bool]],
+    async def _play(self, episode: int, policies: list[Policy], hooks: list[tuple[bool, bool, bool]],
                     env: AECEnv) -> tuple[dict[str, Any], bytes, bytes]:
         """Play ``episode`` on ``env`` (reset here) with ``policies`` (their :func:`_sync_hooks` in
         ``hooks``); its ``episodes.jsonl`` entry, that entry's line and its ``log.jsonl`` block."""
@@ -235,7 +235,7 @@ class Runner:
                 agent = raw.agent_selection
                 observation, _, termination, truncation, info = env.last()
                 policy = seat_policy[agent]
-                sync_act, sync_finish = sync[agent]
+                sync_act, sync_finish, traced = sync[agent]
                 if termination or truncation:  # an AEC env selects each done agent exactly once
                     try:
                         worked = (policy.finish(observation, info) if sync_finish
@@ -262,7 +262,7 @@ class Runner:
                 if fallback:
                     invalid[agent]["fallback"] += 1
                 lines.decision(step, agent, action, getattr(raw, "last_move", None), bad, fallback,
-                               after.get("retries"), raw.rewards, policy.trace())
+                               after.get("retries"), raw.rewards, policy.trace() if traced else None)
                 step += 1
             record = raw.episode_record() if hasattr(raw, "episode_record") else None
             if returns is not None:
@@ -287,14 +287,15 @@ class Runner:
         return entry, line, block
 
 
-def _sync_hooks(policy: Policy) -> tuple[bool, bool]:
+def _sync_hooks(policy: Policy) -> tuple[bool, bool, bool]:
     """Whether ``policy`` keeps :class:`Policy`'s ``aact`` and ``afinish``, which only call ``act``
-    and ``finish``: the runner then calls those directly, as a bare loop does, rather than create
-    and await a coroutine per decision."""
+    and ``finish`` (the runner then calls those directly, as a bare loop does, rather than create
+    and await a coroutine per decision), and whether it has its own ``trace`` (the base one has
+    nothing to say, so the runner does not ask it at every decision)."""
     def inherited(name: str) -> bool:
         return getattr(getattr(policy, name, None), "__func__", None) is getattr(Policy, name)
 
-    return inherited("aact"), inherited("afinish")
+    return inherited("aact"), inherited("afinish"), not inherited("trace")
 
 
 def _invalid_json(invalid: dict[str, dict[str, int]], seats: Seats) -> str:
