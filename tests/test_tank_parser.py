@@ -2,8 +2,6 @@
 (§4.5) and the guided-decoding constraint; spec §8 facts 30-33."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,40 +18,10 @@ from arena_envs.tank_battle.parser import (
     target_valid,
 )
 from arena_envs.tank_battle.stages import STAGES, stage_config
-from arena_envs.tank_battle.world import Base, Tank
+from tests.tank_talk_helpers import SidesWorld, tanks
 
 S1, S2, S3, S4, S5, S6, S7 = (stage_config(k) for k in range(1, 8))
 S5_NO_COOP = stage_config(5, "no_coop")
-
-
-@dataclass
-class SidesWorld:
-    """The World's side queries over a fixed set of tanks and bases (``team[id]``; NPCs have none;
-    ``owner[base]``: the owning team, -1 the NPC faction, None a navigation goal)."""
-
-    tanks: list[Tank]
-    team: dict[int, int]
-    owner: dict[int, int | None] = field(default_factory=dict)
-
-    def team_of(self, tank_id: int) -> int:
-        return self.team.get(tank_id, -1)
-
-    def enemy_tanks(self, player: int) -> list[Tank]:
-        npcs = [t for t in self.tanks if t.is_npc]
-        return npcs + [t for t in self.tanks if not t.is_npc and self.team[t.id] != self.team[player]]
-
-    def teammates(self, player: int) -> list[Tank]:
-        return [t for t in self.tanks if not t.is_npc and t.id != player and self.team[t.id] == self.team[player]]
-
-    def enemy_bases(self, player: int) -> list[Base]:
-        return [Base(b, 0, 0) for b, team in self.owner.items() if team != self.team[player]]
-
-    def own_bases(self, player: int) -> list[Base]:
-        return [Base(b, 0, 0) for b, team in self.owner.items() if team == self.team[player]]
-
-
-def tanks(*ids: int) -> list[Tank]:
-    return [Tank(i, 32 * (i % 10), 0, "up", 1 if i >= 10 else 5) for i in ids]
 
 
 # stage 3: tanks 0 and 1 one team, NPC 10, base 100 theirs, 101 the NPC faction's
