@@ -26,7 +26,7 @@ def frame_rate(stage_number: int = 7, rounds: int = 300, seed: int = 0) -> float
     stage = stage_config(stage_number)
     rng = np.random.default_rng(seed)
     game_map = apply_layout(load_map(stage.map_name), stage_number, 1, stage.n_players, rng)
-    info = FrameInfo(npc_spawns=game_map.npc_spawns, messages=[(0, 3, "cover the left flank"), (3, 0, "Agree")])
+    info = FrameInfo(messages=[(0, 3, "cover the left flank"), (3, 0, "Agree")])
     world = World(game_map, stage, rng)
     spent = 0.0
     for _ in range(rounds):

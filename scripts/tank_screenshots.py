@@ -34,7 +34,7 @@ def main(out: Path = OUT) -> list[Path]:
         game_map = apply_layout(load_map(stage.map_name), k, 0, stage.n_players, rng)
         world = World(game_map, stage, rng)
         path = out / f"tank_stage{k}.png"
-        pygame.image.save(draw_frame(world, stage, FrameInfo(npc_spawns=game_map.npc_spawns)), str(path))
+        pygame.image.save(draw_frame(world, stage, FrameInfo()), str(path))
         written.append(path)
     return written
 

@@ -2,12 +2,13 @@
 
 pygame is imported only inside the functions that draw, so ``import arena_envs`` stays light. What
 does not change from frame to frame is drawn once and cached per process: the fonts, the frame
-and panel background, the rendered panel lines, and the terrain layer (bricks, steel, water),
-which is rebuilt from the NumPy arrays only when a brick piece has gone.
+and panel background, the rendered panel lines, and the terrain layer (bricks, steel, water): it is
+built from the NumPy arrays once per map, and after that only the brick pieces that changed since
+the last frame are redrawn (a shot removes at most four).
 
 The world is read through its interface (:mod:`arena_envs.tank_battle.world`); what the panel shows
-beyond it (scores, targets, the cooperation messages, the blink phase of frozen tanks, the NPC
-spawn points of the map) comes in a :class:`FrameInfo` built by the environment.
+beyond it (scores, targets, the cooperation messages, the blink phase of frozen tanks) comes in a
+:class:`FrameInfo` built by the environment.
 """
 from __future__ import annotations
 
@@ -66,16 +67,12 @@ MAX_MESSAGES = 6  # cooperation messages shown at the bottom of the panel
 class FrameInfo:
     """What the side panel shows beyond the world: each player's score and declared target (by
     player id; missing ones show 0 and -1), the last cooperation messages ``(src, dst, text)``
-    oldest first, the NPC spawn points of the map (``GameMap.npc_spawns``), how many NPCs the game
-    holds in all (None: the stage's), and the blink phase: a frozen tank gets its cyan overlay
-    only when ``blink_on`` (the environment alternates it in ``human`` mode, keeps it in
-    ``rgb_array``)."""
+    oldest first, and the blink phase: a frozen tank gets its cyan overlay only when ``blink_on``
+    (the environment alternates it in ``human`` mode and keeps it on in ``rgb_array``)."""
 
     scores: Mapping[int, float] = field(default_factory=dict)
     targets: Mapping[int, int] = field(default_factory=dict)
     messages: Sequence[tuple[int, int, str]] = ()
-    npc_spawns: Sequence[tuple[int, int]] = ()
-    npc_total: int | None = None
     blink_on: bool = True
 
 
@@ -106,7 +103,6 @@ def player_line(world: World, player_id: int, info: FrameInfo) -> str:
 
 def panel_lines(world: World, stage: Stage, info: FrameInfo) -> list[tuple[str, tuple[int, int, int]]]:
     """The side panel's text, one ``(line, colour)`` per row, top to bottom."""
-    npc_total = stage.npc_total if info.npc_total is None else info.npc_total
     npcs_in_area = sum(tank.is_npc for tank in world.tanks)
     title = f"Stage {stage.number}" if stage.number else "Custom map"
     lines: list[tuple[str, tuple[int, int, int]]] = [("TANK BATTLE", TEXT), (title, TEXT)]
@@ -114,7 +110,7 @@ def panel_lines(world: World, stage: Stage, info: FrameInfo) -> list[tuple[str, 
     lines += [("", TEXT),
               (f"Round {world.rounds_played} / {stage.rounds}", TEXT),
               (f"Time left {world.time_left}", TEXT),
-              (f"NPCs left {max(npc_total - world.npc_spawned, 0)}", TEXT),
+              (f"NPCs left {max(world.npc_total - world.npc_spawned, 0)}", TEXT),
               (f"NPCs in area {npcs_in_area}", TEXT),
               ("", TEXT)]
     for pid in sorted(world.players):
@@ -142,24 +138,28 @@ class _Cache:
 
         if not pygame.font.get_init():
             pygame.font.init()
-        self.font = pygame.font.Font(pygame.font.match_font(FONT_NAMES) or pygame.font.get_default_font(),
-                                     FONT_SIZE)
-        self.id_font = pygame.font.Font(pygame.font.match_font(FONT_NAMES) or pygame.font.get_default_font(), 14)
+        mono = pygame.font.match_font(FONT_NAMES) or pygame.font.get_default_font()
+        self.font = pygame.font.Font(mono, FONT_SIZE)
+        self.id_font = pygame.font.Font(mono, 14)
         self.id_font.set_bold(True)
-        self.letter_font = pygame.font.Font(pygame.font.match_font(FONT_NAMES) or pygame.font.get_default_font(), 20)
+        self.letter_font = pygame.font.Font(mono, 20)
         self.letter_font.set_bold(True)
         self.background = pygame.Surface((WIDTH, HEIGHT))
         self.background.fill(FRAME_COLOUR)
         self.background.fill(FIELD_COLOUR, (*OFFSET, FIELD, FIELD))
         self.texts: dict[tuple[str, tuple[int, int, int], int], pygame.Surface] = {}
         self.terrain = pygame.Surface((FIELD, FIELD))
-        self.terrain_key: tuple[bytes, bytes, bytes] | None = None
+        self.drawn_bricks: np.ndarray | None = None  # the bricks the terrain layer shows
+        self.drawn_tiles: bytes | None = None  # and its steel and water
         self.frozen = pygame.Surface((TILE, TILE), pygame.SRCALPHA)
         self.frozen.fill((*FROZEN, FROZEN_ALPHA))
         piece = np.empty((PIECE, PIECE, 3), dtype=np.uint8)
         piece[:] = BRICK_EDGE
         piece[1:-1, 1:-1] = BRICK
         self.brick_pattern = np.tile(piece, (FIELD // PIECE, FIELD // PIECE, 1))
+        self.piece = pygame.Surface((PIECE, PIECE))
+        self.piece.fill(BRICK_EDGE)
+        self.piece.fill(BRICK, (1, 1, PIECE - 2, PIECE - 2))
 
     def text(self, line: str, colour: tuple[int, int, int], kind: int = 0) -> pygame.Surface:
         """``line`` rendered once (kind 0: panel font, 1: tank ids, 2: base letters)."""
@@ -173,18 +173,27 @@ class _Cache:
         return surface
 
     def terrain_surface(self, bricks: np.ndarray, steel: np.ndarray, water: np.ndarray) -> pygame.Surface:
-        """The field's bricks, steel and water, rebuilt only when one of them changed."""
-        key = (bricks.tobytes(), steel.tobytes(), water.tobytes())
-        if key != self.terrain_key:
-            import pygame
+        """The field's bricks, steel and water: drawn whole for a new map, else only the brick
+        pieces that changed since the last call."""
+        import pygame
 
-            rgb = np.zeros((FIELD, FIELD, 3), dtype=np.uint8)  # (y, x, colour)
-            mask = np.repeat(np.repeat(bricks, PIECE, axis=0), PIECE, axis=1)
-            rgb[mask] = self.brick_pattern[mask]
+        tiles = steel.tobytes() + water.tobytes()
+        changed = None if self.drawn_bricks is None else np.argwhere(bricks != self.drawn_bricks)
+        if tiles != self.drawn_tiles or changed is None or len(changed) > 64:  # another map
+            rgb = np.where(np.repeat(np.repeat(bricks, PIECE, axis=0), PIECE, axis=1)[:, :, None],
+                           self.brick_pattern, np.uint8(0))  # (y, x, colour)
             rgb[np.repeat(np.repeat(steel, TILE, axis=0), TILE, axis=1)] = STEEL
             rgb[np.repeat(np.repeat(water, TILE, axis=0), TILE, axis=1)] = WATER
             pygame.surfarray.blit_array(self.terrain, rgb.transpose(1, 0, 2))
-            self.terrain_key = key
+            self.drawn_tiles = tiles
+        else:
+            for row, col in changed:
+                spot = (int(col) * PIECE, int(row) * PIECE)
+                if bricks[row, col]:
+                    self.terrain.blit(self.piece, spot)
+                else:
+                    self.terrain.fill(FIELD_COLOUR, (*spot, PIECE, PIECE))
+        self.drawn_bricks = bricks.copy()
         return self.terrain
 
 
@@ -192,8 +201,11 @@ _cache: _Cache | None = None
 
 
 def _get_cache() -> _Cache:
+    """The drawing cache, made again after ``pygame.quit()`` (which invalidates its fonts)."""
+    import pygame
+
     global _cache
-    if _cache is None:
+    if _cache is None or not pygame.font.get_init():
         _cache = _Cache()
     return _cache
 
@@ -222,7 +234,7 @@ def draw_frame(world: World, stage: Stage, info: FrameInfo | None = None) -> pyg
     frame.blit(cache.background, (0, 0))
     ox, oy = OFFSET
     frame.blit(cache.terrain_surface(world.bricks, world.steel, world.water), OFFSET)
-    for x, y in info.npc_spawns:
+    for x, y in world.npc_spawns:
         pygame.draw.rect(frame, SPAWN_OUTLINE, (ox + x, oy + y, TILE, TILE), 1)
     for base in world.bases.values():
         owner = world.base_owner_team(base.id)
