@@ -15,12 +15,18 @@ player tank ever, by id, dead ones with ``alive=False``), ``World.bullets``, ``W
 (living bases by id), ``World.bricks``/``steel``/``water``, ``tick_mod``, ``time_left``,
 ``rounds_played``, ``npc_spawned``, ``over``, ``ended_by``, ``win_state``, ``events``; the
 methods below.
+
+Speed: the per-tick loop works on plain ints. Besides the numpy arrays (kept in sync for readers),
+the world keeps bit masks as Python ints: one per row of brick pieces and per column of brick
+pieces (for the 8-px tests of bullets and of :meth:`World.touching`), one per row of 16-px cells for
+walls and for bases (a tank's obstacle box is aligned to 16 px, so one cell test per row finds
+whether it overlaps anything), and one per tile row for steel and for water.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 
@@ -43,6 +49,15 @@ NPC_HEALTH = 1
 ROUND_TICKS = 17
 TICK_WRAP = 300
 FIRST_NPC_ID = 10
+BULLET_SPEED = 8
+MAX_XY = FIELD - TANK  # a tank's x and y stay in [0, MAX_XY]
+#: internal points of the reference server (spec §2.15)
+BASE_POINTS, NPC_POINTS, AGENT_HIT_POINTS = 200, 5, 10
+#: why a game ended (``World.ended_by``)
+EndReason = Literal["timeout", "no_players", "no_bases", "touch", "last_base"]
+
+_STEP: dict[str, tuple[int, int]] = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
+_VERTICAL = {"up": True, "down": True, "left": False, "right": False}
 
 
 @dataclass
@@ -103,6 +118,25 @@ class RoundReport:
     ticks: int = 0
 
 
+def _overlap(ax: int, ay: int, asize: int, bx: int, by: int, bsize: int) -> bool:
+    """pygame's ``colliderect`` for two squares: sharing an edge is not overlapping."""
+    return ax < bx + bsize and bx < ax + asize and ay < by + bsize and by < ay + asize
+
+
+def _bits(mask: int) -> list[int]:
+    """The indices of the set bits of ``mask``, lowest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _snap16(v: int) -> int:
+    return round(v / 16) * 16  # Python's round: half to even (spec §2.8)
+
+
 class World:
     """The whole game state of one episode and its rules.
 
@@ -115,37 +149,160 @@ class World:
     def __init__(self, game_map: GameMap, stage: Stage, rng: np.random.Generator, *, npc_total: int | None = None,
                  npc_max_alive: int = 5, npc_spawn_base_prob: float = 0.6, npc_act_prob: float = 0.4,
                  full_last_round: bool = False):
-        raise NotImplementedError
+        missing = [p for p in range(stage.n_players) if p not in game_map.players]
+        if missing:
+            raise ValueError(f"map {game_map.name!r} has no spawn for player(s) {missing}; "
+                             f"it spawns players {sorted(game_map.players)}")
+        self.map = game_map
+        self.stage = stage
+        self.mode = stage.mode
+        self.team_count = stage.team_count
+        self.rng = rng
+        self.npc_total = stage.npc_total if npc_total is None else npc_total
+        self.npc_max_alive = npc_max_alive
+        self.npc_spawn_base_prob = npc_spawn_base_prob
+        self.npc_act_prob = npc_act_prob
+        self.full_last_round = full_last_round
+        self.bricks = game_map.bricks.copy()
+        self.steel = game_map.steel.copy()
+        self.water = game_map.water.copy()
+        self.players: dict[int, Tank] = {
+            p: Tank(p, x, y, "up", PLAYER_HEALTH, prev_x=x, prev_y=y)
+            for p, (x, y) in sorted(game_map.players.items()) if p < stage.n_players}
+        self.tanks: list[Tank] = list(self.players.values())
+        self.bullets: list[Bullet] = []
+        self.bases: dict[int, Base] = {b: Base(b, x, y) for b, (x, y) in game_map.bases.items()}
+        self.npc_spawns: tuple[tuple[int, int], ...] = game_map.npc_spawns
+        self.tick_mod = 0
+        self.time_left = stage.rounds
+        self.rounds_played = 0
+        self.npc_spawned = 0
+        self.over = False
+        self.ended_by: EndReason | None = None
+        self.win_state: dict[int, int | None] = dict.fromkeys(self.players)
+        self.events: dict[int, Events] = {p: Events() for p in self.players}
+        self.points: dict[int, int] = dict.fromkeys(self.players, 0)  # internal points (spec §2.15)
+        self.touched_base = False  # navigation: a player touched the goal
+        self._report = RoundReport()
+        self._build_masks()
+
+    # ---------------------------------------------------------------- masks
+    def _build_masks(self) -> None:
+        bricks = self.bricks
+        self._piece_rows = [int(sum(1 << int(c) for c in np.flatnonzero(bricks[r]))) for r in range(64)]
+        self._piece_cols = [int(sum(1 << int(r) for r in np.flatnonzero(bricks[:, c]))) for c in range(64)]
+        self._steel_rows = [int(sum(1 << int(c) for c in np.flatnonzero(self.steel[r]))) for r in range(16)]
+        self._water_rows = [int(sum(1 << int(c) for c in np.flatnonzero(self.water[r]))) for r in range(16)]
+        # 16-px cells, two padding rows below the field (tank boxes may reach row 32 before clamping)
+        self._brick_cells = [0] * 34
+        self._wall_cells = [0] * 34
+        self._base_cells = [0] * 34
+        self._blocked_cells = [0] * 34  # walls or bases: what stops a tank
+        self._version = 0  # counts obstacle removals (the free ranges of _tanks_vs_obstacles)
+        self._free: dict[int, tuple[str, int, int, int, int] | None] = {}
+        self._slack = 0  # see _tanks_vs_tanks
+        self._maybe_over = True  # an end condition may hold: a tank died, a base fell, a base was touched
+        for r in range(32):
+            self._refresh_brick_cells(r)
+        for base in self.bases.values():
+            self._mark_base(base, True)
+
+    def _refresh_brick_cells(self, cell_row: int) -> None:
+        """Recompute the brick bits of one row of 16-px cells from the piece rows."""
+        pieces = self._piece_rows[2 * cell_row] | self._piece_rows[2 * cell_row + 1]
+        cells = 0
+        for c in range(32):
+            if pieces >> (2 * c) & 3:
+                cells |= 1 << c
+        solid = 0
+        tile_row = cell_row >> 1
+        for c in _bits(self._steel_rows[tile_row] | self._water_rows[tile_row]):
+            solid |= 3 << (2 * c)
+        self._brick_cells[cell_row] = cells
+        self._wall_cells[cell_row] = cells | solid
+        self._blocked_cells[cell_row] = cells | solid | self._base_cells[cell_row]
+        self._version += 1
+
+    def _mark_base(self, base: Base, present: bool) -> None:
+        bits = 3 << (base.x >> 4)
+        for cr in (base.y >> 4, (base.y >> 4) + 1):
+            if present:
+                self._base_cells[cr] |= bits
+            else:
+                self._base_cells[cr] &= ~bits
+            self._blocked_cells[cr] = self._wall_cells[cr] | self._base_cells[cr]
+        self._version += 1
+
+    def _remove_piece(self, pr: int, pc: int) -> None:
+        self.bricks[pr, pc] = False
+        self._piece_rows[pr] &= ~(1 << pc)
+        self._piece_cols[pc] &= ~(1 << pr)
+        cr, cc = pr >> 1, pc >> 1
+        if not (self._piece_rows[2 * cr] | self._piece_rows[2 * cr + 1]) >> (2 * cc) & 3:
+            self._brick_cells[cr] &= ~(1 << cc)
+            self._wall_cells[cr] &= ~(1 << cc)
+            self._blocked_cells[cr] = self._wall_cells[cr] | self._base_cells[cr]
+        self._version += 1
 
     # ---------------------------------------------------------------- sides
     def team_of(self, tank_id: int) -> int:
         """The team of a player (-1 for NPCs): 0 in navigation and co-op modes, the id in free-for-all,
         id mod team_count in team battle."""
-        raise NotImplementedError
+        if tank_id >= FIRST_NPC_ID:
+            return -1
+        if self.mode == "ffa":
+            return tank_id
+        if self.mode == "teams":
+            return tank_id % self.team_count
+        return 0
 
     def base_owner_team(self, base_id: int) -> int | None:
         """The team owning a base (None: the navigation goal; -1: the NPC faction in co-op mode)."""
-        raise NotImplementedError
+        index = base_id - 100
+        if self.mode == "navigation":
+            return None
+        if self.mode == "coop_vs_npc":
+            return 0 if index == 0 else -1
+        if self.mode == "ffa":
+            return index
+        return index % self.team_count
 
     def is_enemy_tank(self, player: int, other: int) -> bool:
-        """NPCs are every player's enemies; players of other teams too."""
-        raise NotImplementedError
+        """NPCs are every player's enemies; players of other teams too (an NPC's enemies: the players)."""
+        if other >= FIRST_NPC_ID:
+            return player < FIRST_NPC_ID
+        if player >= FIRST_NPC_ID:
+            return True
+        return other != player and self.team_of(other) != self.team_of(player)
 
     def enemy_tanks(self, player: int) -> list[Tank]:
         """Living enemy tanks of ``player``: NPCs in spawn order, then enemy players by id."""
-        raise NotImplementedError
+        npcs = [t for t in self.tanks if t.id >= FIRST_NPC_ID]
+        return npcs + [t for t in self.tanks if t.id < FIRST_NPC_ID and self.is_enemy_tank(player, t.id)]
 
     def teammates(self, player: int) -> list[Tank]:
         """Living player tanks of ``player``'s team other than itself, by id (none in ffa/navigation)."""
-        raise NotImplementedError
+        if self.mode in ("ffa", "navigation"):
+            return []
+        team = self.team_of(player)
+        return [t for t in self.tanks if t.id < FIRST_NPC_ID and t.id != player and self.team_of(t.id) == team]
 
     def own_bases(self, player: int) -> list[Base]:
         """Living bases of ``player``'s side (none in navigation mode)."""
-        raise NotImplementedError
+        team = self.team_of(player)
+        return [b for b in self.bases.values() if self.base_owner_team(b.id) == team]
 
     def enemy_bases(self, player: int) -> list[Base]:
         """Living bases that are not ``player``'s side's (navigation: the goal)."""
-        raise NotImplementedError
+        team = self.team_of(player)
+        return [b for b in self.bases.values() if self.base_owner_team(b.id) != team]
+
+    def _player_may_destroy(self, shooter: int, base_id: int) -> bool:
+        return self.base_owner_team(base_id) != self.team_of(shooter)
+
+    def _npc_may_destroy(self, base_id: int) -> bool:
+        owner = self.base_owner_team(base_id)
+        return owner is not None and owner != -1
 
     # ---------------------------------------------------------------- the rules
     def play_round(self, operations: dict[int, Operation],
@@ -153,10 +310,571 @@ class World:
         """Apply every living player's operation (missing ones: ``noop``), run the round's ticks
         (17, or 11 for the short round, fewer when the game ends), and report what happened.
         ``on_tick`` is called after every tick (animation)."""
-        raise NotImplementedError
+        if self.over:
+            raise RuntimeError(f"the game is over (ended by {self.ended_by}); no more rounds can be played")
+        for tank in self.tanks:
+            if tank.id >= FIRST_NPC_ID:
+                break
+            op = operations.get(tank.id, "noop")
+            if op in _STEP:
+                self._turn(tank, op)  # type: ignore[arg-type]
+                tank.speed = 1
+            elif op == "shoot":
+                tank.speed = 0
+                tank.shoot = True
+            elif op == "noop":
+                tank.speed = 0
+            else:
+                raise ValueError(f"operation of player {tank.id} must be one of {', '.join(OPERATIONS)}, got {op!r}")
+        self._report = report = RoundReport()
+        while True:
+            self._tick()
+            report.ticks += 1
+            if on_tick is not None:
+                on_tick(self)
+            if self.over or self.tick_mod % ROUND_TICKS == 0:
+                break
+        self.rounds_played += 1
+        return report
 
+    @staticmethod
+    def _turn(tank: Tank, direction: Direction) -> None:
+        """Face ``direction``, snapping the cross coordinate to 16 px on a change of axis."""
+        vertical = _VERTICAL[direction]
+        if vertical != _VERTICAL[tank.facing]:
+            if vertical:
+                tank.x = _snap16(tank.x)
+            else:
+                tank.y = _snap16(tank.y)
+        tank.facing = direction
+
+    def _tick(self) -> None:
+        first = self.tick_mod % ROUND_TICKS == 0
+        tanks = self.tanks
+        # 1. moves
+        for t in tanks:
+            if t.speed and not t.frozen:
+                dx, dy = _STEP[t.facing]
+                t.x += dx
+                t.y += dy
+        for b in self.bullets:
+            dx, dy = _STEP[b.facing]
+            b.x += dx * BULLET_SPEED
+            b.y += dy * BULLET_SPEED
+        # 2. round bookkeeping
+        if self.tick_mod >= TICK_WRAP - 1:
+            for t in tanks:
+                t.frozen = False
+        if first:
+            self._npc_decisions()
+            self.time_left -= 1
+        # 3. collisions
+        if self.bullets:
+            self._bullets_vs_tanks()
+            self._bullets_vs_field()
+        self._tanks_vs_tanks(first)
+        self._tanks_vs_obstacles()
+        if self.mode == "navigation" and len(self.bases) == 1:
+            self._check_touch()
+        # 4. spawning
+        if first:
+            self._spawn_bullets()
+            self._spawn_npc()
+        # 5., 6.
+        self.tick_mod = (self.tick_mod + 1) % TICK_WRAP
+        for t in self.tanks:
+            t.prev_x = t.x
+            t.prev_y = t.y
+        for b in self.bullets:
+            b.prev_x = b.x
+            b.prev_y = b.y
+        self._check_end()
+
+    # ---------------------------------------------------------------- NPCs
+    def _npc_decisions(self) -> None:
+        npcs = [t for t in self.tanks if t.id >= FIRST_NPC_ID]
+        if not npcs:
+            return
+        draws = self.rng.random(2 * len(npcs)).tolist()
+        act = self.npc_act_prob
+        for i, npc in enumerate(npcs):
+            if draws[2 * i] < act:
+                choice = draws[2 * i + 1]
+                if choice < 0.5:
+                    self._turn(npc, DIRECTIONS[int(choice * 8)])
+                else:
+                    npc.shoot = True
+
+    def _spawn_npc(self) -> None:
+        if self.npc_spawned >= self.npc_total or not self.npc_spawns:
+            return
+        alive = sum(1 for t in self.tanks if t.id >= FIRST_NPC_ID)
+        if alive >= self.npc_max_alive:
+            return
+        draw, pick = self.rng.random(2).tolist()
+        if draw >= self.npc_spawn_base_prob / (alive + 1):
+            return
+        x, y = self.npc_spawns[int(pick * len(self.npc_spawns))]
+        if any(_overlap(x, y, TANK, t.x, t.y, TANK) for t in self.tanks):
+            return  # [DESIGN] spec §2.14: no NPC on an occupied spawn point
+        npc = Tank(FIRST_NPC_ID + self.npc_spawned, x, y, "down", NPC_HEALTH, speed=1, prev_x=x, prev_y=y)
+        self.npc_spawned += 1
+        self.tanks.append(npc)
+        self._slack = 0
+
+    # ---------------------------------------------------------------- bullets
+    def _spawn_bullets(self) -> None:
+        for t in self.tanks:
+            if not t.shoot:
+                continue
+            t.shoot = False
+            facing = t.facing
+            if facing == "up":
+                x, y = t.x + 14, (t.y + 8) // 4 * 4
+            elif facing == "down":
+                x, y = t.x + 14, (t.y + 24) // 4 * 4
+            elif facing == "left":
+                x, y = (t.x + 8) // 4 * 4, t.y + 14
+            else:
+                x, y = (t.x + 24) // 4 * 4, t.y + 14
+            self.bullets.append(Bullet(t.id, x, y, facing, x, y))
+
+    def _round_events(self, player: int) -> Events:
+        events = self._report.events.get(player)
+        if events is None:
+            events = self._report.events[player] = Events()
+        return events
+
+    def _eliminate(self, tank: Tank) -> None:
+        if not tank.alive:
+            return
+        tank.alive = False
+        tank.speed = 0
+        tank.shoot = False
+        self.tanks.remove(tank)
+        if tank.id < FIRST_NPC_ID:
+            self._maybe_over = True
+            self.win_state[tank.id] = -1
+            self._report.eliminated.append(tank.id)
+
+    def _bullets_vs_tanks(self) -> None:
+        bullets = self.bullets
+        for tank in list(self.tanks):  # a: players, b: NPCs (spec §2.9 3a-3b)
+            tx, ty = tank.x, tank.y
+            hits = [b for b in bullets if b.owner != tank.id and tx - BULLET < b.x < tx + TANK
+                    and ty - BULLET < b.y < ty + TANK]
+            if not hits:
+                continue
+            for bullet in hits:
+                bullets.remove(bullet)
+                shooter = bullet.owner
+                if tank.id >= FIRST_NPC_ID:
+                    if shooter < FIRST_NPC_ID and tank.alive:
+                        self._eliminate(tank)
+                        self.events[shooter].npc_kills += 1
+                        self._round_events(shooter).npc_kills += 1
+                        self.points[shooter] += NPC_POINTS
+                elif shooter >= FIRST_NPC_ID:
+                    self._damage(tank)
+                    self.events[tank.id].hit_by_npc += 1
+                    self._round_events(tank.id).hit_by_npc += 1
+                elif self.team_of(shooter) == self.team_of(tank.id):
+                    tank.frozen = True  # friendly fire: no damage (spec §2.11)
+                else:
+                    self._damage(tank)
+                    self.events[shooter].agent_hits += 1
+                    self._round_events(shooter).agent_hits += 1
+                    self.points[shooter] += AGENT_HIT_POINTS
+                    self.events[tank.id].hit_by_agent += 1
+                    self._round_events(tank.id).hit_by_agent += 1
+
+    def _damage(self, tank: Tank) -> None:
+        tank.health = max(0, tank.health - 1)
+        if tank.health == 0:
+            self._eliminate(tank)
+
+    def _bullets_vs_field(self) -> None:
+        bullets = self.bullets
+        kept = [b for b in bullets if 0 <= b.x <= FIELD - BULLET and 0 <= b.y <= FIELD - BULLET]
+        if len(kept) > 1:  # bullet-bullet: 32-px bullet boxes at the 16-px grid
+            boxes = [(b.x >> 4, b.y >> 4) for b in kept]
+            gone = set()
+            for i in range(len(kept)):
+                bx, by = boxes[i]
+                for j in range(i + 1, len(kept)):
+                    ox, oy = boxes[j]
+                    if -2 < ox - bx < 2 and -2 < oy - by < 2:
+                        gone.add(i)
+                        gone.add(j)
+            if gone:
+                kept = [b for i, b in enumerate(kept) if i not in gone]
+        bullets[:] = kept
+        if not kept:
+            return
+        walls, bases = self._wall_cells, self._base_cells
+        for bullet in list(kept):
+            cr, cc = bullet.y >> 4, bullet.x >> 4
+            mask = 3 << cc
+            if (walls[cr] | walls[cr + 1] | bases[cr] | bases[cr + 1]) & mask:
+                self._bullet_hits_obstacles(bullet)
+
+    def _bullet_hits_obstacles(self, bullet: Bullet) -> None:
+        """Spec §2.10: everything under the bullet box; the bullet stops unless only water is there;
+        the front line of destructible things is hit."""
+        x0, y0 = bullet.x >> 4 << 4, bullet.y >> 4 << 4
+        found: list[tuple[str, int, int]] = []  # (kind, x, y)
+        pr0, pc0 = y0 >> 3, x0 >> 3
+        for pr in range(pr0, min(pr0 + 4, 64)):
+            row = self._piece_rows[pr] >> pc0 & 0xF
+            for k in _bits(row):
+                found.append(("brick", (pc0 + k) * PIECE, pr * PIECE))
+        for tr in range(y0 >> 5, min((y0 + 31) >> 5, 15) + 1):
+            for tc in range(x0 >> 5, min((x0 + 31) >> 5, 15) + 1):
+                if self._steel_rows[tr] >> tc & 1:
+                    found.append(("steel", tc * TILE, tr * TILE))
+                elif self._water_rows[tr] >> tc & 1:
+                    found.append(("water", tc * TILE, tr * TILE))
+        for base in self.bases.values():
+            if _overlap(x0, y0, TILE, base.x, base.y, TILE):
+                found.append(("base", base.x, base.y))
+        if not any(kind != "water" for kind, _, _ in found):
+            return
+        self.bullets.remove(bullet)
+        if not any(kind in ("brick", "base") for kind, _, _ in found):
+            return
+        facing = bullet.facing
+        if facing in ("up", "down"):
+            ys = [y for _, _, y in found]
+            line = max(ys) if facing == "up" else min(ys)
+            front = [f for f in found if f[2] == line]
+        else:
+            xs = [x for _, x, _ in found]
+            line = max(xs) if facing == "left" else min(xs)
+            front = [f for f in found if f[1] == line]
+        for kind, x, y in front:
+            if kind == "brick":
+                self._remove_piece(y // PIECE, x // PIECE)
+            elif kind == "base":
+                base = next(b for b in self.bases.values() if b.x == x and b.y == y)
+                self._hit_base(base, bullet.owner)
+
+    def _hit_base(self, base: Base, shooter: int) -> None:
+        if shooter < FIRST_NPC_ID:
+            if not self._player_may_destroy(shooter, base.id):
+                return
+        elif not self._npc_may_destroy(base.id):
+            return
+        owner = self.base_owner_team(base.id)
+        del self.bases[base.id]
+        self._maybe_over = True
+        self._mark_base(base, False)
+        self._report.bases_destroyed.append(base.id)
+        if shooter < FIRST_NPC_ID:
+            self.events[shooter].base_kills += 1
+            self._round_events(shooter).base_kills += 1
+            self.points[shooter] += BASE_POINTS
+        if owner is not None:
+            for tank in [t for t in self.tanks if t.id < FIRST_NPC_ID and self.team_of(t.id) == owner]:
+                self._eliminate(tank)
+
+    # ---------------------------------------------------------------- tanks
+    def _tanks_vs_tanks(self, first: bool) -> None:
+        """Spec §2.9 3e. Between two ticks a tank moves at most one pixel per axis (pushes undo
+        moves), so the closest pair's gap shrinks by at most 2 px per tick: the scan is skipped while
+        the slack left from the last scan says no pair can overlap yet. Snaps (first tick of a round),
+        spawns and push-outs beyond one pixel reset the slack."""
+        if not first and self._slack >= 2:
+            self._slack -= 2
+            return
+        tanks = self.tanks
+        n = len(tanks)
+        closest = FIELD
+        for i in range(n - 1):
+            a = tanks[i]
+            ax, ay = a.x, a.y
+            for j in range(i + 1, n):
+                b = tanks[j]
+                dx, dy = abs(b.x - ax), abs(b.y - ay)
+                gap = dx if dx > dy else dy
+                if gap < closest:
+                    closest = gap
+        if closest >= TANK:
+            self._slack = closest - TANK
+            return
+        self._slack = 0
+        for a in list(tanks):  # the reference's order: each a's overlaps listed once, when a's turn comes
+            ax, ay = a.x, a.y
+            others = [b for b in tanks if b is not a and -TANK < b.x - ax < TANK and -TANK < b.y - ay < TANK]
+            for b in others:
+                a_in = _overlap(a.x, a.y, TANK, b.prev_x, b.prev_y, TANK)
+                b_in = _overlap(b.x, b.y, TANK, a.prev_x, a.prev_y, TANK)
+                if a_in and b_in:
+                    if a.x != a.prev_x or b.x != b.prev_x:
+                        shift_a, shift_b = self._split(a.x - b.x)
+                        a.x -= shift_a
+                        b.x += shift_b
+                    if a.y != a.prev_y or b.y != b.prev_y:
+                        shift_a, shift_b = self._split(a.y - b.y)
+                        a.y -= shift_a
+                        b.y += shift_b
+                elif a_in:
+                    self._push_back(a, b.x, b.y, TANK)
+                elif b_in:
+                    self._push_back(b, a.x, a.y, TANK)
+
+    @staticmethod
+    def _split(d: int) -> tuple[int, int]:
+        """Spec §2.9 3e: the two shifts that separate two overlapping tanks on one axis."""
+        if d > 0:
+            d -= TANK
+        elif d < 0:
+            d += TANK
+        return d // 2, -(-d // 2)
+
+    @staticmethod
+    def _push_back(tank: Tank, bx: int, by: int, size: int) -> None:
+        """Move ``tank`` out of the box along every axis it moved on since the last tick."""
+        if tank.x > tank.prev_x:
+            tank.x = bx - TANK
+        elif tank.x < tank.prev_x:
+            tank.x = bx + size
+        if tank.y > tank.prev_y:
+            tank.y = by - TANK
+        elif tank.y < tank.prev_y:
+            tank.y = by + size
+
+    def _tanks_vs_obstacles(self) -> None:
+        """Spec §2.9 3f. A tank moving along one axis keeps, per facing and cross coordinate, the range
+        of positions where its obstacle box is free (obstacles only ever disappear; any removal
+        invalidates the ranges): inside it nothing happens, one pixel past it the push lands on its
+        end, as the reference's push-out loop would."""
+        free, version = self._free, self._version
+        for t in self.tanks:
+            x, y = t.x, t.y
+            if x == t.prev_x and y == t.prev_y:
+                continue  # a tank that did not move is never pushed
+            facing = t.facing
+            vertical = _VERTICAL[facing]
+            entry = free.get(t.id)
+            if entry is not None and entry[0] == facing and entry[4] == version:
+                if vertical and x == entry[1] and x == t.prev_x:
+                    if entry[2] <= y <= entry[3]:
+                        continue
+                    if facing == "down" and y == entry[3] + 1:
+                        t.y = entry[3]
+                        continue
+                    if facing == "up" and y == entry[2] - 1:
+                        t.y = entry[2]
+                        continue
+                elif not vertical and y == entry[1] and y == t.prev_y:
+                    if entry[2] <= x <= entry[3]:
+                        continue
+                    if facing == "right" and x == entry[3] + 1:
+                        t.x = entry[3]
+                        continue
+                    if facing == "left" and x == entry[2] - 1:
+                        t.x = entry[2]
+                        continue
+            self._push_out(t)
+            self._slack = 0
+            free[t.id] = self._free_range(t)
+
+    def _push_out(self, t: Tank) -> None:
+        """The reference's push-out loop (up to 5 obstacles), then clamping into the field."""
+        blocked = self._blocked_cells
+        for _ in range(5):
+            x, y = t.x, t.y
+            c0 = x >> 4 if x > 0 else 0
+            mask = ((2 << (((x + 31) >> 4) - c0)) - 1) << c0
+            r0 = y >> 4 if y > 0 else 0
+            r1 = (y + 31) >> 4
+            if not any(blocked[r] & mask for r in range(r0, r1 + 1)):
+                break
+            bx, by, size = self._first_obstacle(r0, r1, mask)
+            self._push_back(t, bx, by, size)
+        t.x = min(max(t.x, 0), MAX_XY)
+        t.y = min(max(t.y, 0), MAX_XY)
+
+    def _free_range(self, t: Tank) -> tuple[str, int, int, int, int] | None:
+        """(facing, cross coordinate, lo, hi, obstacle version): the positions along ``t``'s facing
+        axis, at its cross coordinate, where its obstacle box is free and inside the field; None when
+        its box is not free now."""
+        blocked = self._blocked_cells
+        x, y = t.x, t.y
+        c0, c1, r0, r1 = x >> 4, (x + 31) >> 4, y >> 4, (y + 31) >> 4
+        cols = ((2 << (c1 - c0)) - 1) << c0
+        if _VERTICAL[t.facing]:
+            if any(blocked[r] & cols for r in range(r0, r1 + 1)):
+                return None
+            if t.facing == "down":
+                lo, hi = r0 * 16, MAX_XY
+                for r in range(r1 + 1, 32):
+                    if blocked[r] & cols:  # a tile's first blocked row is its upper half: 16 r is its top
+                        hi = min(hi, r * 16 - TANK)
+                        break
+            else:
+                lo, hi = 0, min(r1 * 16 - 16, MAX_XY)
+                for r in range(r0 - 1, -1, -1):
+                    if blocked[r] & cols:
+                        lo = r * 16 + 16
+                        break
+            return t.facing, x, lo, hi, self._version
+        rows = 0
+        for r in range(r0, r1 + 1):
+            rows |= blocked[r]
+        if rows & cols:
+            return None
+        if t.facing == "right":
+            lo, hi = c0 * 16, MAX_XY
+            ahead = rows >> (c1 + 1)
+            if ahead:
+                hi = min(hi, (c1 + 1 + (ahead & -ahead).bit_length() - 1) * 16 - TANK)
+        else:
+            lo, hi = 0, min(c1 * 16 - 16, MAX_XY)
+            behind = rows & ((1 << c0) - 1)
+            if behind:
+                lo = behind.bit_length() * 16
+        return t.facing, y, lo, hi, self._version
+
+    def _first_obstacle(self, r0: int, r1: int, mask: int) -> tuple[int, int, int]:
+        """The blocking box (x, y, size) of the first obstacle under a tank's obstacle box, in the
+        reference's order: walls by tile in reading order before bases; a brick's box is its 16-px cell."""
+        best: tuple[int, int, int, int, int, int] | None = None
+        for r in range(r0, r1 + 1):
+            for c in _bits(self._wall_cells[r] & mask):
+                key = (r >> 1, c >> 1, c & 1, r & 1, r, c)
+                if best is None or key < best:
+                    best = key
+        if best is not None:
+            r, c = best[4], best[5]
+            if self._brick_cells[r] >> c & 1:
+                return c * 16, r * 16, 16
+            return (c >> 1) * TILE, (r >> 1) * TILE, TILE
+        for base in self.bases.values():
+            for r in range(r0, r1 + 1):
+                if self._base_cells[r] & mask & (3 << (base.x >> 4)) and r >> 1 == base.y >> 5:
+                    return base.x, base.y, TILE
+        raise AssertionError("an obstacle was found in the masks but not located")
+
+    def _check_touch(self) -> None:
+        base = next(iter(self.bases.values()))
+        for t in self.tanks:
+            if t.id < FIRST_NPC_ID and self._touches(t.x, t.y, base.x, base.y):
+                self.touched_base = True
+                self._maybe_over = True
+                return
+
+    @staticmethod
+    def _touches(x: int, y: int, bx: int, by: int) -> bool:
+        """Spec §2.13 condition 4: flush on one side, overlapping on the other axis."""
+        return ((x + TANK == bx or x == bx + TILE) and abs(y - by) <= TANK - 1) or \
+            ((y + TANK == by or y == by + TILE) and abs(x - bx) <= TANK - 1)
+
+    # ---------------------------------------------------------------- end of the game
+    def _check_end(self) -> None:
+        if not self._maybe_over and self.time_left > 0:
+            return
+        self._maybe_over = False
+        alive_players = [t.id for t in self.tanks if t.id < FIRST_NPC_ID]
+        timeout = self.time_left <= 0 and (not self.full_last_round or self.tick_mod % ROUND_TICKS == 0)
+        reason: EndReason | None = None
+        if timeout:
+            reason = "timeout"
+        elif not alive_players:
+            reason = "no_players"
+        elif not self.bases:
+            reason = "no_bases"
+        elif self.mode == "navigation" and self.touched_base:
+            reason = "touch"
+        elif self.mode != "navigation" and len(self.bases) == 1:
+            reason = "last_base"
+        if reason is None:
+            return
+        self.over = True
+        self.ended_by = reason
+        outcome = 1 if reason in ("touch", "last_base") else 0
+        for p in alive_players:
+            self.win_state[p] = outcome
+
+    # ---------------------------------------------------------------- what a tank sees
     def touching(self, tank: Tank, side: Direction) -> str:
         """What touches ``tank``'s ``side`` (spec §4.3 detection tests, first match wins):
         "border", "steel", "water", "brick" (touching or one 16-px gap away), "enemy_tank",
         "own_base", "enemy_base" or "nothing", from ``tank``'s side's point of view (a player's)."""
-        raise NotImplementedError
+        x, y = tank.x, tank.y
+        if side == "left":
+            border, tile_col, piece_col, gap_col = x == 0, x - TILE, x - PIECE, x - 16
+        elif side == "right":
+            border, tile_col, piece_col, gap_col = x + TANK == FIELD, x + TANK, x + TANK, x + TANK + PIECE
+        elif side == "up":
+            border, tile_col, piece_col, gap_col = y == 0, y - TILE, y - PIECE, y - 16
+        else:
+            border, tile_col, piece_col, gap_col = y + TANK == FIELD, y + TANK, y + TANK, y + TANK + PIECE
+        if border:
+            return "border"
+        vertical = side in ("up", "down")
+        along = x if vertical else y  # the coordinate along the touching edge
+        # steel and water tiles: the tile line at tile_col, tiles whose span meets [along - 31, along + 31]
+        if tile_col % TILE == 0 and 0 <= tile_col < FIELD:
+            line = tile_col // TILE
+            lo, hi = -(-(along - (TILE - 1)) // TILE), (along + TILE - 1) // TILE
+            span = ((2 << (hi - lo)) - 1) << lo if lo >= 0 else ((2 << hi) - 1)
+            for rows, kind in ((self._steel_rows, "steel"), (self._water_rows, "water")):
+                if vertical:
+                    hit = rows[line] & span
+                else:
+                    hit = any(rows[r] >> line & 1 for r in range(max(lo, 0), min(hi, 15) + 1))
+                if hit:
+                    return kind
+        pieces = self._piece_rows if vertical else self._piece_cols
+        for offset, lo_off, hi_off in ((piece_col, -(PIECE - 1), TANK - 1), (gap_col, 0, 24)):
+            if offset % PIECE or not 0 <= offset < FIELD:
+                continue
+            lo, hi = max(-(-(along + lo_off) // PIECE), 0), min((along + hi_off) // PIECE, 63)
+            if lo <= hi and pieces[offset // PIECE] >> lo & ((2 << (hi - lo)) - 1):
+                return "brick"
+        for other in self.tanks:
+            if other is not tank and self.is_enemy_tank(tank.id, other.id) and \
+                    self._side_touch(x, y, side, other.x, other.y):
+                return "enemy_tank"
+        team = self.team_of(tank.id)
+        near = [b for b in self.bases.values() if self._side_touch(x, y, side, b.x, b.y)]
+        if any(self.base_owner_team(b.id) == team for b in near):
+            return "own_base"
+        if near:
+            return "enemy_base"
+        return "nothing"
+
+    @staticmethod
+    def _side_touch(x: int, y: int, side: Direction, ox: int, oy: int) -> bool:
+        """The touching test of spec §4.3 with S = 32 for an object at (ox, oy)."""
+        if side == "left":
+            return ox + TANK == x and y - (TANK - 1) <= oy <= y + TANK - 1
+        if side == "right":
+            return ox == x + TANK and y - (TANK - 1) <= oy <= y + TANK - 1
+        if side == "up":
+            return oy + TANK == y and x - (TANK - 1) <= ox <= x + TANK - 1
+        return oy == y + TANK and x - (TANK - 1) <= ox <= x + TANK - 1
+
+    # ---------------------------------------------------------------- state
+    def state(self) -> dict[str, Any]:
+        """The full world as a JSON-serialisable dict (``env.state()``, spec §4.9)."""
+        return {
+            "map": self.map.name,
+            "tick_mod": self.tick_mod,
+            "time_left": self.time_left,
+            "rounds_played": self.rounds_played,
+            "npc_spawned": self.npc_spawned,
+            "over": self.over,
+            "ended_by": self.ended_by,
+            "win_state": {str(p): w for p, w in self.win_state.items()},
+            "bricks": ["".join("1" if v else "0" for v in row) for row in self.bricks.tolist()],
+            "steel": np.argwhere(self.steel).tolist(),
+            "water": np.argwhere(self.water).tolist(),
+            "tanks": [asdict(t) for t in self.tanks],
+            "players": {str(p): asdict(t) for p, t in self.players.items()},
+            "bullets": [asdict(b) for b in self.bullets],
+            "bases": [asdict(b) for b in self.bases.values()],
+            "events": {str(p): asdict(e) for p, e in self.events.items()},
+            "points": {str(p): v for p, v in self.points.items()},
+        }
