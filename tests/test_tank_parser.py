@@ -293,6 +293,7 @@ def accepts_and_parses(stage, world, player, answer, pending=()):
     assert constraint.kind == "regex" and constraint.accepts(answer), (constraint.pattern, answer)
     decision = parse_answer(answer, stage)
     assert format_ok(world, player, stage, decision)
+    assert parse_answer(answer, stage, strict=True) == decision
     return decision
 
 
@@ -369,3 +370,20 @@ def test_guided_answers_parse_valid_in_every_stage():
             answer += f"\n#Cooperation operation: #Request_coop# {partner}: together now\nReply_message 0: Agree"
         decision = accepts_and_parses(stage, world, player, answer, pending=[0] if stage.cooperative else [])
         assert decision.op == "left"
+
+
+@pytest.mark.parametrize("number", [1, 3, 4, 7])
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_every_answer_the_constraint_allows_is_valid(number, data):
+    world = real_world(number, npc_total=0)
+    stage = world.stage
+    pending = [1] if stage.cooperative else []
+    constraint = answer_constraint(stage, world, 0, pending)
+    answer = data.draw(st.from_regex(constraint.pattern, fullmatch=True))
+    decision = parse_answer(answer, stage)
+    assert format_ok(world, 0, stage, decision)
+    assert parse_answer(answer, stage, strict=True) == decision
+    if stage.cooperative:
+        assert set(decision.replies) == {1} and decision.reply_all is None
+        assert decision.coop != "request" or decision.partner in legal_partners(world, stage, 0)

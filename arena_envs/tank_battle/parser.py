@@ -16,9 +16,11 @@ the world still shows the state the agent saw. Target 200 ("a wall") keeps the p
 
 Reference mode (default) reproduces the reference's matching, quirks included (stages 1-2: the
 first operation of a fixed priority list found anywhere in the answer wins). Strict mode
-**[DESIGN]** looks only after the last operation header and takes the last match; the headers of
-the Chinese templates (``#操作:``, ``#攻击操作:``, ``#协作操作:``, ASCII or full-width colon) count
-as well as the English ones.
+**[DESIGN]** reads the control operation only after the last ``#Operation:``/``#Attack operation:``
+header (taking the last match) and the cooperation operation only after the last ``#Cooperation
+operation:`` header (same priority order), each in the whole answer when its header is missing; the
+headers of the Chinese templates (``#操作:``, ``#攻击操作:``, ``#协作操作:``, ASCII or full-width
+colon) count as well. Replies are read anywhere in both modes.
 """
 from __future__ import annotations
 

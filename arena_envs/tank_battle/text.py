@@ -8,7 +8,10 @@ state block after it, so that every decision of a tank shares one prompt prefix 
 server's prefix cache serves (the paper puts the state block first). In stages 1-2 the operation
 options follow the state block, because the option of moving toward a blocked facing side is
 left out. Stages without cooperation (``not stage.cooperative``: stage 4, the ``no_coop``
-variants) have no cooperation goal, options, note, plan, answer line, history or messages.
+variants) have no cooperation goal, options, note, plan, answer line, history or messages; the
+``no_coop`` variants of stages 5 and 7 keep the team's attack-target list (team information, not a
+cooperation part). Messages and rejected answers are shown through :func:`sanitize` (one line,
+200 characters, the language's :func:`charset`).
 
 The env keeps one :class:`TankMemory` per tank and one :class:`TankTexts` per episode. Per round:
 
