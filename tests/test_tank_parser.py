@@ -387,3 +387,15 @@ def test_every_answer_the_constraint_allows_is_valid(number, data):
     if stage.cooperative:
         assert set(decision.replies) == {1} and decision.reply_all is None
         assert decision.coop != "request" or decision.partner in legal_partners(world, stage, 0)
+
+
+def test_cooperation_state_pickles_mid_game():
+    import pickle
+
+    coop = CoopState(S7)
+    coop.end_round({0: request(3, "go")}, STAGE7_WORLD)
+    coop.end_round({3: reply(0, True), 1: request(4)}, STAGE7_WORLD)
+    copy = pickle.loads(pickle.dumps(coop))
+    assert copy.history(0) == coop.history(0) and copy.pending(4) == coop.pending(4) and copy.partner(0) == 3
+    copy.end_round({4: reply(1, True)}, STAGE7_WORLD)
+    assert copy.partner(1) == 4 and coop.partner(1) is None
