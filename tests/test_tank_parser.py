@@ -14,6 +14,7 @@ from arena_envs.tank_battle.parser import (
     control_valid,
     effective_target,
     format_ok,
+    format_problem,
     parse_answer,
     target_valid,
 )
@@ -399,3 +400,16 @@ def test_cooperation_state_pickles_mid_game():
     assert copy.history(0) == coop.history(0) and copy.pending(4) == coop.pending(4) and copy.partner(0) == 3
     copy.end_round({4: reply(1, True)}, STAGE7_WORLD)
     assert copy.partner(1) == 4 and coop.partner(1) is None
+
+
+def test_format_problem_says_what_is_wrong_exactly_when_the_format_fails():
+    cases = [(S1, "#Operation: fire", "no operation found"), (S4, "Target 5 #Shoot#", "no target clause found"),
+             (S3, "Target 1: #Shoot#\n#No_coop#", "target 1 is not an enemy tank or enemy base on the map; "
+                                                "valid targets: -1, 10, 101, 200"),
+             (S3, "Target 101: #Shoot#", "no cooperation operation found"),
+             (S3, "Target 101: #Shoot#\n#Keep_coop#", None), (S1, "#Move_up#", None)]
+    for stage, answer, problem in cases:
+        decision = parse_answer(answer, stage)
+        found = format_problem(STAGE3_WORLD, 0, stage, decision)
+        assert (found is None) == format_ok(STAGE3_WORLD, 0, stage, decision)
+        assert found == problem if problem is None else found.startswith(problem)

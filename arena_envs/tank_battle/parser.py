@@ -10,7 +10,8 @@ about the world, so it does not judge target ids; the env combines it with :func
 * ``format_ok`` (FAcc) = the control part is valid and, in cooperative stages
   (``stage.cooperative``), a cooperation operation was found (``decision.coop is not None``).
 
-Both are :func:`control_valid` and :func:`format_ok` below; the env calls them at step time, while
+Both are :func:`control_valid` and :func:`format_ok` below (:func:`format_problem` says why in one
+line, for the agent's next text); the env calls them at step time, while
 the world still shows the state the agent saw. Target 200 ("a wall") keeps the previous target
 (:func:`effective_target`).
 
@@ -187,6 +188,24 @@ def format_ok(world: World, player: int, stage: Stage, decision: Decision) -> bo
     """Format validity of one decision (FAcc, spec §4.4): the control part is valid and, in
     cooperative stages, a cooperation operation was found."""
     return control_valid(world, player, stage, decision) and (not stage.cooperative or decision.coop is not None)
+
+
+def format_problem(world: World, player: int, stage: Stage, decision: Decision) -> str | None:
+    """Why a decision is not format-valid, in one line for the agent's next text (``None``: it is)."""
+    if not decision.op_found:
+        if stage.navigation:
+            return "no operation found; answer with #Operation: and one of #Move_up#, #Move_down#, #Move_left#, " \
+                   "#Move_right#, #Shoot#"
+        return "no target clause found; answer with Target {id}: and an operation, e.g. Target -1: #Move_up#"
+    if not stage.navigation and not target_valid(world, player, decision.target):
+        valid = [NO_TARGET, WALL_TARGET] + [t.id for t in world.enemy_tanks(player)] + [
+            b.id for b in world.enemy_bases(player)]
+        return f"target {decision.target} is not an enemy tank or enemy base on the map; " \
+               f"valid targets: {', '.join(str(i) for i in sorted(valid))}"
+    if stage.cooperative and decision.coop is None:
+        return "no cooperation operation found; add #Cooperation operation: with #No_coop#, #Keep_coop#, " \
+               "#Stop_coop# or #Request_coop# {id}: {message}"
+    return None
 
 
 def effective_target(previous: int, stated: int | None) -> int:
