@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 Coop = Literal["none", "keep", "stop", "request"]
 
 #: the answer tokens of the five operations, in the reference's priority order
-OP_TOKENS: dict[str, Operation] = {"Move_up": "up", "Move_down": "down", "Move_left": "left", "Move_right": "right",
-                            "Shoot": "shoot"}
+OP_TOKENS: dict[str, Operation] = {"Move_up": "up", "Move_down": "down", "Move_left": "left",
+                                   "Move_right": "right", "Shoot": "shoot"}
 #: an operation's token as the texts show it (``Noop`` only for native actions, never offered to LLMs)
 TOKEN_OF: dict[str, str] = {**{op: token for token, op in OP_TOKENS.items()}, "noop": "Noop"}
 NO_TARGET = -1
@@ -62,6 +62,7 @@ _REPLY = re.compile(r"Reply_message#?[ \t]*(?:\{?[ \t]*(\d+)[ \t]*\}?[ \t]*[:：
 _REPLY_STRIP = " \t\r\f\v{}[]()\"'`“”‘’「」#*.,;:!?。，；：！？"
 _CONTROL_HEADER = re.compile(r"#(?:Operation|Attack operation|操作|攻击操作)[ \t]*[:：]")
 _COOP_HEADER = re.compile(r"#(?:Cooperation operation|协作操作)[ \t]*[:：]")
+#: the longest request message kept (spec §4.2: messages are shown cut to 200 characters)
 MAX_MESSAGE = 200
 
 
@@ -166,15 +167,16 @@ def _replies(text: str) -> tuple[dict[int, bool], bool | None]:
 
 # ------------------------------------------------------------------ judging a decision against the world
 
+def valid_targets(world: World, player: int) -> list[int]:
+    """The ids ``player`` may name as target now, sorted: -1 (none), 200 (a wall), the listed enemy
+    tanks and the current enemy bases (spec §4.4); never teammates, own bases or unknown ids."""
+    return sorted({NO_TARGET, WALL_TARGET, *(t.id for t in world.enemy_tanks(player)),
+                   *(b.id for b in world.enemy_bases(player))})
+
+
 def target_valid(world: World, player: int, target: int | None) -> bool:
-    """Whether ``target`` may be named by ``player`` now: -1, 200, a listed enemy tank or a current
-    enemy base (spec §4.4); teammates, own bases, NPCs not alive and unknown ids are not."""
-    if target is None:
-        return False
-    if target in (NO_TARGET, WALL_TARGET):
-        return True
-    return any(t.id == target for t in world.enemy_tanks(player)) or any(
-        b.id == target for b in world.enemy_bases(player))
+    """Whether ``target`` is one of :func:`valid_targets` (``None``, not stated, is not)."""
+    return target is not None and target in valid_targets(world, player)
 
 
 def control_valid(world: World, player: int, stage: Stage, decision: Decision) -> bool:
@@ -198,10 +200,8 @@ def format_problem(world: World, player: int, stage: Stage, decision: Decision) 
                    "#Move_right#, #Shoot#"
         return "no target clause found; answer with Target {id}: and an operation, e.g. Target -1: #Move_up#"
     if not stage.navigation and not target_valid(world, player, decision.target):
-        valid = [NO_TARGET, WALL_TARGET] + [t.id for t in world.enemy_tanks(player)] + [
-            b.id for b in world.enemy_bases(player)]
-        return f"target {decision.target} is not an enemy tank or enemy base on the map; " \
-               f"valid targets: {', '.join(str(i) for i in sorted(valid))}"
+        valid = ", ".join(str(i) for i in valid_targets(world, player))
+        return f"target {decision.target} is not an enemy tank or enemy base on the map; valid targets: {valid}"
     if stage.cooperative and decision.coop is None:
         return "no cooperation operation found; add #Cooperation operation: with #No_coop#, #Keep_coop#, " \
                "#Stop_coop# or #Request_coop# {id}: {message}"
@@ -243,10 +243,8 @@ def answer_constraint(stage: Stage, world: World, player: int, pending_sources: 
         lines.append(operation + " " + ops)
         description = f"{thought} <one line>, then {operation} #<Move_up|Move_down|Move_left|Move_right|Shoot>#"
     else:
-        ids = [NO_TARGET, WALL_TARGET] + [t.id for t in world.enemy_tanks(player)] + [
-            b.id for b in world.enemy_bases(player)]
         header = attack if stage.template in ATTACK_TEMPLATES else operation
-        lines.append(header + " Target (" + "|".join(str(i) for i in sorted(set(ids))) + "): " + ops)
+        lines.append(header + " Target (" + "|".join(str(i) for i in valid_targets(world, player)) + "): " + ops)
         description = f"{thought} <one line>, then {header} Target <id>: #<operation>#"
     if stage.cooperative:
         choices = ["#Keep_coop#", "#Stop_coop#", "#No_coop#"]

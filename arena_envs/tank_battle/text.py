@@ -32,7 +32,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from arena_envs.tank_battle.coop import CoopState
-from arena_envs.tank_battle.parser import ATTACK_TEMPLATES, NO_TARGET, TOKEN_OF
+from arena_envs.tank_battle.parser import ATTACK_TEMPLATES, MAX_MESSAGE, NO_TARGET, TOKEN_OF
 from arena_envs.tank_battle.stages import Stage
 from arena_envs.tank_battle.words import LANGS, WORDS
 from arena_envs.tank_battle.world import DIRECTIONS, Operation, Tank
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from arena_envs.tank_battle.world import World
 
 #: how many characters of a message or of a rejected answer a text shows (spec §4.2)
-SHOWN_MAX = 200
+SHOWN_MAX = MAX_MESSAGE
 #: categories of ``World.touching`` that block a move (stages 1-2 drop that move's option line)
 BLOCKING = frozenset({"border", "steel", "water", "brick"})
 _FRONT = ("border", "steel", "water", "brick", "enemy_tank")
