@@ -269,6 +269,8 @@ def test_feedback_of_an_invalid_answer_drops_the_thought_section():
     answer = "#Thought process:\n- Attack target: the base\n- Attack plan: go\n#Operation: fire at will"
     feedback = round_feedback(None, round_start(world, 0, -1), world, 0, answer=answer)
     assert feedback == "Invalid operation format: #Operation: fire at will"
+    two_lines = round_feedback(None, round_start(world, 0, -1), world, 0, answer="go up\n  then   fire")
+    assert two_lines == "Invalid operation format: go up then fire"
     long = round_feedback(None, round_start(world, 0, -1), world, 0, answer="x\n" * 1000)
     assert len(long) < 300 and "\n" not in long
 

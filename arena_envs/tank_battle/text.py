@@ -128,10 +128,10 @@ def round_start(world: World, player: int, target: int) -> RoundStart:
 def round_feedback(op: Operation | None, start: RoundStart, world: World, player: int, lang: str = "en",
                    answer: str = "") -> str:
     """The "operation feedback" of spec §4.3 for the round just played (``op`` None: the answer was
-    invalid, shown without its thought section). A noop (native actions only) reads "Stopped"."""
+    invalid, shown without its thought section, on one line). A noop (native actions only) reads "Stopped"."""
     w = WORDS[lang]
     if op is None:
-        return w["fb_invalid"].format(answer=sanitize(_THOUGHT.sub("", answer).strip(), lang))
+        return w["fb_invalid"].format(answer=sanitize(" ".join(_THOUGHT.sub("", answer).split()), lang))
     tank = _tank(world, player)
     if tank is None:
         return ""
