@@ -27,18 +27,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from arena_envs.core.answers import AnswerConstraint
 from arena_envs.tank_battle.coop import legal_partners
+from arena_envs.tank_battle.decision import Coop, Decision
 from arena_envs.tank_battle.stages import Stage
 from arena_envs.tank_battle.world import Operation
 
 if TYPE_CHECKING:
     from arena_envs.tank_battle.world import World
-
-Coop = Literal["none", "keep", "stop", "request"]
 
 #: the answer tokens of the five operations, in the reference's priority order
 OP_TOKENS: dict[str, Operation] = {"Move_up": "up", "Move_down": "down", "Move_left": "left",
@@ -64,32 +62,6 @@ _CONTROL_HEADER = re.compile(r"#(?:Operation|Attack operation|操作|攻击操�
 _COOP_HEADER = re.compile(r"#(?:Cooperation operation|协作操作)[ \t]*[:：]")
 #: the longest request message kept (spec §4.2: messages are shown cut to 200 characters)
 MAX_MESSAGE = 200
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One parsed answer.
-
-    ``op``: the control operation (``noop`` when none was found, ``op_found`` False); ``target``:
-    the stated target (stages 3-7; -1 none, 200 a wall, ``None`` not stated); ``coop``: the
-    cooperation operation (``None``: none found, a format failure in cooperative stages);
-    ``partner``/``message``: the request's addressee and text (``request`` only); ``replies``:
-    answers to pending requests by source id (True = agree); ``reply_all``: an answer given without
-    a source id, for every pending request that ``replies`` does not name (``None``: none given).
-    """
-
-    op: Operation = "noop"
-    op_found: bool = False
-    target: int | None = None
-    coop: Coop | None = None
-    partner: int | None = None
-    message: str = ""
-    replies: dict[int, bool] = field(default_factory=dict)
-    reply_all: bool | None = None
-
-    def reply_to(self, source: int) -> bool | None:
-        """This answer's reply to a request from ``source`` (``None``: no reply, i.e. it expires)."""
-        return self.replies.get(source, self.reply_all)
 
 
 def parse_answer(text: str, stage: Stage, strict: bool = False) -> Decision:
