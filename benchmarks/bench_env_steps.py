@@ -9,16 +9,23 @@ but are not counted. Time is CPU time (``time.process_time``). Each round times 
 every game, ``--runs`` rounds in all; the figures are the medians over rounds of the rate and of
 the rate divided by connect four's in the same round (goal >= 1.0).
 
+The tank battle is timed per stage (``--tank-stages``, default 1, 4 and 7; random legal ``dict``
+actions, NPCs on; goal >= 0.5), and its ``rgb_array`` frames per CPU second are measured on a stage
+7 game (``--frames``, default 300 frames; goal >= 60).
+
     python benchmarks/bench_env_steps.py [--envs auction_v0,el_farol_v0] [--decisions 5000] [--runs 5] [--quick]
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
+import time
 from collections.abc import Callable
 from typing import Any
 
-from legal_actions import play
+import numpy as np
+from legal_actions import play, sample
 from pettingzoo.classic import connect_four_v3
 
 from arena_envs.registration import ENVIRONMENTS, env_module
@@ -30,12 +37,19 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=5_000, help="decisions per timing (default 5000)")
     parser.add_argument("--runs", type=int, default=5, help="interleaved rounds, medians reported (default 5)")
     parser.add_argument("--quick", action="store_true", help="1000 decisions per timing")
+    parser.add_argument("--tank-stages", default="1,4,7", help="tank battle stages to time (default 1,4,7)")
+    parser.add_argument("--frames", type=int, default=300, help="tank battle frames to time (0: none)")
     args = parser.parse_args()
     decisions = 1_000 if args.quick else args.decisions
     if args.runs < 1 or decisions < 1:
         parser.error("--runs and --decisions must be >= 1")
     builders: dict[str, Callable[[], Any]] = {"connect_four_v3": connect_four_v3.env}
-    builders.update({name: env_module(name).env for name in args.envs.split(",")})
+    for name in args.envs.split(","):
+        if name == "tank_battle_v0":
+            for stage in (int(k) for k in args.tank_stages.split(",")):
+                builders[f"{name}/stage{stage}"] = functools.partial(env_module(name).env, stage=stage)
+        else:
+            builders[name] = env_module(name).env
     rates: dict[str, list[float]] = {name: [] for name in builders}
     for run in range(args.runs):
         for name, build in builders.items():
@@ -45,6 +59,35 @@ def main() -> None:
     for name, values in rates.items():
         ratio = statistics.median(v / r for v, r in zip(values, reference))
         print(f"{name:<24}{statistics.median(values):>13,.0f}{ratio:>8.2f}")
+    if "tank_battle_v0" in args.envs.split(",") and args.frames:
+        rates = [tank_frames(args.frames, seed=run) for run in range(args.runs)]
+        print(f"tank_battle_v0 rgb_array frames/s (stage 7, CPU time, median of {args.runs}): "
+              f"{statistics.median(rates):,.0f}")
+
+
+def tank_frames(frames: int, seed: int = 0) -> float:
+    """``rgb_array`` frames per CPU second of stage 7 with random legal actions: ``render()`` after
+    every round (only the rendering is timed)."""
+    env = env_module("tank_battle_v0").env(stage=7, render_mode="rgb_array")
+    rng = np.random.default_rng(seed)
+    env.reset(seed=seed)
+    raw = env.unwrapped
+    spent, made, seen = 0.0, 0, -1
+    while made < frames:
+        if not raw.agents:
+            env.reset(seed=seed + made)
+            seen = -1
+            continue
+        if raw.frame_id != seen:
+            seen = raw.frame_id
+            start = time.process_time()
+            env.render()
+            spent += time.process_time() - start
+            made += 1
+        agent = raw.agent_selection
+        observation, _, termination, truncation, _ = env.last()
+        env.step(None if termination or truncation else sample(env, agent, observation, rng))
+    return made / spent
 
 
 if __name__ == "__main__":

@@ -63,6 +63,23 @@ def test_generic_llm_policy_plays_full_auctions_guided(server, tmp_path):
     check_llm_episodes(tmp_path / "run", 2)
 
 
+def test_llm_tank_finishes_stage_one_guided(server, tmp_path):
+    """An LLM tank plays a whole stage-1 episode (60 rounds or the goal) with guided answers: every
+    answer parses and is format-valid."""
+    config = RunConfig("tank_battle_v0", (spec(server, "max_tokens=200"),), episodes=1, seed=3,
+                       env_kwargs={"stage": 1, "layout_seed": 1})
+    summary = run(config, tmp_path / "tank")
+    assert summary.played == 1
+    (entry,) = summary.episodes
+    metrics = entry["metrics"]
+    assert entry["invalid"]["tank_0"] == {"unparseable": 0, "illegal": 0, "fallback": 0}
+    assert metrics["agents"]["tank_0"]["facc"] == 1.0
+    assert metrics["game"]["ended_by"] in ("timeout", "touch", "no_bases")
+    steps = read_steps(tmp_path / "tank", 0)
+    assert len(steps) == metrics["agents"]["tank_0"]["decisions"] == metrics["game"]["rounds"]
+    assert all(isinstance(s["action"], str) and "#Operation:" in s["action"] for s in steps)
+
+
 def test_aucarena_bidder_plans_bids_and_updates_beliefs(server, tmp_path):
     config = RunConfig("auction_v0", (spec(server, "agent=aucarena&cot=0"), "rule", "rule"), episodes=1, seed=3,
                        env_kwargs={"items": SHORT_ITEMS})

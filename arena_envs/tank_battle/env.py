@@ -356,7 +356,7 @@ class TankBattleEnv(TextAECEnv):
                     else self._d_now
                 rewards[player] = float(self._d_now - now)
                 self._d_now = now
-                if world.ended_by == "goal_reached":
+                if world.ended_by == "touch":
                     rewards[player] += self.success_bonus
         else:
             for player, events in report.events.items():
