@@ -1,0 +1,309 @@
+"""What a tank reads: the observation text of every stage (spec §4.3), in English or Chinese.
+
+Each text follows the structure of the paper's prompt figure for the stage's template (1, 2, 3, 4,
+6, 7; ``Stage.template``): its sections, slot formats and answer tokens, in our own wording
+(:mod:`.words`). One deliberate departure **[DESIGN]**: the fixed part (role, goal, game
+instructions, options, notes, answer format) comes FIRST and the changing ``<game> ... </game>``
+state block after it, so that every decision of a tank shares one prompt prefix that an LLM
+server's prefix cache serves (the paper puts the state block first). In stages 1-2 the operation
+options follow the state block, because the option of moving toward a blocked facing side is
+left out. Stages without cooperation (``not stage.cooperative``: stage 4, the ``no_coop``
+variants) have no cooperation goal, options, note, plan, answer line, history or messages; the
+``no_coop`` variants of stages 5 and 7 keep the team's attack-target list (team information, not a
+cooperation part). Messages and rejected answers are shown through :func:`sanitize` (one line,
+200 characters, the language's :func:`charset`).
+
+The env keeps one :class:`TankMemory` per tank and one :class:`TankTexts` per episode. Per round:
+
+1. after every agent decided and the targets were updated (:func:`~.parser.effective_target`),
+   and before ``World.play_round``: ``start = round_start(world, player, target)`` for each tank
+   that decided;
+2. after ``World.play_round``: ``memory.remember(op, target, round_feedback(op, start, world,
+   player, lang, answer))`` where ``op`` is the applied operation, or ``None`` when the answer's
+   control part was invalid (then the feedback shows the answer).
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+from arena_envs.tank_battle.coop import CoopState
+from arena_envs.tank_battle.parser import ATTACK_TEMPLATES, MAX_MESSAGE, NO_TARGET, TOKEN_OF
+from arena_envs.tank_battle.stages import Stage
+from arena_envs.tank_battle.words import LANGS, WORDS
+from arena_envs.tank_battle.world import DIRECTIONS, Operation, Tank
+
+if TYPE_CHECKING:
+    from arena_envs.tank_battle.world import World
+
+#: how many characters of a message or of a rejected answer a text shows (spec §4.2)
+SHOWN_MAX = MAX_MESSAGE
+#: categories of ``World.touching`` that block a move (stages 1-2 drop that move's option line)
+BLOCKING = frozenset({"border", "steel", "water", "brick"})
+_FRONT = ("border", "steel", "water", "brick", "enemy_tank")
+_THOUGHT = re.compile(r"#(?:Thought process|思考过程)[ \t]*[:：][^\n]*(?:\n(?!#)[^\n]*)*")
+
+
+@cache
+def charset(lang: str) -> frozenset[str]:
+    """Every character a text in ``lang`` may hold: printable ASCII, the newline and (zh) the
+    characters of the Chinese texts. Free text from agents is reduced to it (:func:`sanitize`)."""
+    chars = {chr(c) for c in range(0x20, 0x7F)} | {"\n"}
+    if lang == "zh":
+        chars.update(*WORDS["zh"].values())
+    return frozenset(chars)
+
+
+def sanitize(text: str, lang: str, limit: int = SHOWN_MAX) -> str:
+    """``text`` on one line, cut to ``limit`` characters, with characters outside the charset as ``?``."""
+    allowed = charset(lang)
+    return "".join(ch if ch in allowed and ch != "\n" else "?" for ch in text[:limit])
+
+
+def check_lang(lang: str) -> str:
+    if lang not in LANGS:
+        raise ValueError(f"lang must be one of {', '.join(LANGS)}, got {lang!r}")
+    return lang
+
+
+# ------------------------------------------------------------------ per-tank memory and feedback
+
+@dataclass
+class TankMemory:
+    """What a tank's next texts recall of its earlier decisions."""
+
+    previous_op: Operation | None = None  # the last validly parsed operation (stages 1-2)
+    decided: bool = False  # a decision was made (round 0: no "last round operation" yet)
+    last_op: Operation | None = None  # the last decision's operation; None: the answer was invalid
+    last_target: int = NO_TARGET  # the effective target after the last decision
+    feedback: str = ""  # what :func:`round_feedback` said about the last decision
+
+    def remember(self, op: Operation | None, target: int, feedback: str) -> None:
+        """Store one round's decision (``op`` None: invalid), its effective target and feedback."""
+        self.decided = True
+        self.last_op = op
+        self.last_target = target
+        self.feedback = feedback
+        if op is not None:
+            self.previous_op = op
+
+
+@dataclass(frozen=True)
+class RoundStart:
+    """What the feedback compares, taken before a round: the tank's position and front, and its target."""
+
+    x: int
+    y: int
+    front: str  # ``World.touching`` on the facing side
+    target: int
+    target_xy: tuple[int, int] | None  # None: the target is not on the map
+    target_health: int | None  # None: the target is a base or absent
+
+
+def _tank(world: World, tank_id: int) -> Tank | None:
+    return next((t for t in world.tanks if t.id == tank_id), None)
+
+
+def _target_state(world: World, player: int, target: int) -> tuple[tuple[int, int] | None, int | None]:
+    tank = _tank(world, target)
+    if tank is not None:
+        return (tank.x, tank.y), tank.health
+    base = next((b for b in world.enemy_bases(player) if b.id == target), None)
+    return ((base.x, base.y) if base is not None else None), None
+
+
+def round_start(world: World, player: int, target: int) -> RoundStart:
+    """The state :func:`round_feedback` compares with; ``target`` is the effective target after the decision."""
+    tank = _tank(world, player)
+    if tank is None:
+        return RoundStart(0, 0, "nothing", target, None, None)
+    xy, health = _target_state(world, player, target)
+    return RoundStart(tank.x, tank.y, world.touching(tank, tank.facing), target, xy, health)
+
+
+def round_feedback(op: Operation | None, start: RoundStart, world: World, player: int, lang: str = "en",
+                   answer: str = "") -> str:
+    """The "operation feedback" of spec §4.3 for the round just played (``op`` None: the answer was
+    invalid, shown without its thought section, on one line). A noop (native actions only) reads "Stopped"."""
+    w = WORDS[lang]
+    if op is None:
+        return w["fb_invalid"].format(answer=sanitize(" ".join(_THOUGHT.sub("", answer).split()), lang))
+    tank = _tank(world, player)
+    if tank is None:
+        return ""
+    xy, health = _target_state(world, player, start.target)
+    if op == "shoot":
+        if start.target == NO_TARGET:
+            return w["fb_no_target"]
+        if start.target_health is not None and health is not None and health >= start.target_health:
+            cleared = start.front != "nothing" and world.touching(tank, tank.facing) == "nothing"
+            return w["fb_no_damage"] + (w["fb_cleared"] if cleared else "")
+        if start.target_health is None and start.target_xy is not None and xy is not None:
+            return w["fb_base_standing"]
+        return w["fb_shot"]
+    if op == "noop":
+        return w["fb_stopped"]
+    text = w["fb_moved"] if (tank.x, tank.y) != (start.x, start.y) else w["fb_stuck"]
+    if start.target_xy is not None and xy is not None:
+        before = abs(start.x - start.target_xy[0]) + abs(start.y - start.target_xy[1])
+        after = abs(tank.x - xy[0]) + abs(tank.y - xy[1])
+        if after < before:
+            text += w["fb_closer"]
+        elif after > before:
+            text += w["fb_farther"]
+    return text
+
+
+# ------------------------------------------------------------------ the texts
+
+def tank_line(tank: Tank, typed: bool, lang: str = "en") -> str:
+    """``{id}, ({x}, {y}, {direction}, {health})``, or with type ``{id}, ({x}, {y}), {direction}, {health}, {type}``."""
+    if typed:
+        kind = WORDS[lang]["normal" if tank.is_npc else "advanced"]
+        return f"{tank.id}, ({tank.x}, {tank.y}), {tank.facing}, {tank.health}, {kind}"
+    return f"{tank.id}, ({tank.x}, {tank.y}, {tank.facing}, {tank.health})"
+
+
+def _listing(lines: list[str]) -> str:
+    return "\n".join(lines) if lines else "[]"
+
+
+@cache
+def fixed_part(stage: Stage, lang: str, player: int) -> str:
+    """Everything before the state block: the same for every decision of ``player`` in ``stage``."""
+    w = WORDS[check_lang(lang)]
+    t = stage.template
+    coop = stage.cooperative
+    nav = stage.navigation
+    goal = w["goal_nav"] + (w["goal_nav_npc"] if t == 2 else "") if nav else w["goal_fight"]
+    if coop:
+        goal += w["goal_coop_team" if stage.partners == "teammates" else
+                  "goal_coop_both" if t == 7 else "goal_coop_any"]
+    rules = [w["rules_title"]] + [w[k] for k in ("rule_map", "rule_axes", "rule_sizes", "rule_moves", "rule_range",
+                                                 "rule_facing", "rule_border", "rule_wall")]
+    if stage.typed:
+        rules.append(w["rule_types"])
+    parts = [w["role"].format(id=player), goal, "", *rules, "",
+             w["state_intro"], w["control_intro"] + (w["coop_intro"] if coop else ""), ""]
+    if not nav:
+        parts += [w["options_title"], *_option_lines(w, ()), ""]
+    if coop:
+        request = w["coop_request_team" if stage.partners == "teammates" else "coop_request_any"]
+        parts += [w["coop_title"], request, w["coop_keep"], w["coop_stop"], w["coop_none"], ""]
+    notes = [] if nav else [w["note_block"], w["note_target"]]
+    parts += [w["note_title"], *notes, w["note_two" if coop else "note_one"], "", w["format_title"], w["thought"]]
+    if nav:
+        parts += [w["plan_nav_npc" if t == 2 else "plan_nav"], w["line_op"]]
+    else:
+        parts += [w["plan_target"], w["plan_attack"]]
+        if coop:
+            parts.append(w["plan_coop_team" if stage.partners == "teammates" else "plan_coop_any"])
+        parts.append(w["line_attack"] if t in ATTACK_TEMPLATES else w["line_op_target"])
+        if coop:
+            parts.append(w["line_coop"])
+    return "\n".join(parts)
+
+
+def _option_lines(w: Mapping[str, str], blocked: tuple[str, ...]) -> list[str]:
+    return [w["opt_" + d] for d in DIRECTIONS if d not in blocked] + [w["opt_shoot"]]
+
+
+class TankTexts:
+    """The observation texts of one stage in one language; fixed parts are built once per tank."""
+
+    def __init__(self, stage: Stage, lang: str = "en"):
+        self.stage = stage
+        self.lang = check_lang(lang)
+        self.words = WORDS[lang]
+
+    def observation(self, world: World, player: int, round_index: int, memory: TankMemory,
+                    targets: Mapping[int, int] | None = None, coop: CoopState | None = None,
+                    note: str | None = None) -> str:
+        """The text of ``player``'s decision in round ``round_index`` (0-based). ``targets``: every
+        player's current target (missing: -1); ``coop``: the cooperation state (cooperative stages);
+        ``note``: why the previous answer was rejected (the env's retry), shown at the end."""
+        w = self.words
+        stage = self.stage
+        t = stage.template
+        typed = stage.typed
+        tank = _tank(world, player)
+        state = [w["round"], str(round_index), ""]
+        own = [tank_line(tank, typed, self.lang)] if tank is not None else []
+        state += [w["own_tank_typed" if typed else "own_tank"], _listing(own), ""]
+        if t in (3, 7):
+            mates = [tank_line(m, typed, self.lang) for m in world.teammates(player)]
+            state += [w["mates_typed" if typed else "mates"], _listing(mates), ""]
+        bases = [f"{b.id}, ({b.x}, {b.y})" for b in world.enemy_bases(player)]
+        if stage.navigation:
+            state += [w["goal_base"], _listing(bases), ""]
+        else:
+            own_bases = [f"{b.id}, ({b.x}, {b.y})" for b in world.own_bases(player)]
+            state += [w["our_base"], _listing(own_bases), "", w["enemy_base"], _listing(bases), ""]
+        if t != 1:
+            enemies = [tank_line(e, typed, self.lang) for e in world.enemy_tanks(player)]
+            state += [w["enemies_typed" if typed else "enemies"], _listing(enemies), ""]
+        if t in (3, 6, 7):
+            team = sorted([player] + [m.id for m in world.teammates(player)])
+            known = targets or {}
+            state += [w["targets"], json.dumps([[p, known.get(p, NO_TARGET)] for p in team]), ""]
+        if stage.cooperative:
+            state += [w["history"], _listing(self._history(coop, player)), ""]
+        blocked: tuple[str, ...] = ()
+        if stage.navigation:
+            front = world.touching(tank, tank.facing) if tank is not None else "nothing"
+            if front in BLOCKING and tank is not None:
+                blocked = (tank.facing,)
+            previous = w["none"] if memory.previous_op is None else TOKEN_OF[memory.previous_op]
+            state += [w["front"], w["front_" + (front if front in _FRONT else "nothing")], "",
+                      w["previous"], previous]
+        else:
+            state += [w["around"], _listing(self._around(world, tank))]
+        parts = [fixed_part(stage, self.lang, player), "", "<game>", *state, "</game>", ""]
+        if stage.navigation:
+            parts += [w["options_after"], *_option_lines(w, blocked), ""]
+        else:
+            parts += [w["last_title"], w["last_op"].format(self._last_operation(memory)),
+                      w["last_feedback"].format(memory.feedback if memory.decided else w["none"]), ""]
+            pending = coop.pending(player) if coop is not None and stage.cooperative else ()
+            if pending:
+                parts += [w["inbox_title"], *(f"{r.source}: {sanitize(r.message, self.lang)}" for r in pending),
+                          w["inbox_howto"], ""]
+        parts.append(w["ask"])
+        if note:
+            parts.append(w["retry"].format(sanitize(note, self.lang)))
+        return "\n".join(parts)
+
+    def _last_operation(self, memory: TankMemory) -> str:
+        if not memory.decided:
+            return self.words["none"]
+        if memory.last_op is None:
+            return self.words["error"]
+        return f"Target {memory.last_target}: {TOKEN_OF[memory.last_op]}"
+
+    def _history(self, coop: CoopState | None, player: int) -> list[str]:
+        if coop is None:
+            return []
+        w = self.words
+        lines = []
+        for record in coop.history(player):
+            message = w["stop_message"] if record.kind == "stop" else sanitize(record.message, self.lang)
+            lines += [w["sent"].format(src=record.source, dst=record.partner, message=message),
+                      w["agreed"].format(src=record.source, dst=record.partner)]
+        return lines
+
+    def _around(self, world: World, tank: Tank | None) -> list[str]:
+        if tank is None:
+            return []
+        w = self.words
+        lines = []
+        for side in DIRECTIONS:
+            category = world.touching(tank, side)
+            if side == tank.facing:
+                lines.append(w["around_front_line"].format(side=w["side_" + side], text=w["ahead_" + category]))
+            else:
+                lines.append(w["around_line"].format(side=w["side_" + side], text=w["near_" + category]))
+        return lines
