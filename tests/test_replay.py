@@ -1,8 +1,8 @@
 """Replays (``arena replay``, ``arena run --record``): an episode re-rendered from its step log.
 
 The replay code is generic; it is tested on a test-local drawing game (``PaintGame``: two seats
-paint cells in turn, one picture per round, counted by ``frame_id``) and, once it is registered,
-on the tank battle.
+paint cells in turn, one picture per round, counted by ``frame_id``) and on the tank battle (a
+short game, a four-seat one, a whole one, and ``--record``).
 """
 from __future__ import annotations
 
@@ -227,14 +227,33 @@ def test_bad_file_names_and_fps(tmp_path):
         write_video([], tmp_path / "x.mp4", fps=0)
 
 
-@pytest.mark.skipif("tank_battle_v0" not in ENVIRONMENTS, reason="tank_battle_v0 is not registered yet")
-def test_tank_battle_replay_has_one_frame_per_round(tmp_path, monkeypatch):
+TANK_GAMES = [({"stage": 1, "max_rounds": 6}, ("random",)),  # the goal is not reached: 6 rounds
+              ({"stage": 5, "max_rounds": 5}, ("random",) * 4),  # four decisions a round, one frame
+              ({"stage": 4}, ("rule", "random"))]  # a whole game: the time-out, then each tank steps None
+
+
+@pytest.mark.skipif("tank_battle_v0" not in ENVIRONMENTS, reason="tank_battle_v0 is not registered")
+@pytest.mark.parametrize(("kwargs", "players"), TANK_GAMES)
+def test_tank_battle_replay_has_one_frame_per_round(tmp_path, monkeypatch, kwargs, players):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    results = play(tmp_path / "res", episodes=1, env="tank_battle_v0", players=("random",),
-                   stage=1, max_rounds=6)
+    results = play(tmp_path / "res", episodes=1, env="tank_battle_v0", players=players, **kwargs)
+    (entry,) = [json.loads(line) for line in (results / "episodes.jsonl").read_text().splitlines()]
+    rounds = entry["metrics"]["game"]["rounds"]
+    if "max_rounds" in kwargs:
+        assert rounds == kwargs["max_rounds"]
     path = replay_episode(results, 0, tmp_path / "tank.mp4")
     reader = imageio.get_reader(path)
-    first = reader.get_data(0)
-    assert first.shape == (576, 832, 3)
+    assert reader.get_data(0).shape == (576, 832, 3)
+    assert reader.get_meta_data()["fps"] == 4  # the environment's render_fps
     reader.close()
-    assert frame_count(path) == 6 + 1
+    assert frame_count(path) == rounds + 1
+
+
+@pytest.mark.skipif("tank_battle_v0" not in ENVIRONMENTS, reason="tank_battle_v0 is not registered")
+def test_tank_battle_record(tmp_path, monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    record = tmp_path / "videos"
+    code = main(["run", "tank_battle_v0", "--players", "rule,random", "--episodes", "2", "--out", str(tmp_path / "r"),
+                 "--env-arg", "stage=4", "--env-arg", "max_rounds=8", "--record", str(record), "--no-progress"])
+    assert code == 0
+    assert sorted(p.name for p in record.iterdir()) == ["episode_0.mp4", "episode_1.mp4"]

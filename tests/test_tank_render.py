@@ -237,3 +237,17 @@ def test_redrawing_only_changed_pieces_gives_the_full_picture(monkeypatch):
     switched = frame(other, other_stage)
     frame(world, stage)
     assert (frame(other, other_stage) == switched).all()
+
+
+def test_a_shot_brick_row_disappears_from_the_frame():
+    world, stage, _ = stage_world(1)
+    for op in ("up", "up", "shoot"):  # spec §8 fact 13: the shot removes the row y = 440 of tile (1, 13)
+        world.play_round({0: op})
+    image = frame(world, stage)
+    for x in range(32, 64, 8):
+        assert at(image, x + 4, 440 + 4) == R.FIELD_COLOUR
+        assert at(image, x + 4, 432 + 4) == R.BRICK
+    assert R.ansi_map(world).splitlines()[13][1] == "#"  # pieces are left in the tile
+    tank = world.players[0]
+    assert (tank.x, tank.y) == (32, 448)
+    assert at(image, tank.x + 3, tank.y + 3) == R.TEAM_COLOURS[0]
