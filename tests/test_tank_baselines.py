@@ -130,6 +130,25 @@ def test_seats_are_tank_ids_and_a_policy_needs_its_env():
         RuleTank(native="yes")  # type: ignore[arg-type]
 
 
+def test_tank_kinds_are_declared_as_entry_points():
+    """``arena run tank_battle_v0 --players keyboard,rule`` finds them (the env's own ``random`` wins
+    over the generic one); read from pyproject.toml, so it holds whichever checkout is installed."""
+    import importlib
+    import re
+    from pathlib import Path
+
+    from arena_envs.core import Policy
+
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    section = pyproject.split('[project.entry-points."arena_envs.policies"]')[1].split("\n[")[0]
+    kinds = dict(re.findall(r'^"(tank_battle_v0/\w+)" = "([\w.:]+)"$', section, re.M))
+    assert set(kinds) == {f"tank_battle_v0/{name}" for name in ("random", "rule", "npc", "keyboard")}
+    for name, target in kinds.items():
+        module, _, attribute = target.partition(":")
+        policy = getattr(importlib.import_module(module), attribute)
+        assert issubclass(policy, Policy) and policy.name == name.partition("/")[2]
+
+
 # ------------------------------------------------------------------------------- rule tank
 
 def test_rule_tank_first_three_decisions_in_stage_1():
