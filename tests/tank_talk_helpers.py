@@ -47,3 +47,15 @@ class SidesWorld:
 def tanks(*ids: int) -> list[Tank]:
     """Tanks with the given ids at distinct places (players health 5 facing up, NPCs health 1 facing down)."""
     return [Tank(i, 32 * (i % 10), 32 * (i // 10), "down" if i >= 10 else "up", 1 if i >= 10 else 5) for i in ids]
+
+
+def real_world(number: int, variant: str = "default", seed: int = 0, npc_total: int | None = None):
+    """The World of an official stage at layout 0, its NPCs drawn with ``seed``."""
+    import numpy as np
+
+    from arena_envs.tank_battle.maps import load_map
+    from arena_envs.tank_battle.stages import stage_config
+    from arena_envs.tank_battle.world import World
+
+    stage = stage_config(number, variant)
+    return World(load_map(stage.map_name), stage, np.random.default_rng(seed), npc_total=npc_total)

@@ -18,7 +18,7 @@ from arena_envs.tank_battle.parser import (
     target_valid,
 )
 from arena_envs.tank_battle.stages import STAGES, stage_config
-from tests.tank_talk_helpers import SidesWorld, tanks
+from tests.tank_talk_helpers import SidesWorld, real_world, tanks
 
 S1, S2, S3, S4, S5, S6, S7 = (stage_config(k) for k in range(1, 8))
 S5_NO_COOP = stage_config(5, "no_coop")
@@ -339,3 +339,33 @@ def test_constraint_stage_7_lists_every_legal_partner():
     assert not constraint.accepts(answer.replace("#Keep_coop#", "#Request_coop# 0: with me"))
     assert not constraint.accepts(answer.replace("Target 11", "Target 3"))  # a teammate
     assert constraint.accepts(answer.replace("Target 11", "Target 4"))  # an enemy player
+
+
+# ------------------------------------------------------------------ against the real world (fact 31)
+
+def test_fact_31_target_validity_in_the_real_world():
+    world = real_world(3, seed=1)
+    assert format_ok(world, 0, S3, parse_answer("#Attack operation: Target 101: #Shoot#\n#No_coop#", S3))
+    assert not control_valid(world, 0, S3, parse_answer("Target 1: #Shoot#", S3))  # the teammate
+    assert not control_valid(world, 0, S3, parse_answer("Target 100: #Shoot#", S3))  # our base
+    npc10 = parse_answer("Target {10}: Move_up", S3)
+    assert not control_valid(world, 0, S3, npc10)  # no NPC yet
+    while world.npc_spawned == 0:
+        world.play_round({0: "noop", 1: "noop"})
+    assert [t.id for t in world.enemy_tanks(0)] == [10]
+    assert control_valid(world, 0, S3, npc10) and not target_valid(world, 0, 11)
+
+
+def test_guided_answers_parse_valid_in_every_stage():
+    for number in range(1, 8):
+        world = real_world(number, npc_total=0)
+        stage = world.stage
+        player = stage.n_players - 1
+        target = "" if stage.navigation else f" Target {world.enemy_bases(player)[0].id}:"
+        header = "#Operation:" if stage.template in (1, 2, 4) else "#Attack operation:"
+        answer = f"#Thought process: onward{chr(10)}{header}{target} #Move_left#"
+        if stage.cooperative:
+            partner = legal_partners(world, stage, player)[0]
+            answer += f"\n#Cooperation operation: #Request_coop# {partner}: together now\nReply_message 0: Agree"
+        decision = accepts_and_parses(stage, world, player, answer, pending=[0] if stage.cooperative else [])
+        assert decision.op == "left"

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from arena_envs.tank_battle.coop import CoopState
-from arena_envs.tank_battle.parser import Decision
+from arena_envs.tank_battle.parser import Decision, parse_answer
 from arena_envs.tank_battle.stages import custom_stage, stage_config
 from arena_envs.tank_battle.text import (
     TankMemory,
@@ -22,7 +22,7 @@ from arena_envs.tank_battle.text import (
 )
 from arena_envs.tank_battle.words import WORDS
 from arena_envs.tank_battle.world import Tank
-from tests.tank_talk_helpers import SidesWorld, tanks
+from tests.tank_talk_helpers import SidesWorld, real_world, tanks
 
 LANGS = ("en", "zh")
 #: (stage, variant) of every official template use
@@ -370,3 +370,93 @@ def test_a_dead_tank_still_gets_a_text():
 def test_unknown_language_is_rejected():
     with pytest.raises(ValueError, match="lang must be one of en, zh, got 'fr'"):
         TankTexts(stage_config(1), "fr")
+
+
+# ------------------------------------------------------------------ against the real world (spec §8 facts 5, 27-29, 33)
+
+def test_fact_27_stage_1_round_0():
+    world = real_world(1)
+    text = TankTexts(world.stage).observation(world, 0, world.rounds_played, TankMemory())
+    lines = text.split("\n")
+    for line in ("0", "0, (32, 480, up, 5)", "100, (224, 0)", "No obstacle ahead", "None"):
+        assert line in lines
+    w = WORDS["en"]
+    assert section(text, w["round"]) == ["0"] and section(text, w["front"]) == ["No obstacle ahead"]
+    assert section(text, w["previous"]) == ["None"]
+    assert "- #Move_up#: move up" in section(text, w["options_after"])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_facts_5_and_28_brick_ahead_removes_move_up(lang):
+    world = real_world(1)
+    texts = TankTexts(world.stage, lang)
+    memory = TankMemory()
+    w = WORDS[lang]
+    for expected_y in (463, 448, 448):
+        world.play_round({0: "up"})
+        memory.remember("up", -1, "")
+        assert (world.players[0].x, world.players[0].y) == (32, expected_y)
+    text = texts.observation(world, 0, world.rounds_played, memory)
+    assert section(text, w["front"]) == [w["front_brick"]]
+    options = section(text, w["options_after"])
+    assert "#Move_up#" not in "\n".join(options) and len(options) == 4
+    assert section(text, w["previous"]) == ["Move_up"]
+    assert section(text, w["round"]) == ["3"]
+
+
+def test_fact_29_stage_3_round_0():
+    world = real_world(3)
+    stage = world.stage
+    text = TankTexts(stage).observation(world, 0, 0, TankMemory(), {0: -1, 1: -1}, CoopState(stage))
+    assert section(text, "Map around the tank:") == [
+        "Up (front): no obstacle", "Down: map boundary", "Left: no obstacle", "Right: no obstacle"]
+    assert section(text, WORDS["en"]["targets"]) == ["[[0, -1], [1, -1]]"]
+    assert section(text, WORDS["en"]["history"]) == ["[]"]
+    assert section(text, WORDS["en"]["our_base"]) == ["100, (256, 480)"]
+    assert section(text, WORDS["en"]["enemy_base"]) == ["101, (224, 0)"]
+    assert section(text, WORDS["en"]["mates"]) == ["1, (448, 480, up, 5)"]
+    zh = TankTexts(stage, "zh").observation(world, 0, 0, TankMemory(), {}, CoopState(stage))
+    assert section(zh, WORDS["zh"]["around"]) == ["上方（前方）：无障碍物", "下方：为地图边界",
+                                                  "左方：无障碍物", "右方：无障碍物"]
+
+
+def test_fact_33_cooperation_timeline_in_the_texts():
+    world = real_world(3, npc_total=0)
+    stage = world.stage
+    coop = CoopState(stage)
+    texts = TankTexts(stage)
+    parse = {0: "#Attack operation: Target 101: #Move_up#\n#Cooperation operation: #Request_coop# 1: cover me",
+             1: "#Attack operation: Target 101: #Move_up#\n#Cooperation operation: #No_coop#"}
+    coop.end_round({p: parse_answer(a, stage) for p, a in parse.items()}, world)  # round 0
+    world.play_round({0: "up", 1: "up"})
+    round1 = texts.observation(world, 1, 1, TankMemory(), coop=coop)
+    assert section(round1, "#Cooperation messages received:")[0] == "0: cover me"
+    assert "#Cooperation messages received:" not in texts.observation(world, 0, 1, TankMemory(), coop=coop)
+    answers = {0: parse[1], 1: parse[1] + "\nReply_message 0: Agree"}
+    coop.end_round({p: parse_answer(a, stage) for p, a in answers.items()}, world)  # round 1
+    world.play_round({0: "up", 1: "up"})
+    for player in (0, 1):
+        text = texts.observation(world, player, 2, TankMemory(), coop=coop)
+        assert section(text, "Cooperation history:") == ["0 sent to 1: cover me", "1 replied to 0: agreed"]
+
+
+def test_fact_33_no_delivery_to_npcs_or_enemies():
+    world = real_world(5, npc_total=0)
+    coop = CoopState(world.stage)
+    asks = {0: "#Request_coop# 1: x\n#No_coop#", 1: "#Request_coop# 10: x", 2: "#Request_coop# 0: to my mate",
+            3: "#Request_coop# 2: y"}
+    coop.end_round({p: parse_answer(a, world.stage) for p, a in asks.items()}, world)
+    assert [(m.source, m.partner) for m in coop.messages] == [(2, 0)]
+
+
+def test_feedback_against_the_real_world():
+    world = real_world(4, npc_total=0)  # tank_0 at (0, 0) next to its own base 100 at (32, 0)
+    start = round_start(world, 0, 101)
+    world.play_round({0: "down"})
+    assert round_feedback("down", start, world, 0) == "Move succeeded; distance to target decreased"
+    start = round_start(world, 0, 101)
+    world.play_round({0: "shoot"})
+    assert round_feedback("shoot", start, world, 0) == "Target base not destroyed; it may be out of range"
+    start = round_start(world, 0, 1)  # the enemy player, far away
+    world.play_round({0: "shoot"})
+    assert round_feedback("shoot", start, world, 0) == "Target health did not decrease; the target may be out of range"

@@ -3,7 +3,8 @@
     arena list
     arena policies ENV
     arena run ENV --players p1,p2,... --episodes N --seed S [--out DIR] [--concurrency K]
-              [--env-arg key=value ...] [--no-progress]
+              [--env-arg key=value ...] [--no-progress] [--record DIR]
+    arena replay RESULTS_DIR --episode N [--out FILE] [--fps F]
     arena leaderboard DIR
     arena run gamma ...           the γ-Bench suite (arena_envs.runner.gamma_suite, its own options)
     arena serve MODEL_PATH ...    a local vLLM OpenAI server on 127.0.0.1 (llm_policies.serve, its own options)
@@ -26,6 +27,7 @@ from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.leaderboard import leaderboard_text
 from arena_envs.runner.policy_specs import SpecError, load_object, parse_value, split_players
+from arena_envs.runner.replay import check_drawable, record_episodes, replay_episode
 from arena_envs.runner.results import ResultsError
 from arena_envs.runner.runner import RunConfig, RunError, run
 
@@ -78,15 +80,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("results") / f"{args.env.replace(':', '.')}-seed{args.seed}"
     # no bar in non-interactive runs, nor over a human player's prompts
     progress = not args.no_progress and sys.stderr.isatty() and all(p.split(":")[0] != "human" for p in players)
+    if args.record:  # fail before playing, not after
+        check_drawable(config.env, dict(config.env_kwargs))
     try:
         summary = run(config, out, concurrency=args.concurrency, progress=progress)
     except RunError as err:
         print(f"arena: run stopped: {err}\narena: finished episodes are kept in {out}; "
               "run the same command again to resume", file=sys.stderr)
+        if args.record:
+            _record(out, args.record)
         return 1
+    if args.record:
+        _record(summary.out, args.record)
     print(f"results: {summary.out} ({summary.played} episodes played, {summary.resumed} already there, "
           f"{summary.finished}/{config.episodes} finished)")
     print(leaderboard_text(summary.out))
+    return 0
+
+
+def _record(results: Path, record_dir: str) -> None:
+    """Replays of the committed episodes that have none in ``record_dir`` yet (re-rendered from the log)."""
+    written = record_episodes(results, record_dir)
+    print(f"replays: {len(written)} written to {record_dir}")
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    path = replay_episode(args.dir, args.episode, args.out, args.fps)
+    print(f"replay: {path}")
     return 0
 
 
@@ -112,7 +132,16 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="environment keyword argument, JSON value when it parses (repeatable)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.add_argument("--record", metavar="DIR",
+                   help="after the run, write DIR/episode_<N>.mp4 (or .gif) for each episode, re-rendered from the log")
     r.set_defaults(func=cmd_run)
+    rp = sub.add_parser("replay", help="re-render a finished episode of a results folder into a video")
+    rp.add_argument("dir", help="results folder")
+    rp.add_argument("--episode", type=int, required=True, help="episode id")
+    rp.add_argument("--out", help="video file, .mp4 or .gif (default: DIR/replays/episode_<N>.mp4, .gif without "
+                    "imageio-ffmpeg)")
+    rp.add_argument("--fps", type=float, help="frames per second (default: the environment's render_fps, else 4)")
+    rp.set_defaults(func=cmd_replay)
     lb = sub.add_parser("leaderboard", help="print (and rewrite) the leaderboard of a results folder")
     lb.add_argument("dir")
     lb.set_defaults(func=cmd_leaderboard)

@@ -1,0 +1,203 @@
+"""Replays: re-render a finished episode from its step log into a video file.
+
+A results folder holds everything an episode needs to be played again: ``run.json`` names the
+environment and its keyword arguments, the episode's ``episodes.jsonl`` entry its environment
+seed, and ``log.jsonl`` every decision in order (the action as the policy gave it). The replay
+builds the environment with ``render_mode="rgb_array"``, resets it with that seed and feeds the
+logged actions back through ``agent_iter``, taking a frame at the start and whenever the picture
+changed (an environment that counts its pictures in ``frame_id`` says when; otherwise after every
+decision). So a run pays nothing for frames: ``arena run ... --record DIR`` and ``arena replay`` both
+come here. Videos are MP4 through ``imageio-ffmpeg`` when it is installed, GIF through Pillow
+otherwise (``pip install 'arena-envs[render]'``).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pettingzoo import AECEnv
+
+from arena_envs.runner.results import ResultsError, read_config, read_episodes, read_steps
+from arena_envs.runner.runner import env_factory
+
+DEFAULT_FPS = 4.0
+EXTENSIONS = (".mp4", ".gif")
+
+
+class ReplayError(ValueError):
+    """An episode that cannot be replayed: the environment cannot draw, or the log and the environment disagree."""
+
+
+def drawing_env(name: str, env_kwargs: dict[str, Any]) -> AECEnv:
+    """Environment ``name`` built with ``env_kwargs`` and ``render_mode="rgb_array"``; a
+    :class:`ReplayError` when it has no ``rgb_array`` render mode."""
+    kwargs = {key: value for key, value in env_kwargs.items() if key != "render_mode"}
+    try:
+        return env_factory(name, {**kwargs, "render_mode": "rgb_array"})()
+    except ValueError:
+        probe = env_factory(name, kwargs)()  # an unknown name or bad arguments raise their own error here
+        modes = list(probe.unwrapped.metadata.get("render_modes", ()))
+        probe.close()
+        if "rgb_array" in modes:
+            raise
+        raise ReplayError(f"environment {name} cannot draw replays: its render modes are {modes}, "
+                          "a replay needs 'rgb_array'") from None
+
+
+def _native(action: Any) -> Any:
+    """A logged action as the environment takes it: JSON lists (numpy arrays when logged) become arrays again."""
+    if isinstance(action, list):
+        return np.asarray(action)
+    if isinstance(action, dict):
+        return {key: _native(value) for key, value in action.items()}
+    return action
+
+
+def _open_episode(folder: Path, episode: int) -> tuple[AECEnv, int, list[dict[str, Any]]]:
+    """The drawing environment of ``folder``'s run, ``episode``'s environment seed and its decision lines."""
+    config = read_config(folder)
+    entries = {e["episode"]: e for e in read_episodes(folder / "episodes.jsonl")}
+    if episode not in entries:
+        known = sorted(entries)
+        shown = ", ".join(map(str, known[:20])) + (" ..." if len(known) > 20 else "") if known else "none"
+        raise ResultsError(f"{folder}: episode {episode} is not committed; committed episodes: {shown}")
+    decisions = [line for line in read_steps(folder, episode) if not line.get("finish")]
+    return drawing_env(config["env"], config.get("env_kwargs", {})), entries[episode]["seed"], decisions
+
+
+def episode_frames(folder: str | Path, episode: int) -> Iterator[np.ndarray]:
+    """The frames of committed ``episode`` of results folder ``folder``, re-rendered from its log:
+    the first picture after ``reset``, then one per change of ``frame_id`` (without one: per decision). Raises
+    :class:`ReplayError` when the log and the environment disagree (another agent to move, too few
+    or too many logged decisions)."""
+    env, seed, decisions = _open_episode(Path(folder), episode)
+    return _frames(env, seed, decisions, episode)
+
+
+def _frames(env: AECEnv, seed: int, decisions: list[dict[str, Any]], episode: int) -> Iterator[np.ndarray]:
+    try:
+        env.reset(seed=seed)
+        raw = env.unwrapped
+        yield _frame(env)
+        shown = getattr(raw, "frame_id", None)
+        step = 0
+        for agent in env.agent_iter():
+            done = bool(raw.terminations.get(agent) or raw.truncations.get(agent))
+            if done:
+                env.step(None)
+            else:
+                if step == len(decisions):
+                    raise ReplayError(f"episode {episode}: the log ends after {step} decisions but the environment "
+                                      f"asks {agent} for another one")
+                line = decisions[step]
+                if line["agent"] != agent:
+                    raise ReplayError(f"episode {episode}, decision {step}: the log has {line['agent']} to move, "
+                                      f"the environment {agent}")
+                env.step(_native(line["action"]))
+                step += 1
+            current = getattr(raw, "frame_id", None)
+            if current != shown or (current is None and not done):  # uncounted: a frame per decision
+                shown = current
+                yield _frame(env)
+        if step != len(decisions):
+            raise ReplayError(f"episode {episode}: the environment finished after {step} decisions but the log "
+                              f"holds {len(decisions)}")
+    finally:
+        env.close()
+
+
+def _frame(env: AECEnv) -> np.ndarray:
+    frame = env.render()
+    if not isinstance(frame, np.ndarray):
+        raise ReplayError(f"render() in rgb_array mode returned {type(frame).__name__}, not an array")
+    return frame
+
+
+def video_extension() -> str:
+    """``.mp4`` when imageio can write it (imageio-ffmpeg installed), else ``.gif``."""
+    try:
+        import imageio_ffmpeg  # noqa: F401
+    except ImportError:
+        return ".gif"
+    return ".mp4"
+
+
+def write_video(frames: Iterable[np.ndarray], out: str | Path, fps: float = DEFAULT_FPS) -> int:
+    """Write ``frames`` to ``out`` (``.mp4`` with imageio-ffmpeg, ``.gif`` with Pillow, by its
+    extension); the number of frames written."""
+    try:
+        import imageio.v2 as imageio
+    except ImportError as err:
+        raise ReplayError("replays need imageio: pip install 'arena-envs[render]'") from err
+    out = Path(out)
+    suffix = out.suffix.lower()
+    if suffix not in EXTENSIONS:
+        raise ReplayError(f"a replay file must end in {' or '.join(EXTENSIONS)}, got {str(out)!r}")
+    if fps <= 0:
+        raise ReplayError(f"fps must be > 0, got {fps}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".mp4":
+        if video_extension() != ".mp4":
+            raise ReplayError("writing MP4 needs imageio-ffmpeg: pip install 'arena-envs[render]', or write a .gif")
+        # 16-pixel macro blocks: frames whose sides are not multiples of 16 are padded, not resized
+        writer = imageio.get_writer(out, format="FFMPEG", mode="I", fps=fps, codec="libx264",
+                                    macro_block_size=16, ffmpeg_log_level="error")
+    else:
+        # Pillow: every frame kept (no merging of equal frames), looping forever
+        writer = imageio.get_writer(out, format="GIF", mode="I", duration=1000.0 / fps, loop=0)
+    count = 0
+    try:
+        for frame in frames:
+            writer.append_data(frame)
+            count += 1
+    finally:
+        writer.close()
+    if count == 0:
+        out.unlink(missing_ok=True)
+    return count
+
+
+def replay_episode(folder: str | Path, episode: int, out: str | Path | None = None,
+                   fps: float | None = None) -> Path:
+    """Re-render ``episode`` of results folder ``folder`` into a video (default
+    ``FOLDER/replays/episode_<N>.mp4``, or ``.gif`` without imageio-ffmpeg) at ``fps`` frames per
+    second (default: the environment's ``metadata["render_fps"]``, else 4); the path written."""
+    folder = Path(folder)
+    path = Path(out) if out is not None else folder / "replays" / f"episode_{episode}{video_extension()}"
+    env, seed, decisions = _open_episode(folder, episode)
+    if fps is None:
+        fps = float(env.unwrapped.metadata.get("render_fps") or DEFAULT_FPS)
+    write_video(_frames(env, seed, decisions, episode), path, fps)
+    return path
+
+
+def record_episodes(folder: str | Path, out_dir: str | Path, fps: float | None = None,
+                    episodes: Iterable[int] | None = None) -> list[Path]:
+    """Write ``OUT_DIR/episode_<N>.<ext>`` for every committed episode of ``folder`` (or those of
+    ``episodes``) that has no file there yet; the paths written, by episode id."""
+    folder, out_dir = Path(folder), Path(out_dir)
+    committed = sorted(e["episode"] for e in read_episodes(folder / "episodes.jsonl"))
+    wanted = committed if episodes is None else sorted(set(committed) & set(episodes))
+    ext = video_extension()
+    written = []
+    for episode in wanted:
+        path = out_dir / f"episode_{episode}{ext}"
+        if not path.exists():
+            written.append(replay_episode(folder, episode, path, fps))
+    return written
+
+
+def check_drawable(name: str, env_kwargs: dict[str, Any]) -> None:
+    """Raise :class:`ReplayError` now, before a run, when environment ``name`` cannot draw replays."""
+    drawing_env(name, env_kwargs).close()
+    try:
+        import imageio  # noqa: F401
+    except ImportError as err:
+        raise ReplayError("recording replays needs imageio: pip install 'arena-envs[render]'") from err
+
+
+__all__ = ["ReplayError", "check_drawable", "drawing_env", "episode_frames", "record_episodes", "replay_episode",
+           "video_extension", "write_video"]
+
