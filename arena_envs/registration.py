@@ -58,6 +58,14 @@ ENVIRONMENTS: dict[str, EnvEntry] = {
         "three_capped": {"n_players": 3, "max_turns": 6},
         "given_rates": {"hit_rates": [30, 60, 90, 95], "max_turns": None, "score_variant": "per_player"},
     }),
+    "tank_battle_v0": EnvEntry("arena_envs.tank_battle_v0", True, {
+        **{f"stage{k}": {"stage": k} for k in range(2, 8)},
+        "stage5_no_coop": {"stage": 5, "variant": "no_coop"},
+        "stage6_no_coop_zh": {"stage": 6, "variant": "no_coop", "lang": "zh"},
+        "stage7_8p": {"stage": 7, "variant": "8p", "layout_seed": 6},
+        "stage3_discrete_grid": {"stage": 3, "action_mode": "discrete", "obs_mode": "grid", "layout_seed": 1},
+        "stage4_text_strict": {"stage": 4, "obs_mode": "text", "parser": "strict", "layout_seed": 7},
+    }),
     "pirate_game_v0": EnvEntry("arena_envs.pirate_game_v0", False, {
         "small": {"n_players": 4, "golds": 5, "death_reward": -5, "score_variant": "repo"},
         "three_cot": {"n_players": 3, "golds": 1, "cot": True, "history_window": 1},

@@ -1,10 +1,11 @@
 """Random legal actions and decision counting, shared by the benchmarks.
 
-``sample`` draws a legal native action: from the observation's ``action_mask``, except for the
-Pirate Game's ``Dict`` action, whose mask cannot say that the shares add up to the gold: there it
-is a random split of the gold among the survivors (propose phase) or a random vote, read from the
-game's documented features. ``play`` counts *decisions*: steps of a live agent whose answer
-the game took (not a dead agent's ``step(None)``, not an invalid answer that is asked again).
+``sample`` draws a legal native action: from the observation's ``action_mask`` (a ``Dict`` of
+masks for a ``Dict`` action, as the tank battle's), except for the Pirate Game's ``Dict`` action,
+whose mask cannot say that the shares add up to the gold: there it is a random split of the gold
+among the survivors (propose phase) or a random vote, read from the game's documented features.
+``play`` counts *decisions*: steps of a live agent whose answer the game took (not a dead agent's
+``step(None)``, not an invalid answer that is asked again).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ _GOLDS, _REMAINING, _PHASE = 2, 5, 6
 def sample(env: Any, agent: str, observation: Any, rng: np.random.Generator) -> Any:
     space = env.action_space(agent)
     mask = observation.get("action_mask") if isinstance(observation, dict) else None
-    if not isinstance(space, spaces.Dict):
+    if not (isinstance(space, spaces.Dict) and "proposal" in space.spaces):  # a mask says it all
         return space.sample(mask)
     features = observation["observation"]
     proposal = np.zeros(cast(tuple[int, ...], space["proposal"].shape), dtype=np.int64)

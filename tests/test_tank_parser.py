@@ -14,6 +14,7 @@ from arena_envs.tank_battle.parser import (
     control_valid,
     effective_target,
     format_ok,
+    format_problem,
     parse_answer,
     target_valid,
 )
@@ -293,6 +294,7 @@ def accepts_and_parses(stage, world, player, answer, pending=()):
     assert constraint.kind == "regex" and constraint.accepts(answer), (constraint.pattern, answer)
     decision = parse_answer(answer, stage)
     assert format_ok(world, player, stage, decision)
+    assert parse_answer(answer, stage, strict=True) == decision
     return decision
 
 
@@ -369,3 +371,45 @@ def test_guided_answers_parse_valid_in_every_stage():
             answer += f"\n#Cooperation operation: #Request_coop# {partner}: together now\nReply_message 0: Agree"
         decision = accepts_and_parses(stage, world, player, answer, pending=[0] if stage.cooperative else [])
         assert decision.op == "left"
+
+
+@pytest.mark.parametrize("number", [1, 3, 4, 7])
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_every_answer_the_constraint_allows_is_valid(number, data):
+    world = real_world(number, npc_total=0)
+    stage = world.stage
+    pending = [1] if stage.cooperative else []
+    constraint = answer_constraint(stage, world, 0, pending)
+    answer = data.draw(st.from_regex(constraint.pattern, fullmatch=True))
+    decision = parse_answer(answer, stage)
+    assert format_ok(world, 0, stage, decision)
+    assert parse_answer(answer, stage, strict=True) == decision
+    if stage.cooperative:
+        assert set(decision.replies) == {1} and decision.reply_all is None
+        assert decision.coop != "request" or decision.partner in legal_partners(world, stage, 0)
+
+
+def test_cooperation_state_pickles_mid_game():
+    import pickle
+
+    coop = CoopState(S7)
+    coop.end_round({0: request(3, "go")}, STAGE7_WORLD)
+    coop.end_round({3: reply(0, True), 1: request(4)}, STAGE7_WORLD)
+    copy = pickle.loads(pickle.dumps(coop))
+    assert copy.history(0) == coop.history(0) and copy.pending(4) == coop.pending(4) and copy.partner(0) == 3
+    copy.end_round({4: reply(1, True)}, STAGE7_WORLD)
+    assert copy.partner(1) == 4 and coop.partner(1) is None
+
+
+def test_format_problem_says_what_is_wrong_exactly_when_the_format_fails():
+    cases = [(S1, "#Operation: fire", "no operation found"), (S4, "Target 5 #Shoot#", "no target clause found"),
+             (S3, "Target 1: #Shoot#\n#No_coop#", "target 1 is not an enemy tank or enemy base on the map; "
+                                                "valid targets: -1, 10, 101, 200"),
+             (S3, "Target 101: #Shoot#", "no cooperation operation found"),
+             (S3, "Target 101: #Shoot#\n#Keep_coop#", None), (S1, "#Move_up#", None)]
+    for stage, answer, problem in cases:
+        decision = parse_answer(answer, stage)
+        found = format_problem(STAGE3_WORLD, 0, stage, decision)
+        assert (found is None) == format_ok(STAGE3_WORLD, 0, stage, decision)
+        assert found == problem if problem is None else found.startswith(problem)

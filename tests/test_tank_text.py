@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from arena_envs.tank_battle.coop import CoopState
+from arena_envs.tank_battle.coop import CoopState, legal_partners
 from arena_envs.tank_battle.parser import Decision, parse_answer
 from arena_envs.tank_battle.stages import custom_stage, stage_config
 from arena_envs.tank_battle.text import (
@@ -269,6 +269,8 @@ def test_feedback_of_an_invalid_answer_drops_the_thought_section():
     answer = "#Thought process:\n- Attack target: the base\n- Attack plan: go\n#Operation: fire at will"
     feedback = round_feedback(None, round_start(world, 0, -1), world, 0, answer=answer)
     assert feedback == "Invalid operation format: #Operation: fire at will"
+    two_lines = round_feedback(None, round_start(world, 0, -1), world, 0, answer="go up\n  then   fire")
+    assert two_lines == "Invalid operation format: go up then fire"
     long = round_feedback(None, round_start(world, 0, -1), world, 0, answer="x\n" * 1000)
     assert len(long) < 300 and "\n" not in long
 
@@ -460,3 +462,57 @@ def test_feedback_against_the_real_world():
     start = round_start(world, 0, 1)  # the enemy player, far away
     world.play_round({0: "shoot"})
     assert round_feedback("shoot", start, world, 0) == "Target health did not decrease; the target may be out of range"
+
+
+@pytest.mark.parametrize(("number", "lang"), [(2, "en"), (3, "zh"), (6, "en"), (7, "en")])
+def test_rounds_played_the_way_the_env_plays_them(number, lang):
+    """Parse, judge, cooperate, play, give feedback and write the next texts for 30 rounds of
+    random answers: every text stays within its charset and length, feedback follows each decision."""
+    import numpy as np
+
+    from arena_envs.tank_battle.parser import control_valid, effective_target, format_ok
+
+    rng = np.random.default_rng(number)
+    world = real_world(number, seed=number)
+    stage = world.stage
+    texts = TankTexts(stage, lang)
+    coop = CoopState(stage)
+    memory = {p: TankMemory() for p in world.players}
+    targets = dict.fromkeys(world.players, -1)
+    ops = ["#Move_up#", "#Move_down#", "#Move_left#", "#Move_right#", "#Shoot#", "fire"]
+    for round_index in range(30):
+        if world.over:
+            break
+        alive = [t.id for t in world.tanks if not t.is_npc]
+        decisions, answers = {}, {}
+        for p in alive:
+            text = texts.observation(world, p, round_index, memory[p], targets, coop)
+            assert len(text) < 16384 and set(text) <= charset(lang)
+            ids = [-1, 200, 1, *(t.id for t in world.enemy_tanks(p))]
+            target = "" if stage.navigation else f"Target {rng.choice(ids)}: "
+            answer = f"#Thought process:\n- plan\n#Operation: {target}{rng.choice(ops)}"
+            if stage.cooperative:
+                partner = rng.choice([*legal_partners(world, stage, p), 10])
+                answer += "\n" + str(rng.choice(["#No_coop#", "#Keep_coop#", "#Stop_coop#", "",
+                                                 f"#Request_coop# {partner}: attack {rng.integers(9)}"]))
+                answer += "".join(f"\nReply_message {r.source}: {rng.choice(['Agree', 'Disagree'])}"
+                                  for r in coop.pending(p))
+            answers[p] = answer
+            decisions[p] = parse_answer(answer, stage)
+            format_ok(world, p, stage, decisions[p])
+        applied = {}
+        for p, d in decisions.items():
+            valid = control_valid(world, p, stage, d)
+            applied[p] = d.op if valid else None
+            if valid:
+                targets[p] = effective_target(targets[p], d.target)
+        coop.end_round(decisions, world)
+        starts = {p: round_start(world, p, targets[p]) for p in decisions}
+        world.play_round({p: op or "noop" for p, op in applied.items()})
+        for p in decisions:
+            feedback = round_feedback(applied[p], starts[p], world, p, lang, answers[p])
+            memory[p].remember(applied[p], targets[p], feedback)
+            if applied[p] is None:
+                assert feedback.startswith(WORDS[lang]["fb_invalid"].split("{")[0])
+    assert world.rounds_played > 0
+    assert bool(coop.records) == stage.cooperative  # requests were delivered and some agreed

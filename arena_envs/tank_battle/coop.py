@@ -13,7 +13,7 @@ to anyone else are well-formed but never delivered. Unlike the reference, reques
 delivered.
 
 The env calls :meth:`CoopState.end_round` once per round with every deciding player's
-:class:`~.parser.Decision`, after the last agent acted and **before** ``World.play_round`` (the
+:class:`~.decision.Decision`, after the last agent acted and **before** ``World.play_round`` (the
 legal partners are those of the state the agents saw). The texts read :meth:`pending`,
 :meth:`history` and :meth:`partner`.
 """
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from arena_envs.tank_battle.stages import Stage
 
 if TYPE_CHECKING:
-    from arena_envs.tank_battle.parser import Decision
+    from arena_envs.tank_battle.decision import Decision
     from arena_envs.tank_battle.world import World
 
 #: how many records the "historical cooperation" section shows (spec §4.3)

@@ -10,36 +10,37 @@ about the world, so it does not judge target ids; the env combines it with :func
 * ``format_ok`` (FAcc) = the control part is valid and, in cooperative stages
   (``stage.cooperative``), a cooperation operation was found (``decision.coop is not None``).
 
-Both are :func:`control_valid` and :func:`format_ok` below; the env calls them at step time, while
+Both are :func:`control_valid` and :func:`format_ok` below (:func:`format_problem` says why in one
+line, for the agent's next text); the env calls them at step time, while
 the world still shows the state the agent saw. Target 200 ("a wall") keeps the previous target
 (:func:`effective_target`).
 
 Reference mode (default) reproduces the reference's matching, quirks included (stages 1-2: the
 first operation of a fixed priority list found anywhere in the answer wins). Strict mode
-**[DESIGN]** looks only after the last operation header and takes the last match; the headers of
-the Chinese templates (``#操作:``, ``#攻击操作:``, ``#协作操作:``, ASCII or full-width colon) count
-as well as the English ones.
+**[DESIGN]** reads the control operation only after the last ``#Operation:``/``#Attack operation:``
+header (taking the last match) and the cooperation operation only after the last ``#Cooperation
+operation:`` header (same priority order), each in the whole answer when its header is missing; the
+headers of the Chinese templates (``#操作:``, ``#攻击操作:``, ``#协作操作:``, ASCII or full-width
+colon) count as well. Replies are read anywhere in both modes.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from arena_envs.core.answers import AnswerConstraint
 from arena_envs.tank_battle.coop import legal_partners
+from arena_envs.tank_battle.decision import Coop, Decision
 from arena_envs.tank_battle.stages import Stage
 from arena_envs.tank_battle.world import Operation
 
 if TYPE_CHECKING:
     from arena_envs.tank_battle.world import World
 
-Coop = Literal["none", "keep", "stop", "request"]
-
 #: the answer tokens of the five operations, in the reference's priority order
-OP_TOKENS: dict[str, Operation] = {"Move_up": "up", "Move_down": "down", "Move_left": "left", "Move_right": "right",
-                            "Shoot": "shoot"}
+OP_TOKENS: dict[str, Operation] = {"Move_up": "up", "Move_down": "down", "Move_left": "left",
+                                   "Move_right": "right", "Shoot": "shoot"}
 #: an operation's token as the texts show it (``Noop`` only for native actions, never offered to LLMs)
 TOKEN_OF: dict[str, str] = {**{op: token for token, op in OP_TOKENS.items()}, "noop": "Noop"}
 NO_TARGET = -1
@@ -59,33 +60,8 @@ _REPLY = re.compile(r"Reply_message#?[ \t]*(?:\{?[ \t]*(\d+)[ \t]*\}?[ \t]*[:：
 _REPLY_STRIP = " \t\r\f\v{}[]()\"'`“”‘’「」#*.,;:!?。，；：！？"
 _CONTROL_HEADER = re.compile(r"#(?:Operation|Attack operation|操作|攻击操作)[ \t]*[:：]")
 _COOP_HEADER = re.compile(r"#(?:Cooperation operation|协作操作)[ \t]*[:：]")
+#: the longest request message kept (spec §4.2: messages are shown cut to 200 characters)
 MAX_MESSAGE = 200
-
-
-@dataclass(frozen=True)
-class Decision:
-    """One parsed answer.
-
-    ``op``: the control operation (``noop`` when none was found, ``op_found`` False); ``target``:
-    the stated target (stages 3-7; -1 none, 200 a wall, ``None`` not stated); ``coop``: the
-    cooperation operation (``None``: none found, a format failure in cooperative stages);
-    ``partner``/``message``: the request's addressee and text (``request`` only); ``replies``:
-    answers to pending requests by source id (True = agree); ``reply_all``: an answer given without
-    a source id, for every pending request that ``replies`` does not name (``None``: none given).
-    """
-
-    op: Operation = "noop"
-    op_found: bool = False
-    target: int | None = None
-    coop: Coop | None = None
-    partner: int | None = None
-    message: str = ""
-    replies: dict[int, bool] = field(default_factory=dict)
-    reply_all: bool | None = None
-
-    def reply_to(self, source: int) -> bool | None:
-        """This answer's reply to a request from ``source`` (``None``: no reply, i.e. it expires)."""
-        return self.replies.get(source, self.reply_all)
 
 
 def parse_answer(text: str, stage: Stage, strict: bool = False) -> Decision:
@@ -163,15 +139,16 @@ def _replies(text: str) -> tuple[dict[int, bool], bool | None]:
 
 # ------------------------------------------------------------------ judging a decision against the world
 
+def valid_targets(world: World, player: int) -> list[int]:
+    """The ids ``player`` may name as target now, sorted: -1 (none), 200 (a wall), the listed enemy
+    tanks and the current enemy bases (spec §4.4); never teammates, own bases or unknown ids."""
+    return sorted({NO_TARGET, WALL_TARGET, *(t.id for t in world.enemy_tanks(player)),
+                   *(b.id for b in world.enemy_bases(player))})
+
+
 def target_valid(world: World, player: int, target: int | None) -> bool:
-    """Whether ``target`` may be named by ``player`` now: -1, 200, a listed enemy tank or a current
-    enemy base (spec §4.4); teammates, own bases, NPCs not alive and unknown ids are not."""
-    if target is None:
-        return False
-    if target in (NO_TARGET, WALL_TARGET):
-        return True
-    return any(t.id == target for t in world.enemy_tanks(player)) or any(
-        b.id == target for b in world.enemy_bases(player))
+    """Whether ``target`` is one of :func:`valid_targets` (``None``, not stated, is not)."""
+    return target is not None and target in valid_targets(world, player)
 
 
 def control_valid(world: World, player: int, stage: Stage, decision: Decision) -> bool:
@@ -185,6 +162,22 @@ def format_ok(world: World, player: int, stage: Stage, decision: Decision) -> bo
     """Format validity of one decision (FAcc, spec §4.4): the control part is valid and, in
     cooperative stages, a cooperation operation was found."""
     return control_valid(world, player, stage, decision) and (not stage.cooperative or decision.coop is not None)
+
+
+def format_problem(world: World, player: int, stage: Stage, decision: Decision) -> str | None:
+    """Why a decision is not format-valid, in one line for the agent's next text (``None``: it is)."""
+    if not decision.op_found:
+        if stage.navigation:
+            return "no operation found; answer with #Operation: and one of #Move_up#, #Move_down#, #Move_left#, " \
+                   "#Move_right#, #Shoot#"
+        return "no target clause found; answer with Target {id}: and an operation, e.g. Target -1: #Move_up#"
+    if not stage.navigation and not target_valid(world, player, decision.target):
+        valid = ", ".join(str(i) for i in valid_targets(world, player))
+        return f"target {decision.target} is not an enemy tank or enemy base on the map; valid targets: {valid}"
+    if stage.cooperative and decision.coop is None:
+        return "no cooperation operation found; add #Cooperation operation: with #No_coop#, #Keep_coop#, " \
+               "#Stop_coop# or #Request_coop# {id}: {message}"
+    return None
 
 
 def effective_target(previous: int, stated: int | None) -> int:
@@ -222,10 +215,8 @@ def answer_constraint(stage: Stage, world: World, player: int, pending_sources: 
         lines.append(operation + " " + ops)
         description = f"{thought} <one line>, then {operation} #<Move_up|Move_down|Move_left|Move_right|Shoot>#"
     else:
-        ids = [NO_TARGET, WALL_TARGET] + [t.id for t in world.enemy_tanks(player)] + [
-            b.id for b in world.enemy_bases(player)]
         header = attack if stage.template in ATTACK_TEMPLATES else operation
-        lines.append(header + " Target (" + "|".join(str(i) for i in sorted(set(ids))) + "): " + ops)
+        lines.append(header + " Target (" + "|".join(str(i) for i in valid_targets(world, player)) + "): " + ops)
         description = f"{thought} <one line>, then {header} Target <id>: #<operation>#"
     if stage.cooperative:
         choices = ["#Keep_coop#", "#Stop_coop#", "#No_coop#"]

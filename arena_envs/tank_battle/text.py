@@ -8,7 +8,10 @@ state block after it, so that every decision of a tank shares one prompt prefix 
 server's prefix cache serves (the paper puts the state block first). In stages 1-2 the operation
 options follow the state block, because the option of moving toward a blocked facing side is
 left out. Stages without cooperation (``not stage.cooperative``: stage 4, the ``no_coop``
-variants) have no cooperation goal, options, note, plan, answer line, history or messages.
+variants) have no cooperation goal, options, note, plan, answer line, history or messages; the
+``no_coop`` variants of stages 5 and 7 keep the team's attack-target list (team information, not a
+cooperation part). Messages and rejected answers are shown through :func:`sanitize` (one line,
+200 characters, the language's :func:`charset`).
 
 The env keeps one :class:`TankMemory` per tank and one :class:`TankTexts` per episode. Per round:
 
@@ -29,7 +32,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from arena_envs.tank_battle.coop import CoopState
-from arena_envs.tank_battle.parser import ATTACK_TEMPLATES, NO_TARGET, TOKEN_OF
+from arena_envs.tank_battle.parser import ATTACK_TEMPLATES, MAX_MESSAGE, NO_TARGET, TOKEN_OF
 from arena_envs.tank_battle.stages import Stage
 from arena_envs.tank_battle.words import LANGS, WORDS
 from arena_envs.tank_battle.world import DIRECTIONS, Operation, Tank
@@ -38,7 +41,7 @@ if TYPE_CHECKING:
     from arena_envs.tank_battle.world import World
 
 #: how many characters of a message or of a rejected answer a text shows (spec §4.2)
-SHOWN_MAX = 200
+SHOWN_MAX = MAX_MESSAGE
 #: categories of ``World.touching`` that block a move (stages 1-2 drop that move's option line)
 BLOCKING = frozenset({"border", "steel", "water", "brick"})
 _FRONT = ("border", "steel", "water", "brick", "enemy_tank")
@@ -125,10 +128,10 @@ def round_start(world: World, player: int, target: int) -> RoundStart:
 def round_feedback(op: Operation | None, start: RoundStart, world: World, player: int, lang: str = "en",
                    answer: str = "") -> str:
     """The "operation feedback" of spec §4.3 for the round just played (``op`` None: the answer was
-    invalid, shown without its thought section). A noop (native actions only) reads "Stopped"."""
+    invalid, shown without its thought section, on one line). A noop (native actions only) reads "Stopped"."""
     w = WORDS[lang]
     if op is None:
-        return w["fb_invalid"].format(answer=sanitize(_THOUGHT.sub("", answer).strip(), lang))
+        return w["fb_invalid"].format(answer=sanitize(" ".join(_THOUGHT.sub("", answer).split()), lang))
     tank = _tank(world, player)
     if tank is None:
         return ""

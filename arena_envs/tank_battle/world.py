@@ -685,7 +685,10 @@ class World:
         for _ in range(5):
             x, y = t.x, t.y
             c0 = x >> 4 if x > 0 else 0
-            mask = ((2 << (((x + 31) >> 4) - c0)) - 1) << c0
+            c1 = (x + 31) >> 4
+            if c1 < c0:  # wholly left of the field (a push can put it there before clamping): nothing overlaps
+                break
+            mask = ((2 << (c1 - c0)) - 1) << c0
             r0 = y >> 4 if y > 0 else 0
             r1 = (y + 31) >> 4
             if not any(blocked[r] & mask for r in range(r0, r1 + 1)):

@@ -1,0 +1,543 @@
+"""BattleAgentBench's tank battle as a PettingZoo AEC environment (spec §4).
+
+Every living tank decides once per round, in id order, from the state at the start of the round;
+when the last one has answered the world runs the round's ticks (:meth:`World.play_round`), the
+rewards, terminations, cooperation and feedback are settled, and the next round starts with the
+lowest living id. So the parallel API's ``step`` is one round.
+
+Actions. ``step()`` takes the answer text of an LLM (the grammar of spec §4.4, ``parser`` =
+``"reference"`` or ``"strict"``) or a native action of ``action_mode``:
+
+* ``"dict"`` (default): ``Dict(op: Discrete(6), target: Discrete(23), coop: Discrete(4),
+  coop_partner: Discrete(8), reply: MultiDiscrete([3] * 8))`` of spec §4.2 (``target`` indexes
+  :data:`TARGET_IDS`; ``coop`` 0 none, 1 keep, 2 stop, 3 request; ``reply[j]`` 0 none, 1 agree,
+  2 disagree), with a mask for each part;
+* ``"discrete"``: ``Discrete(6)``: 0 up, 1 down, 2 left, 3 right, 4 shoot, 5 noop; the target is
+  the nearest enemy tank or base (navigation: the base); no cooperation.
+
+An unparseable answer, or one whose target is not a listed enemy, -1 or 200, is invalid: with the
+default ``max_retries=0`` the tank does nothing that round (``noop``, the paper's handling) and
+its next text says why; ``max_retries=k`` asks again up to k times first.
+
+Observations. ``text``: the stage's prompt (:mod:`arena_envs.tank_battle.text`); ``observation``:
+the ``(25, 64, 64)`` uint8 grid of :mod:`arena_envs.tank_battle.grid`; ``action_mask``. ``obs_mode``
+chooses what is computed: ``"both"`` (default), ``"text"`` (the grid is all zeros) or ``"grid"``
+(the text is empty), so a learner that reads only the grid does not pay for the text.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+from gymnasium import spaces
+
+from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
+from arena_envs.tank_battle import grid, metrics, parser
+from arena_envs.tank_battle.coop import CoopState, legal_partners
+from arena_envs.tank_battle.decision import Decision
+from arena_envs.tank_battle.maps import apply_layout, load_map, parse_map
+from arena_envs.tank_battle.render import FrameInfo, ansi_map, draw_frame
+from arena_envs.tank_battle.stages import MODES, Stage, custom_stage, stage_config
+from arena_envs.tank_battle.text import TankMemory, TankTexts, round_feedback, round_start
+from arena_envs.tank_battle.world import FIRST_NPC_ID, Operation, World
+
+#: The target ids a ``dict`` action's ``target`` indexes (spec §4.2).
+TARGET_IDS = (-1, *range(8), *range(FIRST_NPC_ID, FIRST_NPC_ID + 10), 100, 101, 102, 103)
+#: ``discrete`` action -> operation
+OPS: tuple[Operation, ...] = ("up", "down", "left", "right", "shoot", "noop")
+COOP_OPS = ("none", "keep", "stop", "request")
+MAX_PLAYERS = 8
+ACTION_MODES = ("dict", "discrete")
+OBS_MODES = ("both", "text", "grid")
+LANGS = ("en", "zh")
+PARSERS = ("reference", "strict")
+WALL = parser.WALL_TARGET
+NO_TARGET = parser.NO_TARGET
+
+
+#: why an answer was not taken (the reason the next text shows) and a dict action's request message
+_SAY = {
+    "en": {"no_op": "no operation found: answer with one of the operation tokens of the format above",
+           "target": "target {} is not -1, 200, a listed enemy tank or an enemy base",
+           "request": "Please attack tank {} together with me"},
+    "zh": {"no_op": "未找到操作：请按上面的格式给出一个操作",
+           "target": "目标{}不是-1、200、列出的敌方坦克或敌方基地",
+           "request": "请和我一起攻击坦克{}"},
+}
+
+
+class Move(NamedTuple):
+    """A decision as the round applies it, and whether its answer was format-valid (FAcc)."""
+
+    decision: Decision
+    format_ok: bool
+
+
+def _index(value: Any, n: int, name: str) -> int:
+    """An integer in ``0..n-1`` from a native action part, or an :class:`InvalidAnswer`."""
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:
+        raise InvalidAnswer("unparseable", f"{name} must be an integer in 0..{n - 1}, got {value!r}")
+    return int(value)
+
+
+def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return str(value)
+
+
+class TankBattleEnv(TextAECEnv):
+    """``stage`` 1-7 of BattleAgentBench (spec §3) with the options of spec §4.10; see the module
+    docstring and ``docs/envs/tank_battle.md``."""
+
+    metadata: ClassVar[dict[str, Any]] = {"name": "tank_battle_v0", "render_modes": ["human", "rgb_array", "ansi"],
+                                          "render_fps": 4, "is_parallelizable": True}
+
+    def __init__(self, stage: int = 1, *, variant: str = "default", action_mode: str = "dict",
+                 obs_mode: str = "both", lang: str = "en", parser: str = "reference", layout_seed: int = 0,
+                 max_rounds: int | None = None, npc_total: int | None = None, npc_max_alive: int = 5,
+                 npc_spawn_base_prob: float = 0.6, npc_act_prob: float = 0.4, base_score: float = 5,
+                 tank_hit_score: float = 1, npc_kill_score: float = 1, team_reward: bool = False,
+                 hit_penalty: float = 0, success_bonus: float = 0, full_last_round: bool = False,
+                 render_every_tick: bool = False, custom_map: str | list[str] | None = None,
+                 custom_mode: str = "navigation", custom_team_count: int = 2, max_retries: int = 0,
+                 render_mode: str | None = None, max_cycles: int | None = None):
+        self.action_mode = _choice("action_mode", action_mode, ACTION_MODES)
+        self.obs_mode = _choice("obs_mode", obs_mode, OBS_MODES)
+        self.lang = _choice("lang", lang, LANGS)
+        self.parser = _choice("parser", parser, PARSERS)
+        if custom_map is None:
+            self.stage: Stage = stage_config(stage, variant)
+            self.game_map = load_map(self.stage.map_name)
+        else:
+            self.game_map = parse_map(custom_map)
+            self.stage = custom_stage(len(self.game_map.players), _choice("custom_mode", custom_mode, MODES),  # type: ignore[arg-type]
+                                      custom_team_count)
+            if not self.game_map.players:
+                raise ValueError("custom_map must hold at least one player spawn (a digit 1-8)")
+        if isinstance(layout_seed, bool) or not isinstance(layout_seed, int) or layout_seed < 0:
+            raise ValueError(f"layout_seed must be an integer >= 0, got {layout_seed!r}")
+        self.layout_seed = layout_seed
+        rounds = max_rounds if max_rounds is not None else self.stage.rounds
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+            raise ValueError(f"max_rounds must be an integer >= 1, got {max_rounds!r}")
+        npcs = self.stage.npc_total if npc_total is None else npc_total
+        if isinstance(npcs, bool) or not isinstance(npcs, int) or not 0 <= npcs <= 10:
+            raise ValueError(f"npc_total must be an integer from 0 to 10, got {npc_total!r}")
+        if self.stage.rounds != rounds or self.stage.npc_total != npcs:
+            self.stage = replace(self.stage, rounds=rounds, npc_total=npcs)
+        for name, prob in (("npc_spawn_base_prob", npc_spawn_base_prob), ("npc_act_prob", npc_act_prob)):
+            if not 0 <= prob <= 1:
+                raise ValueError(f"{name} must be a probability in [0, 1], got {prob!r}")
+        if isinstance(npc_max_alive, bool) or not isinstance(npc_max_alive, int) or npc_max_alive < 0:
+            raise ValueError(f"npc_max_alive must be an integer >= 0, got {npc_max_alive!r}")
+        self.npc_max_alive = npc_max_alive
+        self.npc_spawn_base_prob, self.npc_act_prob = npc_spawn_base_prob, npc_act_prob
+        self.weights = metrics.ScoreWeights(float(tank_hit_score), float(npc_kill_score), float(base_score))
+        self.team_reward, self.hit_penalty = bool(team_reward), float(hit_penalty)
+        self.success_bonus = float(success_bonus)
+        self.full_last_round, self.render_every_tick = bool(full_last_round), bool(render_every_tick)
+        self._custom = None if custom_map is None else list(self.game_map.rows)
+        self._custom_options = (custom_mode, custom_team_count)
+        n = self.stage.n_players
+        agents = [f"tank_{i}" for i in range(n)]
+        space = self._action_space()
+        super().__init__(agents=agents, action_spaces={a: space for a in agents}, feature_names=grid.CHANNEL_NAMES,
+                         feature_shape=grid.GRID_SHAPE, feature_dtype=np.uint8, feature_low=0, feature_high=255,
+                         max_retries=max_retries, render_mode=render_mode, max_text_length=None,
+                         max_cycles=max_cycles)
+        self._index = {a: i for i, a in enumerate(agents)}
+        self._zero_grid = grid.blank() if self.obs_mode == "text" else None
+        self._texts_of = TankTexts(self.stage, self.lang)
+
+    def _action_space(self) -> spaces.Space[Any]:
+        if self.action_mode == "discrete":
+            return spaces.Discrete(len(OPS))
+        return spaces.Dict({"op": spaces.Discrete(len(OPS)), "target": spaces.Discrete(len(TARGET_IDS)),
+                            "coop": spaces.Discrete(len(COOP_OPS)), "coop_partner": spaces.Discrete(MAX_PLAYERS),
+                            "reply": spaces.MultiDiscrete([3] * MAX_PLAYERS)})
+
+    def config(self) -> dict[str, Any]:
+        return {"stage": self.stage.number, "variant": self.stage.variant, "action_mode": self.action_mode,
+                "obs_mode": self.obs_mode, "lang": self.lang, "parser": self.parser,
+                "layout_seed": self.layout_seed, "max_rounds": self.stage.rounds, "npc_total": self.stage.npc_total,
+                "npc_max_alive": self.npc_max_alive, "npc_spawn_base_prob": self.npc_spawn_base_prob,
+                "npc_act_prob": self.npc_act_prob, "base_score": self.weights.base,
+                "tank_hit_score": self.weights.tank_hit, "npc_kill_score": self.weights.npc_kill,
+                "team_reward": self.team_reward, "hit_penalty": self.hit_penalty,
+                "success_bonus": self.success_bonus, "full_last_round": self.full_last_round,
+                "custom_map": self._custom, "custom_mode": self._custom_options[0] if self._custom else None,
+                "custom_team_count": self._custom_options[1] if self._custom else None,
+                "max_retries": self.max_retries}
+
+    # ---------------------------------------------------------------- the game
+    def _start_game(self, options: dict[str, Any]) -> None:
+        layout = options.get("layout_seed", self.layout_seed)
+        if isinstance(layout, bool) or not isinstance(layout, int) or layout < 0:
+            raise ValueError(f"options['layout_seed'] must be an integer >= 0, got {layout!r}")
+        game_map = apply_layout(self.game_map, self.stage.number, layout, self.stage.n_players, self.np_random)
+        self.world = World(game_map, self.stage, self.np_random, npc_total=self.stage.npc_total,
+                           npc_max_alive=self.npc_max_alive, npc_spawn_base_prob=self.npc_spawn_base_prob,
+                           npc_act_prob=self.npc_act_prob, full_last_round=self.full_last_round)
+        n = self.stage.n_players
+        self.targets = dict.fromkeys(range(n), NO_TARGET)
+        self.counts = [metrics.DecisionCounts() for _ in range(n)]
+        self.returns = [0.0] * n
+        self._phase: SimultaneousPhase[int, Any] = SimultaneousPhase(range(n))
+        self._static = grid.static_planes(self.world)
+        self._team_size = max(sum(1 for j in range(n) if self.world.team_of(j) == self.world.team_of(i))
+                              for i in range(n))
+        self._goal = self.stage.navigation and len(self.world.bases) == 1
+        if self._goal:
+            (base,) = self.world.bases.values()
+            self._distances = metrics.tile_distances(self.world.steel, self.world.water, (base.x, base.y))
+            start = self.world.players[0]
+            self.d0 = metrics.distance_at(self._distances, start.x, start.y)
+            self._d_now = self.d0
+        self._cooperation = CoopState(self.stage)
+        self._memory = [TankMemory() for _ in range(n)]
+        self._answers: dict[int, str] = {}
+        self._move_correct: dict[int, bool | None] = {}
+        self._last_moves: dict[int, Move] = {}
+        self.frame_id = 0
+        self._cache_round()
+
+    def _cache_round(self) -> None:
+        """Forget what was computed for the previous round's state (texts, grids, masks)."""
+        self._texts: dict[int, str] = {}
+        self._grids: dict[int, np.ndarray] = {}
+        self._masks: dict[int, Any] = {}
+
+    # ---------------------------------------------------------------- answers
+    def _player(self, agent: str) -> int:
+        return self._index[agent]
+
+    def nearest_target(self, player: int) -> int:
+        """The target a ``discrete`` action attacks: the nearest enemy tank or enemy base (L1 between
+        top-left corners, ties to the lower id; navigation: the goal), -1 when there is none."""
+        me = self.world.players[player]
+        spots = [(t.id, t.x, t.y) for t in self.world.enemy_tanks(player)]
+        spots += [(b.id, b.x, b.y) for b in self.world.enemy_bases(player)]
+        best: tuple[int, int] | None = None
+        for target, x, y in spots:
+            key = (abs(me.x - x) + abs(me.y - y), target)
+            if best is None or key < best:
+                best = key
+        return NO_TARGET if best is None else best[1]
+
+    def _parse_text(self, agent: str, text: str) -> Move:
+        player = self._player(agent)
+        decision = parser.parse_answer(text, self.stage, strict=self.parser == "strict")
+        if not decision.op_found:
+            raise InvalidAnswer("unparseable", _SAY[self.lang]["no_op"])
+        if not parser.control_valid(self.world, player, self.stage, decision):
+            raise InvalidAnswer("illegal", _SAY[self.lang]["target"].format(decision.target))
+        return Move(decision, parser.format_ok(self.world, player, self.stage, decision))
+
+    def _from_native(self, agent: str, action: Any) -> Move:
+        player = self._player(agent)
+        if self.action_mode == "discrete":
+            op = OPS[_index(action, len(OPS), "action")]
+            return Move(Decision(op=op, op_found=True, target=self.nearest_target(player), coop="none"), True)
+        if not isinstance(action, dict) or set(action) != {"op", "target", "coop", "coop_partner", "reply"}:
+            raise InvalidAnswer("unparseable", "expected a dict with keys op, target, coop, coop_partner, reply, "
+                                               f"or an answer text; got {action!r}")
+        replies = np.asarray(action["reply"]).reshape(-1)
+        if replies.shape != (MAX_PLAYERS,) or not np.isin(replies, (0, 1, 2)).all():
+            raise InvalidAnswer("unparseable", f"reply must be {MAX_PLAYERS} values in 0-2, got {action['reply']!r}")
+        target = TARGET_IDS[_index(action["target"], len(TARGET_IDS), "target")]
+        coop = COOP_OPS[_index(action["coop"], len(COOP_OPS), "coop")] if self.stage.cooperative else "none"
+        partner = _index(action["coop_partner"], MAX_PLAYERS, "coop_partner")
+        decision = Decision(op=OPS[_index(action["op"], len(OPS), "op")], op_found=True,
+                            target=None if self.stage.navigation else target, coop=coop,  # type: ignore[arg-type]
+                            partner=partner if coop == "request" else None,
+                            message=_SAY[self.lang]["request"].format(target) if coop == "request" else "",
+                            replies={j: int(v) == 1 for j, v in enumerate(replies.tolist()) if v})
+        if not parser.control_valid(self.world, player, self.stage, decision):
+            raise InvalidAnswer("illegal", _SAY[self.lang]["target"].format(target))
+        return Move(decision, True)
+
+    def _validate(self, agent: str, move: Move) -> None:
+        """Answers are judged as they are read (:meth:`_parse_text`, :meth:`_from_native`)."""
+
+    def _fallback(self, agent: str) -> Move:
+        """An invalid answer: the tank does nothing this round (``noop``), its target unchanged."""
+        return Move(Decision(op="noop", op_found=False), False)
+
+    def _apply(self, agent: str, move: Move, fell_back: bool) -> None:
+        player = self._player(agent)
+        if isinstance(self._answer, str):
+            self._answers[player] = self._answer
+        if self._phase.submit(player, move):
+            self._resolve_round()
+
+    def _next_agent(self) -> str | None:
+        player = self._phase.current
+        return None if player is None else self.possible_agents[player]
+
+    # ---------------------------------------------------------------- a round
+    def _resolve_round(self) -> None:
+        world = self.world
+        moves: dict[int, Move] = dict(self._phase.moves)
+        living = list(moves)
+        starts = {}
+        for player, move in moves.items():
+            self._count_decision(player, move)
+            if self.stage.navigation:
+                self.targets[player] = next(iter(world.bases), NO_TARGET)
+            elif move.decision.op_found:
+                self.targets[player] = parser.effective_target(self.targets[player], move.decision.target)
+            starts[player] = round_start(world, player, self.targets[player])
+        coop_round = self._cooperation.end_round({p: m.decision for p, m in moves.items()}, world)
+        report = world.play_round({p: m.decision.op for p, m in moves.items()}, self._on_tick())
+        self.frame_id += 1
+        for player, move in moves.items():
+            op = move.decision.op if move.decision.op_found else None
+            answer = self._answers.get(player) or ""
+            self._memory[player].remember(op, self.targets[player],
+                                          round_feedback(op, starts[player], world, player, self.lang, answer))
+        assert self.record is not None
+        self.record.add("round", round=world.rounds_played - 1,
+                        ops={p: m.decision.op for p, m in moves.items()},
+                        targets={p: self.targets[p] for p in living},
+                        format_ok={p: m.format_ok for p, m in moves.items()},
+                        requests=[[r.source, r.partner, r.message] for r in coop_round.delivered],
+                        agreed=[[r.source, r.partner, r.kind] for r in coop_round.records],
+                        events={p: vars(e) for p, e in report.events.items()},
+                        eliminated=report.eliminated, bases_destroyed=report.bases_destroyed, ticks=report.ticks)
+        self._reward(living, report)
+        self._end_players()
+        self._phase.start(p for p in range(self.stage.n_players) if not self._ended(self.possible_agents[p]))
+        self._answers.clear()
+        self._last_moves = moves
+        self._cache_round()
+
+    def _count_decision(self, player: int, move: Move) -> None:
+        """FAcc and MAcc of a decision, taken from the state it was made in (spec §7.2-7.3)."""
+        counts = self.counts[player]
+        counts.decisions += 1
+        counts.format_ok += move.format_ok
+        op = move.decision.op
+        self._move_correct[player] = None
+        if op in ("up", "down", "left", "right") and move.decision.op_found:
+            target = self._target_object(player, move.decision.target)
+            if target is not None:
+                me = self.world.players[player]
+                correct = op in metrics.correct_directions(me.x, me.y, target[0], target[1])
+                counts.moves += 1
+                counts.correct_moves += correct
+                self._move_correct[player] = correct
+
+    def _target_object(self, player: int, declared: int | None) -> tuple[int, int] | None:
+        """Top-left of the effective target of a decision (navigation: the goal base), if it exists."""
+        world = self.world
+        if self.stage.navigation:
+            base = next(iter(world.bases.values()), None)
+            return None if base is None else (base.x, base.y)
+        target = self.targets[player] if declared is None or declared == WALL else declared
+        if target in world.bases:
+            base = world.bases[target]
+            return base.x, base.y
+        for tank in world.enemy_tanks(player):
+            if tank.id == target:
+                return tank.x, tank.y
+        return None
+
+    def _reward(self, living: list[int], report: Any) -> None:
+        world = self.world
+        rewards = dict.fromkeys(living, 0.0)
+        if self._goal:
+            for player in living:
+                me = world.players[player]
+                now = 0 if not world.bases else metrics.distance_at(self._distances, me.x, me.y) if me.alive \
+                    else self._d_now
+                rewards[player] = float(self._d_now - now)
+                self._d_now = now
+                if world.ended_by == "goal_reached":
+                    rewards[player] += self.success_bonus
+        else:
+            for player, events in report.events.items():
+                if player in rewards:
+                    received = events.hit_by_npc + events.hit_by_agent
+                    rewards[player] = self.weights.score(events) - self.hit_penalty * received
+            if self.team_reward:
+                teams: dict[int, float] = {}
+                for player, value in rewards.items():
+                    teams[world.team_of(player)] = teams.get(world.team_of(player), 0.0) + value
+                rewards = {p: teams[world.team_of(p)] for p in rewards}
+        for player, value in rewards.items():
+            self.rewards[self.possible_agents[player]] = value
+            self.returns[player] += value
+
+    def _end_players(self) -> None:
+        """Terminate eliminated tanks; at the end of the game terminate (or, at time-out, truncate) the rest."""
+        world = self.world
+        for player in range(self.stage.n_players):
+            agent = self.possible_agents[player]
+            if self._ended(agent) or agent not in self.terminations:
+                continue
+            if not world.players[player].alive:
+                self.terminations[agent] = True
+            elif world.over:
+                if world.ended_by == "timeout":
+                    self.truncations[agent] = True
+                else:
+                    self.terminations[agent] = True
+
+    def _ended(self, agent: str) -> bool:
+        return self.terminations.get(agent, True) or self.truncations.get(agent, True)
+
+    def _on_tick(self) -> Any:
+        """The per-tick callback of the round: a redrawn window when animating (``render_every_tick``)."""
+        if not (self.render_every_tick and self.render_mode == "human"):
+            return None
+
+        def redraw(world: World) -> None:
+            self.frame_id += 1
+            self.render()
+
+        return redraw
+
+    # ---------------------------------------------------------------- observations
+    def _text(self, agent: str, note: str | None) -> str:
+        if self.obs_mode == "grid":
+            return ""
+        player = self._player(agent)
+        if note is None:
+            cached = self._texts.get(player)
+            if cached is None:
+                cached = self._texts[player] = self._texts_of.observation(
+                    self.world, player, self.world.rounds_played, self._memory[player], self.targets,
+                    self._cooperation)
+            return cached
+        return self._texts_of.observation(self.world, player, self.world.rounds_played, self._memory[player],
+                                          self.targets, self._cooperation, note)
+
+    def answer_constraint(self, agent: str | None = None) -> AnswerConstraint:
+        player = self._player(self.agent_selection if agent is None else agent)
+        return parser.answer_constraint(self.stage, self.world, player, self.pending_requests(player),
+                                        lang=self.lang)
+
+    def _features(self, agent: str) -> np.ndarray:
+        if self._zero_grid is not None:
+            return self._zero_grid
+        player = self._player(agent)
+        cached = self._grids.get(player)
+        if cached is None:
+            cached = self._grids[player] = grid.grid_observation(self.world, player, self._static, self._team_size)
+        return cached
+
+    def _action_mask(self, agent: str) -> Any:
+        player = self._player(agent)
+        cached = self._masks.get(player)
+        if cached is None:
+            cached = self._masks[player] = self._mask(player)
+        return cached
+
+    def _mask(self, player: int) -> Any:
+        ops = np.ones(len(OPS), dtype=np.int8)
+        if self.action_mode == "discrete":
+            return ops
+        world = self.world
+        target = np.zeros(len(TARGET_IDS), dtype=np.int8)
+        legal = {NO_TARGET} if self.stage.navigation else \
+            {NO_TARGET, *(t.id for t in world.enemy_tanks(player)), *(b.id for b in world.enemy_bases(player))}
+        for k, target_id in enumerate(TARGET_IDS):
+            target[k] = target_id in legal
+        coop = np.zeros(len(COOP_OPS), dtype=np.int8)
+        partners = np.zeros(MAX_PLAYERS, dtype=np.int8)
+        if self.stage.cooperative:
+            coop[:3] = 1
+            for partner in legal_partners(world, self.stage, player):
+                partners[partner] = 1
+            coop[3] = partners.any()
+        else:
+            coop[0] = 1
+        pending = {request.source for request in self._cooperation.pending(player)}
+        reply = tuple(np.array([1, int(j in pending), int(j in pending)], dtype=np.int8) for j in range(MAX_PLAYERS))
+        return {"op": ops, "target": target, "coop": coop, "coop_partner": partners, "reply": reply}
+
+    def pending_requests(self, player: int) -> list[int]:
+        """Ids of the players whose cooperation requests wait for ``player``'s reply this round."""
+        return [request.source for request in self._cooperation.pending(player)]
+
+    # ---------------------------------------------------------------- info and metrics
+    def _agent_info(self, agent: str) -> dict[str, Any]:
+        player = self._player(agent)
+        world = self.world
+        me = world.players[player]
+        events = world.events[player]
+        last = self._last_moves.get(player)
+        info: dict[str, Any] = {
+            "round": world.rounds_played, "health": me.health, "frozen": me.frozen, "position": (me.x, me.y),
+            "facing": me.facing, "target": self.targets[player], "partner": self._cooperation.partner(player),
+            "format_ok": None if last is None else last.format_ok,
+            "parsed_op": None if last is None else last.decision.op,
+            "parsed_coop": None if last is None else last.decision.coop,
+            "move_correct": self._move_correct.get(player), "events": vars(events).copy(),
+            "score": self.weights.score(events), "event_count_score": metrics.event_count_score(events),
+            "internal_points": metrics.internal_points(events), "win_state": world.win_state.get(player),
+            "action_mask": self._action_mask(agent),
+        }
+        if self._goal:
+            info["fdis"] = self.d0 - self._d_now
+            info["d0"] = self.d0
+        return info
+
+    def _metrics(self) -> dict[str, Any]:
+        world = self.world
+        agents: dict[str, Any] = {}
+        for player, agent in enumerate(self.possible_agents):
+            events = world.events[player]
+            counts = self.counts[player]
+            entry: dict[str, Any] = {
+                "score": float(self.d0 - self._d_now) if self._goal else self.weights.score(events),
+                "facc": counts.facc, "macc": counts.macc, "decisions": counts.decisions,
+                **vars(events), "event_count_score": metrics.event_count_score(events),
+                "internal_points": metrics.internal_points(events), "win_state": world.win_state.get(player),
+            }
+            if self._goal:
+                entry.update(fdis=entry["score"], d0=self.d0, paper_score=self.weights.score(events))
+            agents[agent] = entry
+        primary = [p for p in self.stage.primary if p < self.stage.n_players]
+        game: dict[str, Any] = {
+            "stage": self.stage.number, "rounds": world.rounds_played, "ended_by": world.ended_by,
+            "facc": float(np.mean([self.counts[p].facc for p in primary])),
+            "macc": float(np.mean([self.counts[p].macc for p in primary])),
+        }
+        if self._goal:
+            game.update(fdis=float(self.d0 - self._d_now), d0=self.d0,
+                        goal_completion=(self.d0 - self._d_now) / self.d0 if self.d0 else 0.0)
+        else:
+            game["score"] = sum(self.weights.score(world.events[p]) for p in primary)
+        game["success"] = all(world.win_state.get(p) == 1 for p in primary)
+        return {"agents": agents, "game": game}
+
+    # ---------------------------------------------------------------- rendering and state
+    def _frame_info(self) -> FrameInfo:
+        messages = [(r.source, r.partner, r.message) for r in self._cooperation.messages[-6:]]
+        blink = self.render_mode != "human" or self.frame_id % 2 == 0
+        return FrameInfo(scores={p: self.weights.score(e) for p, e in self.world.events.items()},
+                         targets=dict(self.targets), messages=messages, blink_on=blink)
+
+    def _render_text(self) -> str:
+        return ansi_map(self.world, self._frame_info())
+
+    def _draw_frame(self) -> Any:
+        return draw_frame(self.world, self.stage, self._frame_info())
+
+    def _frame_title(self) -> str:
+        return f"Tank Battle – Stage {self.stage.number}"
+
+    def state(self) -> dict[str, Any]:
+        """The whole world as a JSON-safe dict (spec §4.9), with the targets and the cooperation logs."""
+        state = self.world.state()
+        state["targets"] = {str(p): t for p, t in self.targets.items()}
+        state["cooperation"] = {"messages": [[r.round, r.source, r.partner, r.message]
+                                             for r in self._cooperation.messages],
+                                "records": [[r.round, r.source, r.partner, r.message, r.kind]
+                                            for r in self._cooperation.records]}
+        return state

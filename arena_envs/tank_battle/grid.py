@@ -1,0 +1,100 @@
+"""The numeric observation of a tank for RL: a ``(25, 64, 64)`` uint8 image, channels first.
+
+One cell is 8 x 8 px (the brick piece); an object marks every cell its rectangle overlaps, with
+255 (an image in the form stable-baselines3's ``CnnPolicy`` takes as is: it divides by 255).
+Channels 0-14 follow spec §4.2; channels 15-24 hold the spec's ten vector features as constant
+planes (value x 255), so one ``Box`` carries the whole observation:
+
+====  =====================================  ====  ===========================================
+ ch   what                                    ch   what
+====  =====================================  ====  ===========================================
+ 0    brick pieces                            13   tanks facing left
+ 1    steel                                   14   tanks facing right
+ 2    water                                   15   own x / 480
+ 3    self                                    16   own y / 480
+ 4    teammates                               17   facing up
+ 5    enemy player tanks                      18   facing down
+ 6    NPC tanks                               19   facing left
+ 7    own or friendly base                    20   facing right
+ 8    enemy base or the navigation goal       21   health / 5
+ 9    bullets of self and teammates           22   frozen
+ 10   other bullets                           23   rounds left / rounds
+ 11   tanks facing up                         24   living teammates / max(team size - 1, 1)
+ 12   tanks facing down
+====  =====================================  ====  ===========================================
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from arena_envs.tank_battle.world import BULLET, DIRECTIONS, FIRST_NPC_ID, PIECE, PLAYER_HEALTH, TANK, TILE, World
+
+CHANNELS = 25
+CELLS = 64
+GRID_SHAPE = (CHANNELS, CELLS, CELLS)
+ON = 255
+CHANNEL_NAMES = (
+    "brick", "steel", "water", "self", "teammates", "enemy_players", "npcs", "own_base", "enemy_base",
+    "own_bullets", "other_bullets", "facing_up", "facing_down", "facing_left", "facing_right",
+    "x", "y", "dir_up", "dir_down", "dir_left", "dir_right", "health", "frozen", "rounds_left", "teammates_alive",
+)
+_FACING_CHANNEL = {d: 11 + k for k, d in enumerate(DIRECTIONS)}
+_TILE_CELLS = TILE // PIECE
+
+
+def _mark(plane: np.ndarray, x: int, y: int, size: int) -> None:
+    """Set the cells that the ``size`` x ``size`` px rectangle at ``(x, y)`` overlaps."""
+    plane[y // PIECE:(y + size - 1) // PIECE + 1, x // PIECE:(x + size - 1) // PIECE + 1] = ON
+
+
+def static_planes(world: World) -> np.ndarray:
+    """Channels 1 and 2 (steel and water never change during a game), as one ``(2, 64, 64)`` array."""
+    planes = np.zeros((2, CELLS, CELLS), dtype=np.uint8)
+    for k, tiles in enumerate((world.steel, world.water)):
+        planes[k] = np.kron(tiles, np.ones((_TILE_CELLS, _TILE_CELLS), dtype=bool)) * ON
+    return planes
+
+
+def grid_observation(world: World, player: int, static: np.ndarray, team_size: int) -> np.ndarray:
+    """Player ``player``'s observation (module docstring); ``static`` from :func:`static_planes`."""
+    obs = np.zeros(GRID_SHAPE, dtype=np.uint8)
+    obs[0] = world.bricks
+    obs[0] *= ON
+    obs[1:3] = static
+    team = world.team_of(player)
+    for tank in world.tanks:
+        if tank.id == player:
+            channel = 3
+        elif tank.is_npc:
+            channel = 6
+        elif world.team_of(tank.id) == team and not world.is_enemy_tank(player, tank.id):
+            channel = 4
+        else:
+            channel = 5
+        _mark(obs[channel], tank.x, tank.y, TANK)
+        _mark(obs[_FACING_CHANNEL[tank.facing]], tank.x, tank.y, TANK)
+    own = {base.id for base in world.own_bases(player)}
+    for base in world.bases.values():
+        _mark(obs[7 if base.id in own else 8], base.x, base.y, TILE)
+    for bullet in world.bullets:
+        friendly = bullet.owner == player or (bullet.owner < FIRST_NPC_ID
+                                              and world.team_of(bullet.owner) == team
+                                              and not world.is_enemy_tank(player, bullet.owner))
+        _mark(obs[9 if friendly else 10], bullet.x, bullet.y, BULLET)
+    me = world.players[player]
+    if me.alive:
+        facing = DIRECTIONS.index(me.facing)
+        vector = [me.x / 480, me.y / 480, *(float(k == facing) for k in range(4)), me.health / PLAYER_HEALTH,
+                  float(me.frozen)]
+    else:
+        vector = [0.0] * 8
+    vector += [world.time_left / world.stage.rounds, len(world.teammates(player)) / max(team_size - 1, 1)]
+    obs[15:] = (np.asarray(vector, dtype=np.float32) * ON).round().astype(np.uint8)[:, None, None]
+    return obs
+
+
+def blank() -> np.ndarray:
+    """A read-only all-zero observation (``obs_mode="text"``: no grid is computed)."""
+    zeros = np.zeros(GRID_SHAPE, dtype=np.uint8)
+    zeros.setflags(write=False)
+    return zeros
