@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from arena_envs.core import Policy
+from arena_envs.tank_battle.env import MAX_PLAYERS, OPS, TARGET_IDS
 from arena_envs.tank_battle.stages import Stage
-from arena_envs.tank_battle.world import OPERATIONS, Base, Direction, Operation, Tank, World
+from arena_envs.tank_battle.world import Base, Direction, Operation, Tank, World
 
 #: operation -> its token in answers (``noop`` has none: no answer text says "do nothing")
 OP_TOKENS: dict[Operation, str] = {"up": "Move_up", "down": "Move_down", "left": "Move_left",
@@ -60,13 +61,11 @@ def native_action(action_mode: str, move: TankMove) -> Any:
     """``move`` as an action of the environment's ``action_mode``: ``"discrete"`` -> the operation's
     index (0 up, 1 down, 2 left, 3 right, 4 shoot, 5 noop); ``"dict"`` -> the ``Dict`` action of spec
     §4.2 with ``coop`` 0 (``No_coop``) and the replies."""
-    op = OPERATIONS.index(move.op)
+    op = OPS.index(move.op)
     if action_mode == "discrete":
         return op
     if action_mode != "dict":
         raise ValueError(f"action_mode must be 'dict' or 'discrete', got {action_mode!r}")
-    from arena_envs.tank_battle.env import MAX_PLAYERS, TARGET_IDS
-
     if move.target not in TARGET_IDS:
         raise ValueError(f"target {move.target} has no index in a dict action; accepted: {TARGET_IDS}")
     reply = np.zeros(MAX_PLAYERS, dtype=np.int64)
