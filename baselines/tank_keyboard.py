@@ -75,6 +75,11 @@ class KeyboardTank(Policy):
                 pygame.display.set_caption(title)
         return native_action(env.action_mode, TankMove(op, nearest_target(env.world, self.player)))
 
+    def finish(self, observation: Any, info: dict[str, Any]) -> bool:
+        """Show how the game ended for this seat."""
+        self._show()
+        return False
+
     def _show(self) -> None:
         """Draw the current state in the window."""
         env = self._env

@@ -393,6 +393,7 @@ def test_keyboard_tank_answers_the_keys_it_is_given(pygame_dummy):
     press(pygame, pygame.K_a, pygame.K_LEFT, pygame.K_SPACE, pygame.K_ESCAPE, pygame.K_UP)
     assert [policy.act(None, {}) for _ in range(4)] == [2, 4, 5, 0]  # the "a" is skipped
     assert env.frames == 4  # the state was shown before each wait
+    assert policy.finish(None, {}) is False and env.frames == 5  # and the end of the game
     policy.close()
 
 
