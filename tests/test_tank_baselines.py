@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import arena_envs
-from arena_envs.tank_battle.env import TARGET_IDS
+from arena_envs.tank_battle.env import TARGET_IDS, TankBattleEnv
 from arena_envs.tank_battle.maps import load_map, parse_map
 from arena_envs.tank_battle.parser import format_ok, parse_answer
 from arena_envs.tank_battle.stages import Stage, custom_stage, stage_config
@@ -23,9 +23,10 @@ from baselines.tank_rule import RuleTank
 
 class BoundEnv:
     """What the policies read from the raw environment: ``world``, ``stage``, ``action_mode``,
-    ``pending_requests``; plus ``render`` for the keyboard tank."""
+    ``pending_requests``, ``nearest_target`` (the env's own); plus ``render`` for the keyboard tank."""
 
     metadata = {"render_fps": 30}
+    nearest_target = TankBattleEnv.nearest_target
 
     def __init__(self, world: Any, stage: Stage, action_mode: str = "dict",
                  pending: dict[int, list[int]] | None = None, render_mode: str | None = "rgb_array"):
