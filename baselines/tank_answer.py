@@ -3,8 +3,9 @@ answer text of the stage's output format (spec §4.3-4.4, what an LLM is asked t
 native action of the environment's ``action_mode`` (§4.2), and the base class that does the
 writing (:class:`TankPolicy`).
 
-The policies read the game from the bound environment (``env.world``, ``env.stage``), never from
-the observation text, so a decision costs no parsing.
+The policies read the game from the bound raw environment (``env.world``, ``env.stage``,
+``env.action_mode``, and the rule tank ``env.nearest_target`` and ``env.pending_requests``), never
+from the observation text, so a decision costs no parsing.
 """
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from arena_envs.core import Policy
+from arena_envs.tank_battle.env import MAX_PLAYERS, OPS, TARGET_IDS
 from arena_envs.tank_battle.stages import Stage
-from arena_envs.tank_battle.world import OPERATIONS, Base, Direction, Operation, Tank, World
+from arena_envs.tank_battle.world import Direction, Operation, Tank, World
 
 #: operation -> its token in answers (``noop`` has none: no answer text says "do nothing")
 OP_TOKENS: dict[Operation, str] = {"up": "Move_up", "down": "Move_down", "left": "Move_left",
@@ -60,32 +62,17 @@ def native_action(action_mode: str, move: TankMove) -> Any:
     """``move`` as an action of the environment's ``action_mode``: ``"discrete"`` -> the operation's
     index (0 up, 1 down, 2 left, 3 right, 4 shoot, 5 noop); ``"dict"`` -> the ``Dict`` action of spec
     §4.2 with ``coop`` 0 (``No_coop``) and the replies."""
-    op = OPERATIONS.index(move.op)
+    op = OPS.index(move.op)
     if action_mode == "discrete":
         return op
     if action_mode != "dict":
         raise ValueError(f"action_mode must be 'dict' or 'discrete', got {action_mode!r}")
-    from arena_envs.tank_battle.env import MAX_PLAYERS, TARGET_IDS
-
     if move.target not in TARGET_IDS:
         raise ValueError(f"target {move.target} has no index in a dict action; accepted: {TARGET_IDS}")
     reply = np.zeros(MAX_PLAYERS, dtype=np.int64)
     for src, agree in move.replies.items():
         reply[src] = AGREE if agree else DISAGREE
     return {"op": op, "target": TARGET_IDS.index(move.target), "coop": 0, "coop_partner": 0, "reply": reply}
-
-
-def nearest_target(world: World, player: int) -> int:
-    """The enemy tank or enemy base nearest to ``player``'s tank (L1 distance between top-left
-    corners, ties to the lower id), -1 when there is none."""
-    me = world.players[player]
-    best: tuple[int, int] | None = None
-    candidates: list[Tank | Base] = [*world.enemy_tanks(player), *world.enemy_bases(player)]
-    for obj in candidates:
-        key = (abs(me.x - obj.x) + abs(me.y - obj.y), obj.id)
-        if best is None or key < best:
-            best = key
-    return NO_TARGET if best is None else best[1]
 
 
 def touches(me: Tank, other: Tank, side: Direction) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 from arena_envs.core import FrameWindow, Policy
 from arena_envs.tank_battle.world import Operation
-from baselines.tank_answer import TankMove, native_action, nearest_target, player_of
+from baselines.tank_answer import TankMove, native_action, player_of
 
 #: pygame key name -> operation
 KEY_OPERATIONS: dict[str, Operation] = {"K_UP": "up", "K_DOWN": "down", "K_LEFT": "left", "K_RIGHT": "right",
@@ -73,7 +73,12 @@ class KeyboardTank(Policy):
         finally:
             if pygame.display.get_init():
                 pygame.display.set_caption(title)
-        return native_action(env.action_mode, TankMove(op, nearest_target(env.world, self.player)))
+        return native_action(env.action_mode, TankMove(op, env.nearest_target(self.player)))
+
+    def finish(self, observation: Any, info: dict[str, Any]) -> bool:
+        """Show how the game ended for this seat."""
+        self._show()
+        return False
 
     def _show(self) -> None:
         """Draw the current state in the window."""

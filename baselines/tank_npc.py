@@ -28,8 +28,11 @@ class NpcTank(TankPolicy):
         self._rng = np.random.default_rng(seed)
 
     def decide(self, world: World, stage: Stage) -> TankMove:
-        if self._rng.random() < self.act_prob:
-            if self._rng.random() < 0.5:
-                return TankMove(DIRECTIONS[self._rng.integers(len(DIRECTIONS))])
+        # two uniform draws per decision, read as the world reads them for its NPCs: act or not,
+        # then turn (the lower half, split in four directions) or shoot
+        act, choice = self._rng.random(2).tolist()
+        if act < self.act_prob:
+            if choice < 0.5:
+                return TankMove(DIRECTIONS[int(choice * 2 * len(DIRECTIONS))])
             return TankMove("shoot")
         return TankMove(world.players[self.player].facing)

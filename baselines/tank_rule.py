@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from arena_envs.tank_battle.stages import Stage
 from arena_envs.tank_battle.world import Direction, Tank, World
-from baselines.tank_answer import NO_TARGET, TankMove, TankPolicy, nearest_target, touches
+from baselines.tank_answer import NO_TARGET, TankMove, TankPolicy, touches
 
 #: what makes a side a dead end for the anti-stuck rule (besides a teammate)
 BLOCKING = frozenset({"border", "steel", "water", "own_base"})
@@ -42,7 +42,7 @@ class RuleTank(TankPolicy):
             goals = world.enemy_bases(player)
             target = goals[0].id if goals else NO_TARGET
         else:
-            target = nearest_target(world, player)
+            target = self._env.nearest_target(player)
         # 2. an enemy tank touching the front
         for tank in world.enemy_tanks(player):
             if touches(me, tank, me.facing):

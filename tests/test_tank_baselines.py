@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+import arena_envs
+from arena_envs.tank_battle.env import TARGET_IDS, TankBattleEnv
 from arena_envs.tank_battle.maps import load_map, parse_map
 from arena_envs.tank_battle.parser import format_ok, parse_answer
 from arena_envs.tank_battle.stages import Stage, custom_stage, stage_config
@@ -21,9 +23,10 @@ from baselines.tank_rule import RuleTank
 
 class BoundEnv:
     """What the policies read from the raw environment: ``world``, ``stage``, ``action_mode``,
-    ``pending_requests``; plus ``render`` for the keyboard tank."""
+    ``pending_requests``, ``nearest_target`` (the env's own); plus ``render`` for the keyboard tank."""
 
     metadata = {"render_fps": 30}
+    nearest_target = TankBattleEnv.nearest_target
 
     def __init__(self, world: Any, stage: Stage, action_mode: str = "dict",
                  pending: dict[int, list[int]] | None = None, render_mode: str | None = "rgb_array"):
@@ -60,11 +63,6 @@ def seat(policy: Any, env: BoundEnv, player: int = 0, seed: int | None = 0) -> A
 
 def rule_move(world: World, stage: Stage, player: int = 0, pending: dict[int, list[int]] | None = None) -> TankMove:
     return seat(RuleTank(), BoundEnv(world, stage, pending=pending), player).decide(world, stage)
-
-
-def target_ids() -> tuple[int, ...]:
-    """The environment's target ids of ``dict`` actions (skips until the env module is there)."""
-    return pytest.importorskip("arena_envs.tank_battle.env").TARGET_IDS
 
 
 def row(**cells: str) -> str:
@@ -107,7 +105,6 @@ def test_answer_text_is_read_back_by_the_parser(number):
 
 
 def test_native_actions_of_both_action_modes():
-    TARGET_IDS = target_ids()
     assert [native_action("discrete", TankMove(op)) for op in ("up", "down", "left", "right", "shoot", "noop")] \
         == [0, 1, 2, 3, 4, 5]
     action = native_action("dict", TankMove("left", 101, {2: True, 5: False}))
@@ -128,6 +125,25 @@ def test_seats_are_tank_ids_and_a_policy_needs_its_env():
         RuleTank().reset("tank_0", 0)
     with pytest.raises(ValueError, match="native must be"):
         RuleTank(native="yes")  # type: ignore[arg-type]
+
+
+def test_tank_kinds_are_declared_as_entry_points():
+    """``arena run tank_battle_v0 --players keyboard,rule`` finds them (the env's own ``random`` wins
+    over the generic one); read from pyproject.toml, so it holds whichever checkout is installed."""
+    import importlib
+    import re
+    from pathlib import Path
+
+    from arena_envs.core import Policy
+
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    section = pyproject.split('[project.entry-points."arena_envs.policies"]')[1].split("\n[")[0]
+    kinds = dict(re.findall(r'^"(tank_battle_v0/\w+)" = "([\w.:]+)"$', section, re.M))
+    assert set(kinds) == {f"tank_battle_v0/{name}" for name in ("random", "rule", "npc", "keyboard")}
+    for name, target in kinds.items():
+        module, _, attribute = target.partition(":")
+        policy = getattr(importlib.import_module(module), attribute)
+        assert issubclass(policy, Policy) and policy.name == name.partition("/")[2]
 
 
 # ------------------------------------------------------------------------------- rule tank
@@ -269,7 +285,6 @@ def test_rule_tank_is_deterministic_and_answers_natively():
     world, stage = official(5)
     moves = [rule_move(world, stage, player) for player in range(4)]
     assert moves == [rule_move(world, stage, player) for player in range(4)]
-    TARGET_IDS = target_ids()
     policy = seat(RuleTank(native=True), BoundEnv(world, stage, action_mode="dict"))
     action = policy.act(None, {})
     assert TARGET_IDS[action["target"]] == moves[0].target and action["op"] == ("up", "down", "left", "right",
@@ -311,7 +326,6 @@ def test_random_tank_draws_uniformly_from_its_own_seed():
 
 
 def test_random_tank_native_actions():
-    TARGET_IDS = target_ids()
     world, stage = official(4)
     for mode in ("dict", "discrete"):
         policy = seat(RandomTank(native=True), BoundEnv(world, stage, action_mode=mode), seed=1)
@@ -380,11 +394,11 @@ def test_keyboard_tank_answers_the_keys_it_is_given(pygame_dummy):
     press(pygame, pygame.K_a, pygame.K_LEFT, pygame.K_SPACE, pygame.K_ESCAPE, pygame.K_UP)
     assert [policy.act(None, {}) for _ in range(4)] == [2, 4, 5, 0]  # the "a" is skipped
     assert env.frames == 4  # the state was shown before each wait
+    assert policy.finish(None, {}) is False and env.frames == 5  # and the end of the game
     policy.close()
 
 
 def test_keyboard_tank_dict_actions_name_the_nearest_target(pygame_dummy):
-    TARGET_IDS = target_ids()
     world, stage = official(4)
     policy = seat(KeyboardTank(), BoundEnv(world, stage, action_mode="dict"))
     press(pygame_dummy, pygame_dummy.K_DOWN)
@@ -410,3 +424,70 @@ def test_keyboard_tank_needs_a_window():
     with pytest.raises(ValueError, match="render_mode must be"):
         KeyboardTank().bind(BoundEnv(None, stage_config(1), render_mode="ansi"))
 
+
+
+def test_keyboard_tank_drives_a_tank_of_the_real_environment(pygame_dummy):
+    """Stage 1 in a (dummy) window: the up arrow moves tank_0 from (32, 480) to (32, 463) (fact 5)."""
+    env = arena_envs.tank_battle_v0.env(stage=1, render_mode="human")
+    env.reset(seed=0)
+    policy = seat(KeyboardTank(), env.unwrapped)
+    press(pygame_dummy, pygame_dummy.K_UP)
+    observation, _, _, _, info = env.last()
+    env.step(policy.act(observation, info))
+    assert env.unwrapped.world.players[0].y == 463 and env.unwrapped.infos["tank_0"]["parsed_op"] == "up"
+    env.close()
+
+
+# ------------------------------------------------------------------------------- whole games
+
+def play(env: Any, policies: dict[str, Any], seed: int) -> Any:
+    env.reset(seed=seed)
+    raw = env.unwrapped
+    for j, (agent, policy) in enumerate(policies.items()):
+        policy.bind(raw)
+        policy.reset(agent, seed + j)
+    for agent in env.agent_iter():
+        observation, _, termination, truncation, info = env.last()
+        env.step(None if termination or truncation else policies[agent].act(observation, info))
+    return raw
+
+
+@pytest.mark.parametrize("number", range(1, 8))
+def test_every_tank_answer_of_a_whole_game_is_well_formed(number):
+    """Random, rule and NPC tanks answer in text through the env: every decision is format-valid
+    (FAcc 1), in every stage."""
+    env = arena_envs.tank_battle_v0.env(stage=number, obs_mode="grid")
+    kinds = (RuleTank, RandomTank, NpcTank)
+    n = env.unwrapped.stage.n_players
+    raw = play(env, {f"tank_{j}": kinds[j % 3]() for j in range(n)}, seed=number)
+    agents = raw.episode_metrics()["agents"]
+    assert all(agents[f"tank_{j}"]["facc"] == 1.0 and agents[f"tank_{j}"]["decisions"] > 0 for j in range(n))
+
+
+@pytest.mark.parametrize("action_mode", ["dict", "discrete"])
+def test_native_answers_are_valid_actions_of_the_env(action_mode):
+    env = arena_envs.tank_battle_v0.env(stage=5, action_mode=action_mode, obs_mode="grid")
+    policies = {f"tank_{j}": (RuleTank, RandomTank, NpcTank, RuleTank)[j](native=True) for j in range(4)}
+    raw = play(env, policies, seed=2)
+    agents = raw.episode_metrics()["agents"]
+    assert all(agents[f"tank_{j}"]["facc"] == 1.0 for j in range(4))
+
+
+def test_rule_tank_agrees_to_its_teammates_request_through_the_env():
+    """Stage 3: tank_1 asks tank_0 in round 0; the rule tank agrees in round 1; from then on tank_1's
+    partner is tank_0 (spec §4.5)."""
+    env = arena_envs.tank_battle_v0.env(stage=3, obs_mode="grid")
+    env.reset(seed=0)
+    raw = env.unwrapped
+    rule = seat(RuleTank(), raw)
+    request = "#Attack operation: Target -1: #Shoot#\n#Cooperation operation: #Request_coop# 0: cover me"
+    answers = []
+    for _ in range(4):  # rounds 0 and 1, tank_0 then tank_1
+        observation, _, _, _, info = env.last()
+        if env.agent_selection == "tank_0":
+            answers.append(rule.act(observation, info))
+            env.step(answers[-1])
+        else:
+            env.step(request if len(answers) == 1 else "#Attack operation: Target -1: #Shoot#\n#No_coop#")
+    assert "Reply_message" not in answers[0] and answers[1].endswith("Reply_message 1: Agree")
+    assert raw.infos["tank_1"]["partner"] == 0
