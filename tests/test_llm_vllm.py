@@ -66,7 +66,7 @@ def test_generic_llm_policy_plays_full_auctions_guided(server, tmp_path):
 def test_llm_tank_finishes_stage_one_guided(server, tmp_path):
     """An LLM tank plays a whole stage-1 episode (60 rounds or the goal) with guided answers: every
     answer parses and is format-valid."""
-    config = RunConfig("tank_battle_v0", (spec(server, "max_tokens=200"),), episodes=1, seed=3,
+    config = RunConfig("tank_battle_v0", (spec(server),), episodes=1, seed=3,
                        env_kwargs={"stage": 1, "layout_seed": 1})
     summary = run(config, tmp_path / "tank")
     assert summary.played == 1

@@ -187,9 +187,11 @@ def effective_target(previous: int, stated: int | None) -> int:
 
 # ------------------------------------------------------------------ guided decoding
 
-#: the longest thought line and request message a constrained answer may hold
-THOUGHT_MAX = 300
-MESSAGE_MAX = 120
+#: the longest thought line and request message a constrained answer may hold: short enough that a
+#: whole answer fits the LLM policies' default 256 new tokens even at one token per character (a
+#: small model padding its thought with numbers gets there), so guided answers are never cut off
+THOUGHT_MAX = 140
+MESSAGE_MAX = 60
 # no "_", "#" or ":": free text can then hold no operation, target, cooperation or reply token
 _FREE = r"[^\n#_:]"
 #: the templates whose answer format names the control line "#Attack operation:" (the others "#Operation:")
