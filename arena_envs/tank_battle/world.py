@@ -133,6 +133,12 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
+def _row_masks(grid: np.ndarray) -> list[int]:
+    """One int per row of a boolean grid, bit c set where ``grid[row, c]``."""
+    packed = np.packbits(grid, axis=1, bitorder="little")
+    return [int.from_bytes(row.tobytes(), "little") for row in packed]
+
+
 def _snap16(v: int) -> int:
     return round(v / 16) * 16  # Python's round: half to even (spec §2.8)
 
@@ -145,6 +151,10 @@ class World:
     ``npc_act_prob`` override the stage's NPC settings); ``full_last_round`` simulates the last
     round completely (spec §2.7).
     """
+
+    #: take the exact shortcuts of _tanks_vs_tanks, _settle and _quiet_tick (off: the plain
+    #: reference procedure every tick, for checking them)
+    shortcuts = True
 
     def __init__(self, game_map: GameMap, stage: Stage, rng: np.random.Generator, *, npc_total: int | None = None,
                  npc_max_alive: int = 5, npc_spawn_base_prob: float = 0.6, npc_act_prob: float = 0.4,
@@ -188,11 +198,10 @@ class World:
 
     # ---------------------------------------------------------------- masks
     def _build_masks(self) -> None:
-        bricks = self.bricks
-        self._piece_rows = [int(sum(1 << int(c) for c in np.flatnonzero(bricks[r]))) for r in range(64)]
-        self._piece_cols = [int(sum(1 << int(r) for r in np.flatnonzero(bricks[:, c]))) for c in range(64)]
-        self._steel_rows = [int(sum(1 << int(c) for c in np.flatnonzero(self.steel[r]))) for r in range(16)]
-        self._water_rows = [int(sum(1 << int(c) for c in np.flatnonzero(self.water[r]))) for r in range(16)]
+        self._piece_rows = _row_masks(self.bricks)
+        self._piece_cols = _row_masks(self.bricks.T)
+        self._steel_rows = _row_masks(self.steel)
+        self._water_rows = _row_masks(self.water)
         # 16-px cells, two padding rows below the field (tank boxes may reach row 32 before clamping)
         self._brick_cells = [0] * 34
         self._wall_cells = [0] * 34
@@ -201,6 +210,7 @@ class World:
         self._version = 0  # counts obstacle removals (the free ranges of _tanks_vs_obstacles)
         self._free: dict[int, tuple[str, int, int, int, int] | None] = {}
         self._slack = 0  # see _tanks_vs_tanks
+        self._stretch_pause = 0  # see _quiet_stretch
         self._maybe_over = True  # an end condition may hold: a tank died, a base fell, a base was touched
         for r in range(32):
             self._refresh_brick_cells(r)
@@ -328,10 +338,14 @@ class World:
                 raise ValueError(f"operation of player {tank.id} must be one of {', '.join(OPERATIONS)}, got {op!r}")
         self._report = report = RoundReport()
         while True:
-            self._tick()
-            report.ticks += 1
-            if on_tick is not None:
-                on_tick(self)
+            stretch = self._quiet_stretch() if on_tick is None and self.shortcuts else 0
+            if stretch:
+                report.ticks += stretch
+            else:
+                self._tick()
+                report.ticks += 1
+                if on_tick is not None:
+                    on_tick(self)
             if self.over or self.tick_mod % ROUND_TICKS == 0:
                 break
         self.rounds_played += 1
@@ -350,6 +364,9 @@ class World:
 
     def _tick(self) -> None:
         first = self.tick_mod % ROUND_TICKS == 0
+        if not first and not self.bullets and self._slack >= 2 and self.shortcuts:
+            self._quiet_tick()
+            return
         tanks = self.tanks
         # 1. moves
         for t in tanks:
@@ -583,12 +600,13 @@ class World:
         moves), so the closest pair's gap shrinks by at most 2 px per tick: the scan is skipped while
         the slack left from the last scan says no pair can overlap yet. Snaps (first tick of a round),
         spawns and push-outs beyond one pixel reset the slack."""
-        if not first and self._slack >= 2:
+        if not first and self._slack >= 2 and self.shortcuts:
             self._slack -= 2
             return
         tanks = self.tanks
         n = len(tanks)
         closest = FIELD
+        involved = set()
         for i in range(n - 1):
             a = tanks[i]
             ax, ay = a.x, a.y
@@ -598,14 +616,21 @@ class World:
                 gap = dx if dx > dy else dy
                 if gap < closest:
                     closest = gap
+                if gap < TANK:
+                    involved.add(a.id)
+                    involved.add(b.id)
         if closest >= TANK:
             self._slack = closest - TANK
             return
         self._slack = 0
+        changed = False
         for a in list(tanks):  # the reference's order: each a's overlaps listed once, when a's turn comes
+            if not changed and a.id not in involved:
+                continue  # nothing moved since the scan found a clear of every tank
             ax, ay = a.x, a.y
             others = [b for b in tanks if b is not a and -TANK < b.x - ax < TANK and -TANK < b.y - ay < TANK]
             for b in others:
+                before = (a.x, a.y, b.x, b.y)
                 a_in = _overlap(a.x, a.y, TANK, b.prev_x, b.prev_y, TANK)
                 b_in = _overlap(b.x, b.y, TANK, a.prev_x, a.prev_y, TANK)
                 if a_in and b_in:
@@ -621,6 +646,8 @@ class World:
                     self._push_back(a, b.x, b.y, TANK)
                 elif b_in:
                     self._push_back(b, a.x, a.y, TANK)
+                if (a.x, a.y, b.x, b.y) != before:
+                    changed = True
 
     @staticmethod
     def _split(d: int) -> tuple[int, int]:
@@ -644,40 +671,133 @@ class World:
             tank.y = by + size
 
     def _tanks_vs_obstacles(self) -> None:
-        """Spec §2.9 3f. A tank moving along one axis keeps, per facing and cross coordinate, the range
-        of positions where its obstacle box is free (obstacles only ever disappear; any removal
-        invalidates the ranges): inside it nothing happens, one pixel past it the push lands on its
-        end, as the reference's push-out loop would."""
-        free, version = self._free, self._version
+        """Spec §2.9 3f for every tank that moved."""
         for t in self.tanks:
-            x, y = t.x, t.y
-            if x == t.prev_x and y == t.prev_y:
-                continue  # a tank that did not move is never pushed
-            facing = t.facing
-            vertical = _VERTICAL[facing]
-            entry = free.get(t.id)
-            if entry is not None and entry[0] == facing and entry[4] == version:
-                if vertical and x == entry[1] and x == t.prev_x:
+            if t.x != t.prev_x or t.y != t.prev_y:  # a tank that did not move is never pushed
+                self._settle(t)
+
+    def _settle(self, t: Tank) -> None:
+        """Push a moved tank out of obstacles and into the field. A tank moving along one axis keeps,
+        per facing and cross coordinate, the range of positions where its obstacle box is free
+        (obstacles only ever disappear; any removal invalidates the ranges): inside it nothing
+        happens, one pixel past its far end the push lands on that end, as the reference's loop would."""
+        entry = self._free.get(t.id)
+        facing = t.facing
+        if entry is not None and entry[0] == facing and entry[4] == self._version:
+            if _VERTICAL[facing]:
+                if t.x == entry[1] and t.x == t.prev_x:
+                    y = t.y
                     if entry[2] <= y <= entry[3]:
-                        continue
+                        return
                     if facing == "down" and y == entry[3] + 1:
                         t.y = entry[3]
-                        continue
+                        return
                     if facing == "up" and y == entry[2] - 1:
                         t.y = entry[2]
-                        continue
-                elif not vertical and y == entry[1] and y == t.prev_y:
-                    if entry[2] <= x <= entry[3]:
-                        continue
-                    if facing == "right" and x == entry[3] + 1:
-                        t.x = entry[3]
-                        continue
-                    if facing == "left" and x == entry[2] - 1:
-                        t.x = entry[2]
-                        continue
-            self._push_out(t)
-            self._slack = 0
-            free[t.id] = self._free_range(t)
+                        return
+            elif t.y == entry[1] and t.y == t.prev_y:
+                x = t.x
+                if entry[2] <= x <= entry[3]:
+                    return
+                if facing == "right" and x == entry[3] + 1:
+                    t.x = entry[3]
+                    return
+                if facing == "left" and x == entry[2] - 1:
+                    t.x = entry[2]
+                    return
+        self._push_out(t)
+        self._slack = 0
+        self._free[t.id] = self._free_range(t)
+
+    def _quiet_stretch(self) -> int:
+        """Run several ticks of this round at once when nothing can happen in them but moves: no round
+        start, no bullet in flight, every moving tank inside its free range (it drives on and stops at
+        the range's end, as tick by tick), no pair of tanks able to meet (moves are monotone, so a
+        pair's gap shrinks by at most the sum of their moves) and, in navigation, nobody near the goal.
+        Returns the number of ticks run, 0 when no stretch can be run now."""
+        tick = self.tick_mod
+        if tick % ROUND_TICKS == 0 or self.bullets:
+            return 0
+        if self._stretch_pause:  # a pair of tanks was close a moment ago: not worth trying every tick
+            self._stretch_pause -= 1
+            return 0
+        ticks = (ROUND_TICKS - tick % ROUND_TICKS) if tick < TICK_WRAP - TICK_WRAP % ROUND_TICKS else TICK_WRAP - tick
+        plans = []  # (tank, vertical, along, lo, hi, sign)
+        version = self._version
+        for t in self.tanks:
+            if not t.speed or t.frozen:
+                plans.append((t, False, t.x, t.x, t.x, 0))
+                continue
+            facing = t.facing
+            vertical = _VERTICAL[facing]
+            cross, along = (t.x, t.y) if vertical else (t.y, t.x)
+            entry = self._free.get(t.id)
+            if entry is None or entry[0] != facing or entry[1] != cross or entry[4] != version:
+                entry = self._free[t.id] = self._free_range(t)
+                if entry is None:
+                    return 0
+            lo, hi = entry[2], entry[3]
+            if not lo <= along <= hi:
+                return 0
+            plans.append((t, vertical, along, lo, hi, 1 if facing in ("down", "right") else -1))
+        caps = [hi - along if sign > 0 else along - lo if sign else 0 for _, _, along, lo, hi, sign in plans]
+        for i in range(len(plans) - 1):
+            a, cap_a = plans[i][0], caps[i]
+            for j in range(i + 1, len(plans)):
+                b, cap_b = plans[j][0], caps[j]
+                budget = max(abs(a.x - b.x), abs(a.y - b.y)) - TANK  # how much the pair's gap may shrink
+                if cap_a + cap_b <= budget:
+                    continue
+                if budget < 0:
+                    ticks = 0
+                    break
+                low = min(cap_a, cap_b)  # the moves in k ticks: 2k up to `low`, then low + k
+                ticks = min(ticks, budget // 2 if budget // 2 <= low else budget - low)
+            if not ticks:
+                break
+        if not ticks:
+            self._stretch_pause = 4
+            return 0
+        if self.mode == "navigation" and len(self.bases) == 1:
+            base = next(iter(self.bases.values()))
+            reach = TANK + ticks + 1
+            if any(abs(t.x - base.x) <= reach and abs(t.y - base.y) <= reach for t in self.players.values() if t.alive):
+                return 0
+        for (t, vertical, along, _, _, sign), cap in zip(plans, caps):
+            if not sign:
+                continue
+            step = min(ticks, cap)
+            if vertical:
+                t.y = t.prev_y = along + sign * step
+            else:
+                t.x = t.prev_x = along + sign * step
+        if tick + ticks >= TICK_WRAP:
+            for t in self.tanks:
+                t.frozen = False
+        self._slack = 0
+        self.tick_mod = (tick + ticks) % TICK_WRAP
+        self._check_end()
+        return ticks
+
+    def _quiet_tick(self) -> None:
+        """A tick that is not a round's first, with no bullet in flight and no two tanks close enough
+        to touch (see _tanks_vs_tanks): steps 1, 3f and 6 of each tank at once."""
+        self._slack -= 2
+        for t in self.tanks:
+            if t.speed and not t.frozen:
+                dx, dy = _STEP[t.facing]
+                t.x += dx
+                t.y += dy
+                self._settle(t)
+                t.prev_x = t.x
+                t.prev_y = t.y
+        if self.tick_mod >= TICK_WRAP - 1:
+            for t in self.tanks:
+                t.frozen = False
+        if self.mode == "navigation" and len(self.bases) == 1:
+            self._check_touch()
+        self.tick_mod = (self.tick_mod + 1) % TICK_WRAP
+        self._check_end()
 
     def _push_out(self, t: Tank) -> None:
         """The reference's push-out loop (up to 5 obstacles), then clamping into the field."""
