@@ -135,8 +135,9 @@ def _bits(mask: int) -> list[int]:
 
 def _row_masks(grid: np.ndarray) -> list[int]:
     """One int per row of a boolean grid, bit c set where ``grid[row, c]``."""
-    packed = np.packbits(grid, axis=1, bitorder="little")
-    return [int.from_bytes(row.tobytes(), "little") for row in packed]
+    packed = np.zeros((grid.shape[0], 8), dtype=np.uint8)  # grids are at most 64 wide
+    packed[:, :(grid.shape[1] + 7) // 8] = np.packbits(grid, axis=1, bitorder="little")
+    return packed.view("<u8").ravel().tolist()  # type: ignore[no-any-return]
 
 
 def _snap16(v: int) -> int:
@@ -202,36 +203,22 @@ class World:
         self._piece_cols = _row_masks(self.bricks.T)
         self._steel_rows = _row_masks(self.steel)
         self._water_rows = _row_masks(self.water)
+        self._has_tiles = bool(self.steel.any() or self.water.any())
         # 16-px cells, two padding rows below the field (tank boxes may reach row 32 before clamping)
-        self._brick_cells = [0] * 34
-        self._wall_cells = [0] * 34
+        brick_cells = np.asarray(self.bricks.reshape(32, 2, 32, 2).any(axis=(1, 3)))
+        solid_cells = (self.steel | self.water).repeat(2, axis=0).repeat(2, axis=1)
+        padding = [0, 0]
+        self._brick_cells = _row_masks(brick_cells) + padding
+        self._wall_cells = _row_masks(brick_cells | solid_cells) + padding
         self._base_cells = [0] * 34
-        self._blocked_cells = [0] * 34  # walls or bases: what stops a tank
-        self._version = 0  # counts obstacle removals (the free ranges of _tanks_vs_obstacles)
+        self._blocked_cells = list(self._wall_cells)  # walls or bases: what stops a tank
+        self._version = 0  # counts obstacle removals (the free ranges of _settle)
         self._free: dict[int, tuple[str, int, int, int, int] | None] = {}
         self._slack = 0  # see _tanks_vs_tanks
         self._stretch_pause = 0  # see _quiet_stretch
         self._maybe_over = True  # an end condition may hold: a tank died, a base fell, a base was touched
-        for r in range(32):
-            self._refresh_brick_cells(r)
         for base in self.bases.values():
             self._mark_base(base, True)
-
-    def _refresh_brick_cells(self, cell_row: int) -> None:
-        """Recompute the brick bits of one row of 16-px cells from the piece rows."""
-        pieces = self._piece_rows[2 * cell_row] | self._piece_rows[2 * cell_row + 1]
-        cells = 0
-        for c in range(32):
-            if pieces >> (2 * c) & 3:
-                cells |= 1 << c
-        solid = 0
-        tile_row = cell_row >> 1
-        for c in _bits(self._steel_rows[tile_row] | self._water_rows[tile_row]):
-            solid |= 3 << (2 * c)
-        self._brick_cells[cell_row] = cells
-        self._wall_cells[cell_row] = cells | solid
-        self._blocked_cells[cell_row] = cells | solid | self._base_cells[cell_row]
-        self._version += 1
 
     def _mark_base(self, base: Base, present: bool) -> None:
         bits = 3 << (base.x >> 4)
@@ -322,6 +309,9 @@ class World:
         ``on_tick`` is called after every tick (animation)."""
         if self.over:
             raise RuntimeError(f"the game is over (ended by {self.ended_by}); no more rounds can be played")
+        for player, op in operations.items():
+            if op not in OPERATIONS:
+                raise ValueError(f"operation of player {player} must be one of {', '.join(OPERATIONS)}, got {op!r}")
         for tank in self.tanks:
             if tank.id >= FIRST_NPC_ID:
                 break
@@ -329,13 +319,9 @@ class World:
             if op in _STEP:
                 self._turn(tank, op)  # type: ignore[arg-type]
                 tank.speed = 1
-            elif op == "shoot":
-                tank.speed = 0
-                tank.shoot = True
-            elif op == "noop":
-                tank.speed = 0
             else:
-                raise ValueError(f"operation of player {tank.id} must be one of {', '.join(OPERATIONS)}, got {op!r}")
+                tank.speed = 0
+                tank.shoot = op == "shoot"
         self._report = report = RoundReport()
         while True:
             stretch = self._quiet_stretch() if on_tick is None and self.shortcuts else 0
@@ -922,59 +908,49 @@ class World:
         "border", "steel", "water", "brick" (touching or one 16-px gap away), "enemy_tank",
         "own_base", "enemy_base" or "nothing", from ``tank``'s side's point of view (a player's)."""
         x, y = tank.x, tank.y
+        # edge: where the top-left coordinate of a touching 32-px object lies on the side's axis
         if side == "left":
-            border, tile_col, piece_col, gap_col = x == 0, x - TILE, x - PIECE, x - 16
+            border, edge, piece_line, gap_line = x == 0, x - TILE, x - PIECE, x - 16
         elif side == "right":
-            border, tile_col, piece_col, gap_col = x + TANK == FIELD, x + TANK, x + TANK, x + TANK + PIECE
+            border, edge, piece_line, gap_line = x + TANK == FIELD, x + TANK, x + TANK, x + TANK + PIECE
         elif side == "up":
-            border, tile_col, piece_col, gap_col = y == 0, y - TILE, y - PIECE, y - 16
+            border, edge, piece_line, gap_line = y == 0, y - TILE, y - PIECE, y - 16
         else:
-            border, tile_col, piece_col, gap_col = y + TANK == FIELD, y + TANK, y + TANK, y + TANK + PIECE
+            border, edge, piece_line, gap_line = y + TANK == FIELD, y + TANK, y + TANK, y + TANK + PIECE
         if border:
             return "border"
         vertical = side in ("up", "down")
         along = x if vertical else y  # the coordinate along the touching edge
-        # steel and water tiles: the tile line at tile_col, tiles whose span meets [along - 31, along + 31]
-        if tile_col % TILE == 0 and 0 <= tile_col < FIELD:
-            line = tile_col // TILE
-            lo, hi = -(-(along - (TILE - 1)) // TILE), (along + TILE - 1) // TILE
-            span = ((2 << (hi - lo)) - 1) << lo if lo >= 0 else ((2 << hi) - 1)
+        if self._has_tiles and edge % TILE == 0 and 0 <= edge < FIELD:
+            # steel and water tiles on the line at edge whose span meets [along - 31, along + 31]
+            line = edge // TILE
+            lo, hi = max(-(-(along - (TILE - 1)) // TILE), 0), min((along + TILE - 1) // TILE, 15)
             for rows, kind in ((self._steel_rows, "steel"), (self._water_rows, "water")):
                 if vertical:
-                    hit = rows[line] & span
+                    hit = rows[line] >> lo & ((2 << (hi - lo)) - 1)
                 else:
-                    hit = any(rows[r] >> line & 1 for r in range(max(lo, 0), min(hi, 15) + 1))
+                    hit = any(rows[r] >> line & 1 for r in range(lo, hi + 1))
                 if hit:
                     return kind
         pieces = self._piece_rows if vertical else self._piece_cols
-        for offset, lo_off, hi_off in ((piece_col, -(PIECE - 1), TANK - 1), (gap_col, 0, 24)):
-            if offset % PIECE or not 0 <= offset < FIELD:
+        for line, lo_off, hi_off in ((piece_line, -(PIECE - 1), TANK - 1), (gap_line, 0, 24)):
+            if line % PIECE or not 0 <= line < FIELD:
                 continue
             lo, hi = max(-(-(along + lo_off) // PIECE), 0), min((along + hi_off) // PIECE, 63)
-            if lo <= hi and pieces[offset // PIECE] >> lo & ((2 << (hi - lo)) - 1):
+            if lo <= hi and pieces[line // PIECE] >> lo & ((2 << (hi - lo)) - 1):
                 return "brick"
+        # tanks and bases: the touching test with S = 32
         for other in self.tanks:
-            if other is not tank and self.is_enemy_tank(tank.id, other.id) and \
-                    self._side_touch(x, y, side, other.x, other.y):
+            if (other.y == edge and -TANK < other.x - x < TANK if vertical
+                    else other.x == edge and -TANK < other.y - y < TANK) and other is not tank \
+                    and self.is_enemy_tank(tank.id, other.id):
                 return "enemy_tank"
+        near = [b for b in self.bases.values()
+                if (b.y == edge and -TANK < b.x - x < TANK if vertical else b.x == edge and -TANK < b.y - y < TANK)]
+        if not near:
+            return "nothing"
         team = self.team_of(tank.id)
-        near = [b for b in self.bases.values() if self._side_touch(x, y, side, b.x, b.y)]
-        if any(self.base_owner_team(b.id) == team for b in near):
-            return "own_base"
-        if near:
-            return "enemy_base"
-        return "nothing"
-
-    @staticmethod
-    def _side_touch(x: int, y: int, side: Direction, ox: int, oy: int) -> bool:
-        """The touching test of spec §4.3 with S = 32 for an object at (ox, oy)."""
-        if side == "left":
-            return ox + TANK == x and y - (TANK - 1) <= oy <= y + TANK - 1
-        if side == "right":
-            return ox == x + TANK and y - (TANK - 1) <= oy <= y + TANK - 1
-        if side == "up":
-            return oy + TANK == y and x - (TANK - 1) <= ox <= x + TANK - 1
-        return oy == y + TANK and x - (TANK - 1) <= ox <= x + TANK - 1
+        return "own_base" if any(self.base_owner_team(b.id) == team for b in near) else "enemy_base"
 
     # ---------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:
