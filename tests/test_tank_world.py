@@ -12,7 +12,7 @@ import pytest
 
 from arena_envs.tank_battle.maps import load_map, parse_map
 from arena_envs.tank_battle.stages import Mode, custom_stage, stage_config
-from arena_envs.tank_battle.world import OPERATIONS, World
+from arena_envs.tank_battle.world import OPERATIONS, Bullet, World
 
 
 def official(stage: int, seed: int = 0, **options) -> World:
@@ -268,7 +268,6 @@ def test_shooting_the_goal_ends_without_a_win():
 
 
 def test_npc_bullets_and_base_ownership_in_co_op_mode():
-    from arena_envs.tank_battle.world import Bullet
     world = official(3, npc_total=0)
     # an NPC bullet reaching base 101 (the NPC faction's, walled in: the bullet starts next to it) is absorbed
     world.bullets.append(Bullet(10, 238, 18, "up", 238, 18))
@@ -286,7 +285,6 @@ def test_npc_bullets_and_base_ownership_in_co_op_mode():
 
 
 def test_npc_bullets_never_destroy_the_navigation_goal():
-    from arena_envs.tank_battle.world import Bullet
     world = official(2, npc_total=0)
     world.bullets.append(Bullet(10, 238, 18, "up", 238, 18))
     world.play_round({})
@@ -373,7 +371,6 @@ def test_killed_npcs_are_replaced_up_to_the_total():
 
 
 def test_npcs_never_damage_npcs():
-    from arena_envs.tank_battle.world import Bullet
     world = official(2, npc_total=1, npc_spawn_base_prob=1.0, npc_act_prob=0.0)
     world.play_round({})
     npc = next(t for t in world.tanks if t.id >= 10)
@@ -489,3 +486,17 @@ def test_state_is_json_safe_and_worlds_copy():
             w.play_round({0: "up"})
     assert world.state() == twin.state() == pickled.state()
     assert load_map("single30").bricks.sum() > world.bricks.sum()  # the cached map is untouched
+
+
+@pytest.mark.parametrize(("stage", "shooter", "destroyed"), [(4, 0, False), (4, 1, True), (5, 2, False),
+                                                            (5, 3, True), (7, 3, False), (7, 4, True)])
+def test_a_base_falls_only_to_other_sides(stage, shooter, destroyed):
+    """Base 100 at (32, 0): a bullet flying up column x = 46 from the free tile below reaches only it."""
+    world = official(stage, npc_total=0)
+    world.bullets.append(Bullet(shooter, 46, 40, "up", 46, 40))
+    report = world.play_round({})
+    assert (100 not in world.bases) == destroyed and world.bullets == []
+    assert report.bases_destroyed == ([100] if destroyed else [])
+    assert world.events[shooter].base_kills == int(destroyed)
+    owners = [p for p in world.players if world.team_of(p) == 0]
+    assert all(world.players[p].alive != destroyed for p in owners)

@@ -20,7 +20,16 @@ Speed: the per-tick loop works on plain ints. Besides the numpy arrays (kept in 
 the world keeps bit masks as Python ints: one per row of brick pieces and per column of brick
 pieces (for the 8-px tests of bullets and of :meth:`World.touching`), one per row of 16-px cells for
 walls and for bases (a tank's obstacle box is aligned to 16 px, so one cell test per row finds
-whether it overlaps anything), and one per tile row for steel and for water.
+whether it overlaps anything), and one per tile row for steel and for water. Three exact shortcuts
+skip work the reference procedure would do for nothing (``World.shortcuts = False`` turns them off;
+the tests compare both): a moving tank remembers the stretch of its line where its obstacle box is
+free (:meth:`World._settle`); tank pairs are scanned only when they can have met
+(:meth:`World._tanks_vs_tanks`); and the rest of a round runs at once when only free moves can
+happen in it (:meth:`World._quiet_stretch`).
+
+Also on the world: ``map``, ``stage``, ``mode``, ``team_count``, ``rng``, the NPC settings,
+``npc_spawns``, ``points`` (the reference's internal points, spec §2.15), ``touched_base``
+(navigation) and :meth:`World.state` (a JSON-safe dict of everything, for ``env.state()``).
 """
 from __future__ import annotations
 
