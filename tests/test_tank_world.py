@@ -5,13 +5,14 @@ import copy
 import json
 import pickle
 import random
+from functools import partial
 
 import numpy as np
 import pytest
 
 from arena_envs.tank_battle.maps import load_map, parse_map
 from arena_envs.tank_battle.stages import Mode, custom_stage, stage_config
-from arena_envs.tank_battle.world import OPERATIONS, World
+from arena_envs.tank_battle.world import OPERATIONS, Bullet, World
 
 
 def official(stage: int, seed: int = 0, **options) -> World:
@@ -101,7 +102,7 @@ def test_stage_1_moves_left_to_the_border_and_down_only_turns():
 def test_open_map_17_px_per_round_and_the_11_tick_round():
     world = custom({8: "1", 15: at("", (15, "2"))}, "ffa")
     xs = [x for x, _ in play(world, *[{0: "right"}] * 20)]
-    assert xs[:17] == [17 * (k + 1) - 0 for k in range(17)][:17] and xs[16] == 289
+    assert xs[:17] == [17 * (k + 1) for k in range(17)]
     assert xs[17:] == [300, 317, 334]
     assert world.rounds_played == 20
 
@@ -267,7 +268,6 @@ def test_shooting_the_goal_ends_without_a_win():
 
 
 def test_npc_bullets_and_base_ownership_in_co_op_mode():
-    from arena_envs.tank_battle.world import Bullet
     world = official(3, npc_total=0)
     # an NPC bullet reaching base 101 (the NPC faction's, walled in: the bullet starts next to it) is absorbed
     world.bullets.append(Bullet(10, 238, 18, "up", 238, 18))
@@ -285,7 +285,6 @@ def test_npc_bullets_and_base_ownership_in_co_op_mode():
 
 
 def test_npc_bullets_never_destroy_the_navigation_goal():
-    from arena_envs.tank_battle.world import Bullet
     world = official(2, npc_total=0)
     world.bullets.append(Bullet(10, 238, 18, "up", 238, 18))
     world.play_round({})
@@ -334,36 +333,44 @@ def test_a_game_ends_when_one_base_remains(stage):
 
 
 # ---------------------------------------------------------------- NPCs (fact 25)
+def _watch_npcs(born: dict[int, tuple[int, int, str]], world: World) -> None:
+    """After a tick: at most 5 NPCs alive, in spawn order; note where and how each one appeared."""
+    npcs = [t for t in world.tanks if t.id >= 10]
+    assert len(npcs) <= 5
+    assert [t.id for t in npcs] == sorted(t.id for t in npcs)
+    for t in npcs:
+        born.setdefault(t.id, (t.x, t.y, t.facing))
+
+
 @pytest.mark.parametrize("stage", [2, 3, 6])
 def test_npc_limits_ids_and_spawns(stage):
     spawns = set(load_map(stage_config(stage).map_name).npc_spawns)
-    for seed in range(6):
+    py = random.Random(stage)
+    totals = []
+    for seed in range(8):
         world = official(stage, seed)
-        seen: dict[int, tuple[int, int]] = {}
+        born: dict[int, tuple[int, int, str]] = {}
         while not world.over:
-            before = {t.id: t.health for t in world.tanks if t.id >= 10}
-            world.play_round({p: "noop" for p in world.players})
-            npcs = [t for t in world.tanks if t.id >= 10]
-            assert len(npcs) <= 5
-            for t in npcs:
-                if t.id not in seen:
-                    seen[t.id] = (t.x, t.y)
-            assert [t.id for t in npcs] == sorted(t.id for t in npcs)
-            assert all(t.health == 1 for t in npcs) and set(before) | {t.id for t in npcs} <= set(seen)
-        assert sorted(seen) == list(range(10, 10 + len(seen))) and len(seen) <= 10 and world.npc_spawned <= 10
-        assert world.npc_spawned == len(seen) or world.npc_spawned > len(seen)
-    world = official(stage, 3)
-    world.play_round({})
-    births: list[tuple[int, int, str]] = []
-    known: set[int] = {t.id for t in world.tanks}
-    while not world.over and len(births) < 5:
-        world.play_round({}, on_tick=lambda w: births.extend(
-            (t.x, t.y, t.facing) for t in w.tanks if t.id not in known and not known.add(t.id)))
-    assert births and all((x, y) in spawns and facing == "down" for x, y, facing in births)
+            world.play_round({p: py.choice(OPERATIONS) for p in world.players}, on_tick=partial(_watch_npcs, born))
+        assert sorted(born) == list(range(10, 10 + len(born))) and world.npc_spawned == len(born) <= 10
+        assert all((x, y) in spawns and facing == "down" for x, y, facing in born.values())
+        totals.append(len(born))
+    assert max(totals) >= 5
+
+
+def test_killed_npcs_are_replaced_up_to_the_total():
+    stage = custom_stage(1, "navigation", rounds=80, npc_total=10)
+    game_map = parse_map(["", "", at("", (2, "*")), "", "", "", "", "", at("", (2, "1")), "", "", "", "", "", "",
+                          at("", (9, "A"))])
+    world = World(game_map, stage, np.random.default_rng(0), npc_spawn_base_prob=1.0, npc_act_prob=0.0)
+    born: dict[int, tuple[int, int, str]] = {}
+    while not world.over:
+        world.play_round({0: "shoot"}, on_tick=partial(_watch_npcs, born))
+    assert sorted(born) == list(range(10, 20)) and world.npc_spawned == 10
+    assert world.events[0].npc_kills == 10 and world.points[0] == 50 and world.players[0].health == 5
 
 
 def test_npcs_never_damage_npcs():
-    from arena_envs.tank_battle.world import Bullet
     world = official(2, npc_total=1, npc_spawn_base_prob=1.0, npc_act_prob=0.0)
     world.play_round({})
     npc = next(t for t in world.tanks if t.id >= 10)
@@ -425,28 +432,26 @@ class _PlainWorld(World):
     """The reference procedure without the shortcuts: every moved tank pushed out by the loop, the
     tank pairs scanned every tick."""
 
-    def _tanks_vs_obstacles(self) -> None:
-        for t in self.tanks:
-            if t.x != t.prev_x or t.y != t.prev_y:
-                self._push_out(t)
+    shortcuts = False
 
-    def _tanks_vs_tanks(self, first: bool) -> None:
-        super()._tanks_vs_tanks(True)
+    def _settle(self, t) -> None:
+        self._push_out(t)
 
 
-@pytest.mark.parametrize("stage", [2, 4, 7])
+@pytest.mark.parametrize("stage", [1, 2, 3, 4, 7])
 def test_the_shortcuts_change_nothing(stage):
     config = stage_config(stage)
     for seed in range(5):
         fast = World(load_map(config.map_name), config, np.random.default_rng(seed))
         plain = _PlainWorld(load_map(config.map_name), config, np.random.default_rng(seed))
+        ticked = World(load_map(config.map_name), config, np.random.default_rng(seed))  # no stretches
         py = random.Random(seed)
         while not fast.over:
             ops = {p: py.choice(OPERATIONS) for p in fast.players}
-            fast.play_round(ops)
-            plain.play_round(ops)
-            assert fast.state() == plain.state()
-        assert plain.over
+            ticks = fast.play_round(ops).ticks
+            assert plain.play_round(ops).ticks == ticked.play_round(ops, on_tick=lambda w: None).ticks == ticks
+            assert fast.state() == plain.state() == ticked.state()
+        assert plain.over and ticked.over
 
 
 # ---------------------------------------------------------------- touching, state, copies
@@ -481,3 +486,17 @@ def test_state_is_json_safe_and_worlds_copy():
             w.play_round({0: "up"})
     assert world.state() == twin.state() == pickled.state()
     assert load_map("single30").bricks.sum() > world.bricks.sum()  # the cached map is untouched
+
+
+@pytest.mark.parametrize(("stage", "shooter", "destroyed"), [(4, 0, False), (4, 1, True), (5, 2, False),
+                                                            (5, 3, True), (7, 3, False), (7, 4, True)])
+def test_a_base_falls_only_to_other_sides(stage, shooter, destroyed):
+    """Base 100 at (32, 0): a bullet flying up column x = 46 from the free tile below reaches only it."""
+    world = official(stage, npc_total=0)
+    world.bullets.append(Bullet(shooter, 46, 40, "up", 46, 40))
+    report = world.play_round({})
+    assert (100 not in world.bases) == destroyed and world.bullets == []
+    assert report.bases_destroyed == ([100] if destroyed else [])
+    assert world.events[shooter].base_kills == int(destroyed)
+    owners = [p for p in world.players if world.team_of(p) == 0]
+    assert all(world.players[p].alive != destroyed for p in owners)

@@ -20,7 +20,16 @@ Speed: the per-tick loop works on plain ints. Besides the numpy arrays (kept in 
 the world keeps bit masks as Python ints: one per row of brick pieces and per column of brick
 pieces (for the 8-px tests of bullets and of :meth:`World.touching`), one per row of 16-px cells for
 walls and for bases (a tank's obstacle box is aligned to 16 px, so one cell test per row finds
-whether it overlaps anything), and one per tile row for steel and for water.
+whether it overlaps anything), and one per tile row for steel and for water. Three exact shortcuts
+skip work the reference procedure would do for nothing (``World.shortcuts = False`` turns them off;
+the tests compare both): a moving tank remembers the stretch of its line where its obstacle box is
+free (:meth:`World._settle`); tank pairs are scanned only when they can have met
+(:meth:`World._tanks_vs_tanks`); and the rest of a round runs at once when only free moves can
+happen in it (:meth:`World._quiet_stretch`).
+
+Also on the world: ``map``, ``stage``, ``mode``, ``team_count``, ``rng``, the NPC settings,
+``npc_spawns``, ``points`` (the reference's internal points, spec §2.15), ``touched_base``
+(navigation) and :meth:`World.state` (a JSON-safe dict of everything, for ``env.state()``).
 """
 from __future__ import annotations
 
@@ -133,6 +142,13 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
+def _row_masks(grid: np.ndarray) -> list[int]:
+    """One int per row of a boolean grid, bit c set where ``grid[row, c]``."""
+    packed = np.zeros((grid.shape[0], 8), dtype=np.uint8)  # grids are at most 64 wide
+    packed[:, :(grid.shape[1] + 7) // 8] = np.packbits(grid, axis=1, bitorder="little")
+    return packed.view("<u8").ravel().tolist()  # type: ignore[no-any-return]
+
+
 def _snap16(v: int) -> int:
     return round(v / 16) * 16  # Python's round: half to even (spec §2.8)
 
@@ -145,6 +161,10 @@ class World:
     ``npc_act_prob`` override the stage's NPC settings); ``full_last_round`` simulates the last
     round completely (spec §2.7).
     """
+
+    #: take the exact shortcuts of _tanks_vs_tanks, _settle and _quiet_tick (off: the plain
+    #: reference procedure every tick, for checking them)
+    shortcuts = True
 
     def __init__(self, game_map: GameMap, stage: Stage, rng: np.random.Generator, *, npc_total: int | None = None,
                  npc_max_alive: int = 5, npc_spawn_base_prob: float = 0.6, npc_act_prob: float = 0.4,
@@ -188,40 +208,26 @@ class World:
 
     # ---------------------------------------------------------------- masks
     def _build_masks(self) -> None:
-        bricks = self.bricks
-        self._piece_rows = [int(sum(1 << int(c) for c in np.flatnonzero(bricks[r]))) for r in range(64)]
-        self._piece_cols = [int(sum(1 << int(r) for r in np.flatnonzero(bricks[:, c]))) for c in range(64)]
-        self._steel_rows = [int(sum(1 << int(c) for c in np.flatnonzero(self.steel[r]))) for r in range(16)]
-        self._water_rows = [int(sum(1 << int(c) for c in np.flatnonzero(self.water[r]))) for r in range(16)]
+        self._piece_rows = _row_masks(self.bricks)
+        self._piece_cols = _row_masks(self.bricks.T)
+        self._steel_rows = _row_masks(self.steel)
+        self._water_rows = _row_masks(self.water)
+        self._has_tiles = bool(self.steel.any() or self.water.any())
         # 16-px cells, two padding rows below the field (tank boxes may reach row 32 before clamping)
-        self._brick_cells = [0] * 34
-        self._wall_cells = [0] * 34
+        brick_cells = np.asarray(self.bricks.reshape(32, 2, 32, 2).any(axis=(1, 3)))
+        solid_cells = (self.steel | self.water).repeat(2, axis=0).repeat(2, axis=1)
+        padding = [0, 0]
+        self._brick_cells = _row_masks(brick_cells) + padding
+        self._wall_cells = _row_masks(brick_cells | solid_cells) + padding
         self._base_cells = [0] * 34
-        self._blocked_cells = [0] * 34  # walls or bases: what stops a tank
-        self._version = 0  # counts obstacle removals (the free ranges of _tanks_vs_obstacles)
+        self._blocked_cells = list(self._wall_cells)  # walls or bases: what stops a tank
+        self._version = 0  # counts obstacle removals (the free ranges of _settle)
         self._free: dict[int, tuple[str, int, int, int, int] | None] = {}
         self._slack = 0  # see _tanks_vs_tanks
+        self._stretch_pause = 0  # see _quiet_stretch
         self._maybe_over = True  # an end condition may hold: a tank died, a base fell, a base was touched
-        for r in range(32):
-            self._refresh_brick_cells(r)
         for base in self.bases.values():
             self._mark_base(base, True)
-
-    def _refresh_brick_cells(self, cell_row: int) -> None:
-        """Recompute the brick bits of one row of 16-px cells from the piece rows."""
-        pieces = self._piece_rows[2 * cell_row] | self._piece_rows[2 * cell_row + 1]
-        cells = 0
-        for c in range(32):
-            if pieces >> (2 * c) & 3:
-                cells |= 1 << c
-        solid = 0
-        tile_row = cell_row >> 1
-        for c in _bits(self._steel_rows[tile_row] | self._water_rows[tile_row]):
-            solid |= 3 << (2 * c)
-        self._brick_cells[cell_row] = cells
-        self._wall_cells[cell_row] = cells | solid
-        self._blocked_cells[cell_row] = cells | solid | self._base_cells[cell_row]
-        self._version += 1
 
     def _mark_base(self, base: Base, present: bool) -> None:
         bits = 3 << (base.x >> 4)
@@ -312,6 +318,9 @@ class World:
         ``on_tick`` is called after every tick (animation)."""
         if self.over:
             raise RuntimeError(f"the game is over (ended by {self.ended_by}); no more rounds can be played")
+        for player, op in operations.items():
+            if op not in OPERATIONS:
+                raise ValueError(f"operation of player {player} must be one of {', '.join(OPERATIONS)}, got {op!r}")
         for tank in self.tanks:
             if tank.id >= FIRST_NPC_ID:
                 break
@@ -319,19 +328,19 @@ class World:
             if op in _STEP:
                 self._turn(tank, op)  # type: ignore[arg-type]
                 tank.speed = 1
-            elif op == "shoot":
-                tank.speed = 0
-                tank.shoot = True
-            elif op == "noop":
-                tank.speed = 0
             else:
-                raise ValueError(f"operation of player {tank.id} must be one of {', '.join(OPERATIONS)}, got {op!r}")
+                tank.speed = 0
+                tank.shoot = op == "shoot"
         self._report = report = RoundReport()
         while True:
-            self._tick()
-            report.ticks += 1
-            if on_tick is not None:
-                on_tick(self)
+            stretch = self._quiet_stretch() if on_tick is None and self.shortcuts else 0
+            if stretch:
+                report.ticks += stretch
+            else:
+                self._tick()
+                report.ticks += 1
+                if on_tick is not None:
+                    on_tick(self)
             if self.over or self.tick_mod % ROUND_TICKS == 0:
                 break
         self.rounds_played += 1
@@ -350,6 +359,9 @@ class World:
 
     def _tick(self) -> None:
         first = self.tick_mod % ROUND_TICKS == 0
+        if not first and not self.bullets and self._slack >= 2 and self.shortcuts:
+            self._quiet_tick()
+            return
         tanks = self.tanks
         # 1. moves
         for t in tanks:
@@ -583,12 +595,13 @@ class World:
         moves), so the closest pair's gap shrinks by at most 2 px per tick: the scan is skipped while
         the slack left from the last scan says no pair can overlap yet. Snaps (first tick of a round),
         spawns and push-outs beyond one pixel reset the slack."""
-        if not first and self._slack >= 2:
+        if not first and self._slack >= 2 and self.shortcuts:
             self._slack -= 2
             return
         tanks = self.tanks
         n = len(tanks)
         closest = FIELD
+        involved = set()
         for i in range(n - 1):
             a = tanks[i]
             ax, ay = a.x, a.y
@@ -598,14 +611,21 @@ class World:
                 gap = dx if dx > dy else dy
                 if gap < closest:
                     closest = gap
+                if gap < TANK:
+                    involved.add(a.id)
+                    involved.add(b.id)
         if closest >= TANK:
             self._slack = closest - TANK
             return
         self._slack = 0
+        changed = False
         for a in list(tanks):  # the reference's order: each a's overlaps listed once, when a's turn comes
+            if not changed and a.id not in involved:
+                continue  # nothing moved since the scan found a clear of every tank
             ax, ay = a.x, a.y
             others = [b for b in tanks if b is not a and -TANK < b.x - ax < TANK and -TANK < b.y - ay < TANK]
             for b in others:
+                before = (a.x, a.y, b.x, b.y)
                 a_in = _overlap(a.x, a.y, TANK, b.prev_x, b.prev_y, TANK)
                 b_in = _overlap(b.x, b.y, TANK, a.prev_x, a.prev_y, TANK)
                 if a_in and b_in:
@@ -621,6 +641,8 @@ class World:
                     self._push_back(a, b.x, b.y, TANK)
                 elif b_in:
                     self._push_back(b, a.x, a.y, TANK)
+                if (a.x, a.y, b.x, b.y) != before:
+                    changed = True
 
     @staticmethod
     def _split(d: int) -> tuple[int, int]:
@@ -644,40 +666,133 @@ class World:
             tank.y = by + size
 
     def _tanks_vs_obstacles(self) -> None:
-        """Spec §2.9 3f. A tank moving along one axis keeps, per facing and cross coordinate, the range
-        of positions where its obstacle box is free (obstacles only ever disappear; any removal
-        invalidates the ranges): inside it nothing happens, one pixel past it the push lands on its
-        end, as the reference's push-out loop would."""
-        free, version = self._free, self._version
+        """Spec §2.9 3f for every tank that moved."""
         for t in self.tanks:
-            x, y = t.x, t.y
-            if x == t.prev_x and y == t.prev_y:
-                continue  # a tank that did not move is never pushed
-            facing = t.facing
-            vertical = _VERTICAL[facing]
-            entry = free.get(t.id)
-            if entry is not None and entry[0] == facing and entry[4] == version:
-                if vertical and x == entry[1] and x == t.prev_x:
+            if t.x != t.prev_x or t.y != t.prev_y:  # a tank that did not move is never pushed
+                self._settle(t)
+
+    def _settle(self, t: Tank) -> None:
+        """Push a moved tank out of obstacles and into the field. A tank moving along one axis keeps,
+        per facing and cross coordinate, the range of positions where its obstacle box is free
+        (obstacles only ever disappear; any removal invalidates the ranges): inside it nothing
+        happens, one pixel past its far end the push lands on that end, as the reference's loop would."""
+        entry = self._free.get(t.id)
+        facing = t.facing
+        if entry is not None and entry[0] == facing and entry[4] == self._version:
+            if _VERTICAL[facing]:
+                if t.x == entry[1] and t.x == t.prev_x:
+                    y = t.y
                     if entry[2] <= y <= entry[3]:
-                        continue
+                        return
                     if facing == "down" and y == entry[3] + 1:
                         t.y = entry[3]
-                        continue
+                        return
                     if facing == "up" and y == entry[2] - 1:
                         t.y = entry[2]
-                        continue
-                elif not vertical and y == entry[1] and y == t.prev_y:
-                    if entry[2] <= x <= entry[3]:
-                        continue
-                    if facing == "right" and x == entry[3] + 1:
-                        t.x = entry[3]
-                        continue
-                    if facing == "left" and x == entry[2] - 1:
-                        t.x = entry[2]
-                        continue
-            self._push_out(t)
-            self._slack = 0
-            free[t.id] = self._free_range(t)
+                        return
+            elif t.y == entry[1] and t.y == t.prev_y:
+                x = t.x
+                if entry[2] <= x <= entry[3]:
+                    return
+                if facing == "right" and x == entry[3] + 1:
+                    t.x = entry[3]
+                    return
+                if facing == "left" and x == entry[2] - 1:
+                    t.x = entry[2]
+                    return
+        self._push_out(t)
+        self._slack = 0
+        self._free[t.id] = self._free_range(t)
+
+    def _quiet_stretch(self) -> int:
+        """Run several ticks of this round at once when nothing can happen in them but moves: no round
+        start, no bullet in flight, every moving tank inside its free range (it drives on and stops at
+        the range's end, as tick by tick), no pair of tanks able to meet (moves are monotone, so a
+        pair's gap shrinks by at most the sum of their moves) and, in navigation, nobody near the goal.
+        Returns the number of ticks run, 0 when no stretch can be run now."""
+        tick = self.tick_mod
+        if tick % ROUND_TICKS == 0 or self.bullets:
+            return 0
+        if self._stretch_pause:  # a pair of tanks was close a moment ago: not worth trying every tick
+            self._stretch_pause -= 1
+            return 0
+        ticks = (ROUND_TICKS - tick % ROUND_TICKS) if tick < TICK_WRAP - TICK_WRAP % ROUND_TICKS else TICK_WRAP - tick
+        plans = []  # (tank, vertical, along, lo, hi, sign)
+        version = self._version
+        for t in self.tanks:
+            if not t.speed or t.frozen:
+                plans.append((t, False, t.x, t.x, t.x, 0))
+                continue
+            facing = t.facing
+            vertical = _VERTICAL[facing]
+            cross, along = (t.x, t.y) if vertical else (t.y, t.x)
+            entry = self._free.get(t.id)
+            if entry is None or entry[0] != facing or entry[1] != cross or entry[4] != version:
+                entry = self._free[t.id] = self._free_range(t)
+                if entry is None:
+                    return 0
+            lo, hi = entry[2], entry[3]
+            if not lo <= along <= hi:
+                return 0
+            plans.append((t, vertical, along, lo, hi, 1 if facing in ("down", "right") else -1))
+        caps = [hi - along if sign > 0 else along - lo if sign else 0 for _, _, along, lo, hi, sign in plans]
+        for i in range(len(plans) - 1):
+            a, cap_a = plans[i][0], caps[i]
+            for j in range(i + 1, len(plans)):
+                b, cap_b = plans[j][0], caps[j]
+                budget = max(abs(a.x - b.x), abs(a.y - b.y)) - TANK  # how much the pair's gap may shrink
+                if cap_a + cap_b <= budget:
+                    continue
+                if budget < 0:
+                    ticks = 0
+                    break
+                low = min(cap_a, cap_b)  # the moves in k ticks: 2k up to `low`, then low + k
+                ticks = min(ticks, budget // 2 if budget // 2 <= low else budget - low)
+            if not ticks:
+                break
+        if not ticks:
+            self._stretch_pause = 4
+            return 0
+        if self.mode == "navigation" and len(self.bases) == 1:
+            base = next(iter(self.bases.values()))
+            reach = TANK + ticks + 1
+            if any(abs(t.x - base.x) <= reach and abs(t.y - base.y) <= reach for t in self.players.values() if t.alive):
+                return 0
+        for (t, vertical, along, _, _, sign), cap in zip(plans, caps):
+            if not sign:
+                continue
+            step = min(ticks, cap)
+            if vertical:
+                t.y = t.prev_y = along + sign * step
+            else:
+                t.x = t.prev_x = along + sign * step
+        if tick + ticks >= TICK_WRAP:
+            for t in self.tanks:
+                t.frozen = False
+        self._slack = 0
+        self.tick_mod = (tick + ticks) % TICK_WRAP
+        self._check_end()
+        return ticks
+
+    def _quiet_tick(self) -> None:
+        """A tick that is not a round's first, with no bullet in flight and no two tanks close enough
+        to touch (see _tanks_vs_tanks): steps 1, 3f and 6 of each tank at once."""
+        self._slack -= 2
+        for t in self.tanks:
+            if t.speed and not t.frozen:
+                dx, dy = _STEP[t.facing]
+                t.x += dx
+                t.y += dy
+                self._settle(t)
+                t.prev_x = t.x
+                t.prev_y = t.y
+        if self.tick_mod >= TICK_WRAP - 1:
+            for t in self.tanks:
+                t.frozen = False
+        if self.mode == "navigation" and len(self.bases) == 1:
+            self._check_touch()
+        self.tick_mod = (self.tick_mod + 1) % TICK_WRAP
+        self._check_end()
 
     def _push_out(self, t: Tank) -> None:
         """The reference's push-out loop (up to 5 obstacles), then clamping into the field."""
@@ -805,59 +920,49 @@ class World:
         "border", "steel", "water", "brick" (touching or one 16-px gap away), "enemy_tank",
         "own_base", "enemy_base" or "nothing", from ``tank``'s side's point of view (a player's)."""
         x, y = tank.x, tank.y
+        # edge: where the top-left coordinate of a touching 32-px object lies on the side's axis
         if side == "left":
-            border, tile_col, piece_col, gap_col = x == 0, x - TILE, x - PIECE, x - 16
+            border, edge, piece_line, gap_line = x == 0, x - TILE, x - PIECE, x - 16
         elif side == "right":
-            border, tile_col, piece_col, gap_col = x + TANK == FIELD, x + TANK, x + TANK, x + TANK + PIECE
+            border, edge, piece_line, gap_line = x + TANK == FIELD, x + TANK, x + TANK, x + TANK + PIECE
         elif side == "up":
-            border, tile_col, piece_col, gap_col = y == 0, y - TILE, y - PIECE, y - 16
+            border, edge, piece_line, gap_line = y == 0, y - TILE, y - PIECE, y - 16
         else:
-            border, tile_col, piece_col, gap_col = y + TANK == FIELD, y + TANK, y + TANK, y + TANK + PIECE
+            border, edge, piece_line, gap_line = y + TANK == FIELD, y + TANK, y + TANK, y + TANK + PIECE
         if border:
             return "border"
         vertical = side in ("up", "down")
         along = x if vertical else y  # the coordinate along the touching edge
-        # steel and water tiles: the tile line at tile_col, tiles whose span meets [along - 31, along + 31]
-        if tile_col % TILE == 0 and 0 <= tile_col < FIELD:
-            line = tile_col // TILE
-            lo, hi = -(-(along - (TILE - 1)) // TILE), (along + TILE - 1) // TILE
-            span = ((2 << (hi - lo)) - 1) << lo if lo >= 0 else ((2 << hi) - 1)
+        if self._has_tiles and edge % TILE == 0 and 0 <= edge < FIELD:
+            # steel and water tiles on the line at edge whose span meets [along - 31, along + 31]
+            line = edge // TILE
+            lo, hi = max(-(-(along - (TILE - 1)) // TILE), 0), min((along + TILE - 1) // TILE, 15)
             for rows, kind in ((self._steel_rows, "steel"), (self._water_rows, "water")):
                 if vertical:
-                    hit = rows[line] & span
+                    hit = rows[line] >> lo & ((2 << (hi - lo)) - 1)
                 else:
-                    hit = any(rows[r] >> line & 1 for r in range(max(lo, 0), min(hi, 15) + 1))
+                    hit = any(rows[r] >> line & 1 for r in range(lo, hi + 1))
                 if hit:
                     return kind
         pieces = self._piece_rows if vertical else self._piece_cols
-        for offset, lo_off, hi_off in ((piece_col, -(PIECE - 1), TANK - 1), (gap_col, 0, 24)):
-            if offset % PIECE or not 0 <= offset < FIELD:
+        for line, lo_off, hi_off in ((piece_line, -(PIECE - 1), TANK - 1), (gap_line, 0, 24)):
+            if line % PIECE or not 0 <= line < FIELD:
                 continue
             lo, hi = max(-(-(along + lo_off) // PIECE), 0), min((along + hi_off) // PIECE, 63)
-            if lo <= hi and pieces[offset // PIECE] >> lo & ((2 << (hi - lo)) - 1):
+            if lo <= hi and pieces[line // PIECE] >> lo & ((2 << (hi - lo)) - 1):
                 return "brick"
+        # tanks and bases: the touching test with S = 32
         for other in self.tanks:
-            if other is not tank and self.is_enemy_tank(tank.id, other.id) and \
-                    self._side_touch(x, y, side, other.x, other.y):
+            if (other.y == edge and -TANK < other.x - x < TANK if vertical
+                    else other.x == edge and -TANK < other.y - y < TANK) and other is not tank \
+                    and self.is_enemy_tank(tank.id, other.id):
                 return "enemy_tank"
+        near = [b for b in self.bases.values()
+                if (b.y == edge and -TANK < b.x - x < TANK if vertical else b.x == edge and -TANK < b.y - y < TANK)]
+        if not near:
+            return "nothing"
         team = self.team_of(tank.id)
-        near = [b for b in self.bases.values() if self._side_touch(x, y, side, b.x, b.y)]
-        if any(self.base_owner_team(b.id) == team for b in near):
-            return "own_base"
-        if near:
-            return "enemy_base"
-        return "nothing"
-
-    @staticmethod
-    def _side_touch(x: int, y: int, side: Direction, ox: int, oy: int) -> bool:
-        """The touching test of spec §4.3 with S = 32 for an object at (ox, oy)."""
-        if side == "left":
-            return ox + TANK == x and y - (TANK - 1) <= oy <= y + TANK - 1
-        if side == "right":
-            return ox == x + TANK and y - (TANK - 1) <= oy <= y + TANK - 1
-        if side == "up":
-            return oy + TANK == y and x - (TANK - 1) <= ox <= x + TANK - 1
-        return oy == y + TANK and x - (TANK - 1) <= ox <= x + TANK - 1
+        return "own_base" if any(self.base_owner_team(b.id) == team for b in near) else "enemy_base"
 
     # ---------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:
