@@ -23,6 +23,8 @@ _GOLDS, _REMAINING, _PHASE = 2, 5, 6
 def sample(env: Any, agent: str, observation: Any, rng: np.random.Generator) -> Any:
     space = env.action_space(agent)
     mask = observation.get("action_mask") if isinstance(observation, dict) else None
+    if isinstance(space, spaces.Dict) and isinstance(mask, dict):
+        return {key: _legal(sub, mask[key], rng) for key, sub in space.spaces.items()}
     if not (isinstance(space, spaces.Dict) and "proposal" in space.spaces):  # a mask says it all
         return space.sample(mask)
     features = observation["observation"]
@@ -34,6 +36,21 @@ def sample(env: Any, agent: str, observation: Any, rng: np.random.Generator) -> 
     shares = np.diff(np.concatenate(([0], cuts, [golds])))
     proposal[:survivors] = shares
     return {"proposal": proposal, "vote": 0}
+
+
+def _legal(space: spaces.Space[Any], mask: Any, rng: np.random.Generator) -> Any:
+    """A uniform legal value of one part of a ``Dict`` action (what gymnasium's masked ``sample``
+    draws, without its per-call validation, which would cost more than the tank battle's step)."""
+    if isinstance(space, spaces.Discrete):
+        legal = np.flatnonzero(mask)
+        return int(space.start) + (int(legal[rng.integers(len(legal))]) if len(legal) else 0)
+    if isinstance(space, spaces.MultiDiscrete):
+        picks = []
+        for part in mask:
+            legal = np.flatnonzero(part)
+            picks.append(int(legal[rng.integers(len(legal))]) if len(legal) else 0)
+        return np.array(picks, dtype=space.dtype)
+    return space.sample(mask)
 
 
 @dataclass(frozen=True)

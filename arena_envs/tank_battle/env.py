@@ -209,6 +209,7 @@ class TankBattleEnv(TextAECEnv):
         """Forget what was computed for the previous round's state (texts, grids, masks)."""
         self._texts: dict[int, str] = {}
         self._grids: dict[int, np.ndarray] = {}
+        self._common: np.ndarray | None = None
         self._masks: dict[int, Any] = {}
 
     # ---------------------------------------------------------------- answers
@@ -245,9 +246,11 @@ class TankBattleEnv(TextAECEnv):
         if not isinstance(action, dict) or set(action) != {"op", "target", "coop", "coop_partner", "reply"}:
             raise InvalidAnswer("unparseable", "expected a dict with keys op, target, coop, coop_partner, reply, "
                                                f"or an answer text; got {action!r}")
-        replies = np.asarray(action["reply"]).reshape(-1)
-        if replies.shape != (MAX_PLAYERS,) or not np.isin(replies, (0, 1, 2)).all():
-            raise InvalidAnswer("unparseable", f"reply must be {MAX_PLAYERS} values in 0-2, got {action['reply']!r}")
+        reply = action["reply"]
+        replies = reply.tolist() if isinstance(reply, np.ndarray) else reply
+        if not isinstance(replies, (list, tuple)) or len(replies) != MAX_PLAYERS or any(
+                isinstance(v, bool) or v not in (0, 1, 2) for v in replies):
+            raise InvalidAnswer("unparseable", f"reply must be {MAX_PLAYERS} values in 0-2, got {reply!r}")
         target = TARGET_IDS[_index(action["target"], len(TARGET_IDS), "target")]
         coop = COOP_OPS[_index(action["coop"], len(COOP_OPS), "coop")] if self.stage.cooperative else "none"
         partner = _index(action["coop_partner"], MAX_PLAYERS, "coop_partner")
@@ -255,7 +258,7 @@ class TankBattleEnv(TextAECEnv):
                             target=None if self.stage.navigation else target, coop=coop,  # type: ignore[arg-type]
                             partner=partner if coop == "request" else None,
                             message=_SAY[self.lang]["request"].format(target) if coop == "request" else "",
-                            replies={j: int(v) == 1 for j, v in enumerate(replies.tolist()) if v})
+                            replies={j: v == 1 for j, v in enumerate(replies) if v})
         if not parser.control_valid(self.world, player, self.stage, decision):
             raise InvalidAnswer("illegal", _SAY[self.lang]["target"].format(target))
         return Move(decision, True)
@@ -427,7 +430,9 @@ class TankBattleEnv(TextAECEnv):
         player = self._player(agent)
         cached = self._grids.get(player)
         if cached is None:
-            cached = self._grids[player] = grid.grid_observation(self.world, player, self._static, self._team_size)
+            if self._common is None:
+                self._common = grid.common_planes(self.world, self._static)
+            cached = self._grids[player] = grid.grid_observation(self.world, player, self._common, self._team_size)
         return cached
 
     def _action_mask(self, agent: str) -> Any:

@@ -55,24 +55,33 @@ def static_planes(world: World) -> np.ndarray:
     return planes
 
 
-def grid_observation(world: World, player: int, static: np.ndarray, team_size: int) -> np.ndarray:
-    """Player ``player``'s observation (module docstring); ``static`` from :func:`static_planes`."""
+def common_planes(world: World, static: np.ndarray) -> np.ndarray:
+    """What every tank's grid shows alike at this moment: bricks, steel, water, NPCs and facings
+    (built once per round and copied for each tank); ``static`` from :func:`static_planes`."""
     obs = np.zeros(GRID_SHAPE, dtype=np.uint8)
-    obs[0] = world.bricks
-    obs[0] *= ON
+    np.multiply(world.bricks, ON, out=obs[0], casting="unsafe")
     obs[1:3] = static
+    for tank in world.tanks:
+        if tank.is_npc:
+            _mark(obs[6], tank.x, tank.y, TANK)
+        _mark(obs[_FACING_CHANNEL[tank.facing]], tank.x, tank.y, TANK)
+    return obs
+
+
+def grid_observation(world: World, player: int, common: np.ndarray, team_size: int) -> np.ndarray:
+    """Player ``player``'s observation (module docstring); ``common`` from :func:`common_planes`."""
+    obs = common.copy()
     team = world.team_of(player)
     for tank in world.tanks:
+        if tank.is_npc:
+            continue
         if tank.id == player:
             channel = 3
-        elif tank.is_npc:
-            channel = 6
         elif world.team_of(tank.id) == team and not world.is_enemy_tank(player, tank.id):
             channel = 4
         else:
             channel = 5
         _mark(obs[channel], tank.x, tank.y, TANK)
-        _mark(obs[_FACING_CHANNEL[tank.facing]], tank.x, tank.y, TANK)
     own = {base.id for base in world.own_bases(player)}
     for base in world.bases.values():
         _mark(obs[7 if base.id in own else 8], base.x, base.y, TILE)
@@ -89,7 +98,7 @@ def grid_observation(world: World, player: int, static: np.ndarray, team_size: i
     else:
         vector = [0.0] * 8
     vector += [world.time_left / world.stage.rounds, len(world.teammates(player)) / max(team_size - 1, 1)]
-    obs[15:] = (np.asarray(vector, dtype=np.float32) * ON).round().astype(np.uint8)[:, None, None]
+    obs[15:] = np.array([round(v * ON) for v in vector], dtype=np.uint8)[:, None, None]
     return obs
 
 
