@@ -60,9 +60,9 @@ def main() -> None:
         ratio = statistics.median(v / r for v, r in zip(values, reference))
         print(f"{name:<24}{statistics.median(values):>13,.0f}{ratio:>8.2f}")
     if "tank_battle_v0" in args.envs.split(",") and args.frames:
-        rates = [tank_frames(args.frames, seed=run) for run in range(args.runs)]
+        frame_rates = [tank_frames(args.frames, seed=run) for run in range(args.runs)]
         print(f"tank_battle_v0 rgb_array frames/s (stage 7, CPU time, median of {args.runs}): "
-              f"{statistics.median(rates):,.0f}")
+              f"{statistics.median(frame_rates):,.0f}")
 
 
 def tank_frames(frames: int, seed: int = 0) -> float:
