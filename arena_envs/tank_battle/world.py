@@ -976,6 +976,7 @@ class World:
             "bricks": ["".join("1" if v else "0" for v in row) for row in self.bricks.tolist()],
             "steel": np.argwhere(self.steel).tolist(),
             "water": np.argwhere(self.water).tolist(),
+            "npc_spawns": [list(xy) for xy in self.npc_spawns],
             "tanks": [asdict(t) for t in self.tanks],
             "players": {str(p): asdict(t) for p, t in self.players.items()},
             "bullets": [asdict(b) for b in self.bullets],
