@@ -673,31 +673,33 @@ class World:
 
     def _settle(self, t: Tank) -> None:
         """Push a moved tank out of obstacles and into the field. A tank moving along one axis keeps,
-        per facing and cross coordinate, the range of positions where its obstacle box is free
-        (obstacles only ever disappear; any removal invalidates the ranges): inside it nothing
-        happens, one pixel past its far end the push lands on that end, as the reference's loop would."""
+        per facing and cross coordinate, the range of positions where its obstacle box is free:
+        inside it nothing happens (obstacles only ever disappear, so the range stays free); one pixel
+        past its far end the push lands on that end, as the reference's loop would (unless something
+        was removed since the range was found: then the loop runs)."""
         entry = self._free.get(t.id)
         facing = t.facing
-        if entry is not None and entry[0] == facing and entry[4] == self._version:
+        if entry is not None and entry[0] == facing:
+            current = entry[4] == self._version
             if _VERTICAL[facing]:
                 if t.x == entry[1] and t.x == t.prev_x:
                     y = t.y
                     if entry[2] <= y <= entry[3]:
                         return
-                    if facing == "down" and y == entry[3] + 1:
+                    if current and facing == "down" and y == entry[3] + 1:
                         t.y = entry[3]
                         return
-                    if facing == "up" and y == entry[2] - 1:
+                    if current and facing == "up" and y == entry[2] - 1:
                         t.y = entry[2]
                         return
             elif t.y == entry[1] and t.y == t.prev_y:
                 x = t.x
                 if entry[2] <= x <= entry[3]:
                     return
-                if facing == "right" and x == entry[3] + 1:
+                if current and facing == "right" and x == entry[3] + 1:
                     t.x = entry[3]
                     return
-                if facing == "left" and x == entry[2] - 1:
+                if current and facing == "left" and x == entry[2] - 1:
                     t.x = entry[2]
                     return
         self._push_out(t)
