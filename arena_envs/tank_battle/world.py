@@ -149,6 +149,15 @@ def _row_masks(grid: np.ndarray) -> list[int]:
     return packed.view("<u8").ravel().tolist()  # type: ignore[no-any-return]
 
 
+def npc_choice(act_draw: float, choice_draw: float, act_prob: float = 0.4) -> Direction | Literal["shoot"] | None:
+    """An NPC's decision of a round (spec §2.14) from two uniform draws in [0, 1): None (it acts with
+    probability ``act_prob``; otherwise it keeps going), else with probability 1/2 a direction to
+    turn to (uniform over the four) or ``"shoot"``."""
+    if act_draw >= act_prob:
+        return None
+    return DIRECTIONS[int(choice_draw * 8)] if choice_draw < 0.5 else "shoot"
+
+
 def _snap16(v: int) -> int:
     return round(v / 16) * 16  # Python's round: half to even (spec §2.8)
 
@@ -408,14 +417,12 @@ class World:
         if not npcs:
             return
         draws = self.rng.random(2 * len(npcs)).tolist()
-        act = self.npc_act_prob
         for i, npc in enumerate(npcs):
-            if draws[2 * i] < act:
-                choice = draws[2 * i + 1]
-                if choice < 0.5:
-                    self._turn(npc, DIRECTIONS[int(choice * 8)])
-                else:
-                    npc.shoot = True
+            choice = npc_choice(draws[2 * i], draws[2 * i + 1], self.npc_act_prob)
+            if choice == "shoot":
+                npc.shoot = True
+            elif choice is not None:
+                self._turn(npc, choice)
 
     def _spawn_npc(self) -> None:
         if self.npc_spawned >= self.npc_total or not self.npc_spawns:
