@@ -12,7 +12,7 @@ import pytest
 
 from arena_envs.tank_battle.maps import load_map, parse_map
 from arena_envs.tank_battle.stages import Mode, custom_stage, stage_config
-from arena_envs.tank_battle.world import OPERATIONS, Bullet, World
+from arena_envs.tank_battle.world import OPERATIONS, Bullet, World, npc_choice
 
 
 def official(stage: int, seed: int = 0, **options) -> World:
@@ -500,3 +500,13 @@ def test_a_base_falls_only_to_other_sides(stage, shooter, destroyed):
     assert world.events[shooter].base_kills == int(destroyed)
     owners = [p for p in world.players if world.team_of(p) == 0]
     assert all(world.players[p].alive != destroyed for p in owners)
+
+
+def test_npc_choice_follows_the_spec_probabilities():
+    draws = np.random.default_rng(0).random((20000, 2))
+    choices = [npc_choice(a, b) for a, b in draws]
+    share = {c: choices.count(c) / len(choices) for c in set(choices)}
+    assert set(share) == {None, "shoot", "up", "down", "left", "right"}
+    assert abs(share[None] - 0.6) < 0.02 and abs(share["shoot"] - 0.2) < 0.02
+    assert all(abs(share[d] - 0.05) < 0.01 for d in ("up", "down", "left", "right"))
+    assert npc_choice(0.0, 0.99, act_prob=0.0) is None and npc_choice(0.99, 0.0, act_prob=1.0) == "up"

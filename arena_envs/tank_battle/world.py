@@ -149,6 +149,15 @@ def _row_masks(grid: np.ndarray) -> list[int]:
     return packed.view("<u8").ravel().tolist()  # type: ignore[no-any-return]
 
 
+def npc_choice(act_draw: float, choice_draw: float, act_prob: float = 0.4) -> Direction | Literal["shoot"] | None:
+    """An NPC's decision of a round (spec §2.14) from two uniform draws in [0, 1): None (it acts with
+    probability ``act_prob``; otherwise it keeps going), else with probability 1/2 a direction to
+    turn to (uniform over the four) or ``"shoot"``."""
+    if act_draw >= act_prob:
+        return None
+    return DIRECTIONS[int(choice_draw * 8)] if choice_draw < 0.5 else "shoot"
+
+
 def _snap16(v: int) -> int:
     return round(v / 16) * 16  # Python's round: half to even (spec §2.8)
 
@@ -408,14 +417,12 @@ class World:
         if not npcs:
             return
         draws = self.rng.random(2 * len(npcs)).tolist()
-        act = self.npc_act_prob
         for i, npc in enumerate(npcs):
-            if draws[2 * i] < act:
-                choice = draws[2 * i + 1]
-                if choice < 0.5:
-                    self._turn(npc, DIRECTIONS[int(choice * 8)])
-                else:
-                    npc.shoot = True
+            choice = npc_choice(draws[2 * i], draws[2 * i + 1], self.npc_act_prob)
+            if choice == "shoot":
+                npc.shoot = True
+            elif choice is not None:
+                self._turn(npc, choice)
 
     def _spawn_npc(self) -> None:
         if self.npc_spawned >= self.npc_total or not self.npc_spawns:
@@ -673,31 +680,33 @@ class World:
 
     def _settle(self, t: Tank) -> None:
         """Push a moved tank out of obstacles and into the field. A tank moving along one axis keeps,
-        per facing and cross coordinate, the range of positions where its obstacle box is free
-        (obstacles only ever disappear; any removal invalidates the ranges): inside it nothing
-        happens, one pixel past its far end the push lands on that end, as the reference's loop would."""
+        per facing and cross coordinate, the range of positions where its obstacle box is free:
+        inside it nothing happens (obstacles only ever disappear, so the range stays free); one pixel
+        past its far end the push lands on that end, as the reference's loop would (unless something
+        was removed since the range was found: then the loop runs)."""
         entry = self._free.get(t.id)
         facing = t.facing
-        if entry is not None and entry[0] == facing and entry[4] == self._version:
+        if entry is not None and entry[0] == facing:
+            current = entry[4] == self._version
             if _VERTICAL[facing]:
                 if t.x == entry[1] and t.x == t.prev_x:
                     y = t.y
                     if entry[2] <= y <= entry[3]:
                         return
-                    if facing == "down" and y == entry[3] + 1:
+                    if current and facing == "down" and y == entry[3] + 1:
                         t.y = entry[3]
                         return
-                    if facing == "up" and y == entry[2] - 1:
+                    if current and facing == "up" and y == entry[2] - 1:
                         t.y = entry[2]
                         return
             elif t.y == entry[1] and t.y == t.prev_y:
                 x = t.x
                 if entry[2] <= x <= entry[3]:
                     return
-                if facing == "right" and x == entry[3] + 1:
+                if current and facing == "right" and x == entry[3] + 1:
                     t.x = entry[3]
                     return
-                if facing == "left" and x == entry[2] - 1:
+                if current and facing == "left" and x == entry[2] - 1:
                     t.x = entry[2]
                     return
         self._push_out(t)
@@ -979,6 +988,7 @@ class World:
             "bricks": ["".join("1" if v else "0" for v in row) for row in self.bricks.tolist()],
             "steel": np.argwhere(self.steel).tolist(),
             "water": np.argwhere(self.water).tolist(),
+            "npc_spawns": [list(xy) for xy in self.npc_spawns],
             "tanks": [asdict(t) for t in self.tanks],
             "players": {str(p): asdict(t) for p, t in self.players.items()},
             "bullets": [asdict(b) for b in self.bullets],
