@@ -19,6 +19,7 @@ from baselines.tank_keyboard import KeyboardTank, WindowClosed, key_operation
 from baselines.tank_npc import NpcTank
 from baselines.tank_random import RandomTank
 from baselines.tank_rule import RuleTank
+from tests.play_helpers import play
 
 
 class BoundEnv:
@@ -440,16 +441,6 @@ def test_keyboard_tank_drives_a_tank_of_the_real_environment(pygame_dummy):
 
 # ------------------------------------------------------------------------------- whole games
 
-def play(env: Any, policies: dict[str, Any], seed: int) -> Any:
-    env.reset(seed=seed)
-    raw = env.unwrapped
-    for j, (agent, policy) in enumerate(policies.items()):
-        policy.bind(raw)
-        policy.reset(agent, seed + j)
-    for agent in env.agent_iter():
-        observation, _, termination, truncation, info = env.last()
-        env.step(None if termination or truncation else policies[agent].act(observation, info))
-    return raw
 
 
 @pytest.mark.parametrize("number", range(1, 8))

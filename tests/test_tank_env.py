@@ -13,21 +13,11 @@ from arena_envs.tank_battle import grid
 from arena_envs.tank_battle.env import OPS, TARGET_IDS
 from baselines.tank_random import RandomTank
 from baselines.tank_rule import RuleTank
+from tests.play_helpers import play
 
 OPEN_FFA = ["." * 16] * 8 + ["..1.........2..."] + ["." * 16] * 6 + ["A..............B"]
 
 
-def play(env, policies, seed=0):
-    """Play one episode with ``policies`` (agent -> policy); the raw env at the end."""
-    env.reset(seed=seed)
-    raw = env.unwrapped
-    for j, (agent, policy) in enumerate(policies.items()):
-        policy.bind(raw)
-        policy.reset(agent, seed + j)
-    for agent in env.agent_iter():
-        observation, _, termination, truncation, info = env.last()
-        env.step(None if termination or truncation else policies[agent].act(observation, info))
-    return raw
 
 
 def step_round(env, answers):
