@@ -40,6 +40,7 @@ CHANNEL_NAMES = (
 )
 _FACING_CHANNEL = {d: 11 + k for k, d in enumerate(DIRECTIONS)}
 _TILE_CELLS = TILE // PIECE
+_COMMON = 15  # the channels before the vector features
 
 
 def _mark(plane: np.ndarray, x: int, y: int, size: int) -> None:
@@ -56,9 +57,9 @@ def static_planes(world: World) -> np.ndarray:
 
 
 def common_planes(world: World, static: np.ndarray) -> np.ndarray:
-    """What every tank's grid shows alike at this moment: bricks, steel, water, NPCs and facings
-    (built once per round and copied for each tank); ``static`` from :func:`static_planes`."""
-    obs = np.zeros(GRID_SHAPE, dtype=np.uint8)
+    """What every tank's grid shows alike at this moment: channels 0-14 with bricks, steel, water,
+    NPCs and facings (built once per round and copied for each tank); ``static`` from :func:`static_planes`."""
+    obs = np.zeros((_COMMON, CELLS, CELLS), dtype=np.uint8)
     np.multiply(world.bricks, ON, out=obs[0], casting="unsafe")
     obs[1:3] = static
     for tank in world.tanks:
@@ -70,7 +71,8 @@ def common_planes(world: World, static: np.ndarray) -> np.ndarray:
 
 def grid_observation(world: World, player: int, common: np.ndarray, team_size: int) -> np.ndarray:
     """Player ``player``'s observation (module docstring); ``common`` from :func:`common_planes`."""
-    obs = common.copy()
+    obs = np.empty(GRID_SHAPE, dtype=np.uint8)
+    obs[:_COMMON] = common  # channels 15-24 are all written below
     team = world.team_of(player)
     for tank in world.tanks:
         if tank.is_npc:

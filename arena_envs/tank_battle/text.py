@@ -24,7 +24,6 @@ The env keeps one :class:`TankMemory` per tank and one :class:`TankTexts` per ep
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -61,7 +60,10 @@ def charset(lang: str) -> frozenset[str]:
 def sanitize(text: str, lang: str, limit: int = SHOWN_MAX) -> str:
     """``text`` on one line, cut to ``limit`` characters, with characters outside the charset as ``?``."""
     allowed = charset(lang)
-    return "".join(ch if ch in allowed and ch != "\n" else "?" for ch in text[:limit])
+    text = text[:limit]
+    if "\n" not in text and allowed.issuperset(text):  # the usual case: nothing to replace
+        return text
+    return "".join(ch if ch in allowed and ch != "\n" else "?" for ch in text)
 
 
 def check_lang(lang: str) -> str:
@@ -219,6 +221,9 @@ class TankTexts:
         self.stage = stage
         self.lang = check_lang(lang)
         self.words = WORDS[lang]
+        self._history_of: CoopState | None = None
+        self._history_len = 0
+        self._history_lines: dict[int, list[str]] = {}
 
     def observation(self, world: World, player: int, round_index: int, memory: TankMemory,
                     targets: Mapping[int, int] | None = None, coop: CoopState | None = None,
@@ -249,7 +254,8 @@ class TankTexts:
         if t in (3, 6, 7):
             team = sorted([player] + [m.id for m in world.teammates(player)])
             known = targets or {}
-            state += [w["targets"], json.dumps([[p, known.get(p, NO_TARGET)] for p in team]), ""]
+            pairs = ", ".join(f"[{p}, {known.get(p, NO_TARGET)}]" for p in team)  # as json.dumps writes them
+            state += [w["targets"], f"[{pairs}]", ""]
         if stage.cooperative:
             state += [w["history"], _listing(self._history(coop, player)), ""]
         blocked: tuple[str, ...] = ()
@@ -287,6 +293,15 @@ class TankTexts:
     def _history(self, coop: CoopState | None, player: int) -> list[str]:
         if coop is None:
             return []
+        if self._history_of is not coop or self._history_len != len(coop.records):
+            # the history lines change only when a record is made: keep them until then
+            self._history_of, self._history_len, self._history_lines = coop, len(coop.records), {}
+        lines = self._history_lines.get(player)
+        if lines is None:
+            lines = self._history_lines[player] = self._history_made(coop, player)
+        return lines
+
+    def _history_made(self, coop: CoopState, player: int) -> list[str]:
         w = self.words
         lines = []
         for record in coop.history(player):

@@ -186,6 +186,7 @@ class World:
         self.stage = stage
         self.mode = stage.mode
         self.team_count = stage.team_count
+        self._teams = tuple(self._team_rule(i) for i in range(FIRST_NPC_ID))  # team_of of every player id
         self.rng = rng
         self.npc_total = stage.npc_total if npc_total is None else npc_total
         self.npc_max_alive = npc_max_alive
@@ -263,6 +264,11 @@ class World:
     def team_of(self, tank_id: int) -> int:
         """The team of a player (-1 for NPCs): 0 in navigation and co-op modes, the id in free-for-all,
         id mod team_count in team battle."""
+        if 0 <= tank_id < FIRST_NPC_ID:
+            return self._teams[tank_id]
+        return self._team_rule(tank_id)
+
+    def _team_rule(self, tank_id: int) -> int:
         if tank_id >= FIRST_NPC_ID:
             return -1
         if self.mode == "ffa":
@@ -293,14 +299,17 @@ class World:
     def enemy_tanks(self, player: int) -> list[Tank]:
         """Living enemy tanks of ``player``: NPCs in spawn order, then enemy players by id."""
         npcs = [t for t in self.tanks if t.id >= FIRST_NPC_ID]
-        return npcs + [t for t in self.tanks if t.id < FIRST_NPC_ID and self.is_enemy_tank(player, t.id)]
+        if player >= FIRST_NPC_ID:
+            return npcs + [t for t in self.tanks if t.id < FIRST_NPC_ID]
+        team, teams = self.team_of(player), self._teams
+        return npcs + [t for t in self.tanks if t.id < FIRST_NPC_ID and t.id != player and teams[t.id] != team]
 
     def teammates(self, player: int) -> list[Tank]:
         """Living player tanks of ``player``'s team other than itself, by id (none in ffa/navigation)."""
         if self.mode in ("ffa", "navigation"):
             return []
-        team = self.team_of(player)
-        return [t for t in self.tanks if t.id < FIRST_NPC_ID and t.id != player and self.team_of(t.id) == team]
+        team, teams = self.team_of(player), self._teams
+        return [t for t in self.tanks if t.id < FIRST_NPC_ID and t.id != player and teams[t.id] == team]
 
     def own_bases(self, player: int) -> list[Base]:
         """Living bases of ``player``'s side (none in navigation mode)."""
