@@ -67,6 +67,7 @@ EndReason = Literal["timeout", "no_players", "no_bases", "touch", "last_base"]
 
 _STEP: dict[str, tuple[int, int]] = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 _VERTICAL = {"up": True, "down": True, "left": False, "right": False}
+_OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
 
 @dataclass
@@ -725,7 +726,7 @@ class World:
     def _quiet_stretch(self) -> int:
         """Run several ticks of this round at once when nothing can happen in them but moves: no round
         start, no bullet in flight, every moving tank inside its free range (it drives on and stops at
-        the range's end, as tick by tick), no pair of tanks able to meet (moves are monotone, so a
+        the range's end, as tick by tick) or held still by a tank in front (:meth:`_held`), no pair of tanks able to meet (moves are monotone, so a
         pair's gap shrinks by at most the sum of their moves) and, in navigation, nobody near the goal.
         Returns the number of ticks run, 0 when no stretch can be run now."""
         tick = self.tick_mod
@@ -738,7 +739,7 @@ class World:
         plans = []  # (tank, vertical, along, lo, hi, sign)
         version = self._version
         for t in self.tanks:
-            if not t.speed or t.frozen:
+            if not t.speed or t.frozen or self._held(t):
                 plans.append((t, False, t.x, t.x, t.x, 0))
                 continue
             facing = t.facing
@@ -791,6 +792,25 @@ class World:
         self.tick_mod = (tick + ticks) % TICK_WRAP
         self._check_end()
         return ticks
+
+    def _held(self, t: Tank) -> bool:
+        """Whether moving tank ``t`` is pressed against a tank flush in front of it that stays put
+        (idle or frozen) or drives head-on into it: every tick of a stretch its one-pixel move is
+        undone by _tanks_vs_tanks (a push back onto its place, or the split of a head-on pair), so
+        the stretch may keep it still."""
+        x, y, facing = t.x, t.y, t.facing
+        for o in self.tanks:
+            if facing == "right":
+                flush = o.x == x + TANK and -TANK < o.y - y < TANK
+            elif facing == "left":
+                flush = o.x == x - TANK and -TANK < o.y - y < TANK
+            elif facing == "down":
+                flush = o.y == y + TANK and -TANK < o.x - x < TANK
+            else:
+                flush = o.y == y - TANK and -TANK < o.x - x < TANK
+            if flush and (not o.speed or o.frozen or o.facing == _OPPOSITE[facing]):
+                return True
+        return False
 
     def _quiet_tick(self) -> None:
         """A tick that is not a round's first, with no bullet in flight and no two tanks close enough
