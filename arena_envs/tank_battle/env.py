@@ -208,6 +208,7 @@ class TankBattleEnv(TextAECEnv):
     def _cache_round(self) -> None:
         """Forget what was computed for the previous round's state (texts, grids, masks)."""
         self._texts: dict[int, str] = {}
+        self._lines: dict[int, str] = {}  # the tank lines of the texts (TankTexts.observation)
         self._grids: dict[int, np.ndarray] = {}
         self._common: np.ndarray | None = None
         self._masks: dict[int, Any] = {}
@@ -414,10 +415,10 @@ class TankBattleEnv(TextAECEnv):
             if cached is None:
                 cached = self._texts[player] = self._texts_of.observation(
                     self.world, player, self.world.rounds_played, self._memory[player], self.targets,
-                    self._cooperation)
+                    self._cooperation, lines=self._lines)
             return cached
         return self._texts_of.observation(self.world, player, self.world.rounds_played, self._memory[player],
-                                          self.targets, self._cooperation, note)
+                                          self.targets, self._cooperation, note, self._lines)
 
     def answer_constraint(self, agent: str | None = None) -> AnswerConstraint:
         player = self._player(self.agent_selection if agent is None else agent)

@@ -227,20 +227,31 @@ class TankTexts:
 
     def observation(self, world: World, player: int, round_index: int, memory: TankMemory,
                     targets: Mapping[int, int] | None = None, coop: CoopState | None = None,
-                    note: str | None = None) -> str:
+                    note: str | None = None, lines: dict[int, str] | None = None) -> str:
         """The text of ``player``'s decision in round ``round_index`` (0-based). ``targets``: every
         player's current target (missing: -1); ``coop``: the cooperation state (cooperative stages);
-        ``note``: why the previous answer was rejected (the env's retry), shown at the end."""
+        ``note``: why the previous answer was rejected (the env's retry), shown at the end; ``lines``:
+        tank lines of this world state by tank id, filled as they are made (the env passes one dict
+        per round, so the texts of a round format every tank once)."""
         w = self.words
         stage = self.stage
         t = stage.template
         typed = stage.typed
         tank = _tank(world, player)
         state = [w["round"], str(round_index), ""]
-        own = [tank_line(tank, typed, self.lang)] if tank is not None else []
+        if lines is None:
+            lines = {}
+
+        def line(shown: Tank) -> str:
+            made = lines.get(shown.id)
+            if made is None:
+                made = lines[shown.id] = tank_line(shown, typed, self.lang)
+            return made
+
+        own = [line(tank)] if tank is not None else []
         state += [w["own_tank_typed" if typed else "own_tank"], _listing(own), ""]
         if t in (3, 7):
-            mates = [tank_line(m, typed, self.lang) for m in world.teammates(player)]
+            mates = [line(m) for m in world.teammates(player)]
             state += [w["mates_typed" if typed else "mates"], _listing(mates), ""]
         bases = [f"{b.id}, ({b.x}, {b.y})" for b in world.enemy_bases(player)]
         if stage.navigation:
@@ -249,7 +260,7 @@ class TankTexts:
             own_bases = [f"{b.id}, ({b.x}, {b.y})" for b in world.own_bases(player)]
             state += [w["our_base"], _listing(own_bases), "", w["enemy_base"], _listing(bases), ""]
         if t != 1:
-            enemies = [tank_line(e, typed, self.lang) for e in world.enemy_tanks(player)]
+            enemies = [line(e) for e in world.enemy_tanks(player)]
             state += [w["enemies_typed" if typed else "enemies"], _listing(enemies), ""]
         if t in (3, 6, 7):
             team = sorted([player] + [m.id for m in world.teammates(player)])

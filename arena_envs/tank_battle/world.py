@@ -726,9 +726,10 @@ class World:
     def _quiet_stretch(self) -> int:
         """Run several ticks of this round at once when nothing can happen in them but moves: no round
         start, no bullet in flight, every moving tank inside its free range (it drives on and stops at
-        the range's end, as tick by tick) or held still by a tank in front (:meth:`_held`), no pair of tanks able to meet (moves are monotone, so a
-        pair's gap shrinks by at most the sum of their moves) and, in navigation, nobody near the goal.
-        Returns the number of ticks run, 0 when no stretch can be run now."""
+        the range's end, as tick by tick) or held still by a tank in front (:meth:`_held`), no pair of
+        tanks able to meet (moves are monotone, so a pair's gap shrinks by at most the sum of their
+        moves) and, in navigation, nobody near the goal. Returns the number of ticks run, 0 when no
+        stretch can be run now."""
         tick = self.tick_mod
         if tick % ROUND_TICKS == 0 or self.bullets:
             return 0
