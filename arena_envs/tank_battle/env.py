@@ -76,6 +76,8 @@ class Move(NamedTuple):
 
 def _index(value: Any, n: int, name: str) -> int:
     """An integer in ``0..n-1`` from a native action part, or an :class:`InvalidAnswer`."""
+    if type(value) is int and 0 <= value < n:  # the usual case, before the checks of numpy types
+        return value
     if isinstance(value, np.ndarray) and value.shape == ():
         value = value.item()
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:

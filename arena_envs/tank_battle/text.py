@@ -107,7 +107,10 @@ class RoundStart:
 
 
 def _tank(world: World, tank_id: int) -> Tank | None:
-    return next((t for t in world.tanks if t.id == tank_id), None)
+    for tank in world.tanks:
+        if tank.id == tank_id:
+            return tank
+    return None
 
 
 def _target_state(world: World, player: int, target: int) -> tuple[tuple[int, int] | None, int | None]:

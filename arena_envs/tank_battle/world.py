@@ -624,7 +624,11 @@ class World:
             ax, ay = a.x, a.y
             for j in range(i + 1, n):
                 b = tanks[j]
-                dx, dy = abs(b.x - ax), abs(b.y - ay)
+                dx, dy = b.x - ax, b.y - ay
+                if dx < 0:
+                    dx = -dx
+                if dy < 0:
+                    dy = -dy
                 gap = dx if dx > dy else dy
                 if gap < closest:
                     closest = gap
