@@ -224,6 +224,7 @@ class TankTexts:
         self.stage = stage
         self.lang = check_lang(lang)
         self.words = WORDS[lang]
+        self._fixed: dict[int, str] = {}
         self._history_of: CoopState | None = None
         self._history_len = 0
         self._history_lines: dict[int, list[str]] = {}
@@ -282,7 +283,10 @@ class TankTexts:
                       w["previous"], previous]
         else:
             state += [w["around"], _listing(self._around(world, tank))]
-        parts = [fixed_part(stage, self.lang, player), "", "<game>", *state, "</game>", ""]
+        fixed = self._fixed.get(player)
+        if fixed is None:  # fixed_part's cache hashes the whole Stage: keep the text by player here
+            fixed = self._fixed[player] = fixed_part(stage, self.lang, player)
+        parts = [fixed, "", "<game>", *state, "</game>", ""]
         if stage.navigation:
             parts += [w["options_after"], *_option_lines(w, blocked), ""]
         else:
