@@ -454,6 +454,20 @@ def test_the_shortcuts_change_nothing(stage):
         assert plain.over and ticked.over
 
 
+def test_pressed_tanks_are_held_as_tick_by_tick():
+    """A tank driving into an idle tank, or two tanks head-on, stay put; the stretch that keeps them
+    still while a third drives on matches the plain procedure."""
+    rows = {8: at("", (2, "1"), (3, "2"), (9, "3")), 12: at("", (2, "4"))}
+    fast, plain = custom(rows, "ffa", 4), _PlainWorld(custom(rows, "ffa", 4).map, custom_stage(4, "ffa"),
+                                                       np.random.default_rng(0))
+    rounds = [{0: "right", 1: "noop", 2: "left", 3: "down"}, {0: "right", 1: "left", 2: "right", 3: "up"},
+              {0: "noop", 1: "left", 2: "down", 3: "right"}]
+    for ops in rounds * 2:
+        assert fast.play_round(ops) == plain.play_round(ops)
+        assert fast.state() == plain.state()
+    assert (fast.players[0].x, fast.players[1].x) == (64, 96)
+
+
 # ---------------------------------------------------------------- touching, state, copies
 def test_touching_categories():
     world = custom({0: "A", 4: at("", (4, "@")), 8: at("", (2, "1"), (3, "2"), (6, "#")),

@@ -76,6 +76,8 @@ class Move(NamedTuple):
 
 def _index(value: Any, n: int, name: str) -> int:
     """An integer in ``0..n-1`` from a native action part, or an :class:`InvalidAnswer`."""
+    if type(value) is int and 0 <= value < n:  # the usual case, before the checks of numpy types
+        return value
     if isinstance(value, np.ndarray) and value.shape == ():
         value = value.item()
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:
@@ -208,6 +210,7 @@ class TankBattleEnv(TextAECEnv):
     def _cache_round(self) -> None:
         """Forget what was computed for the previous round's state (texts, grids, masks)."""
         self._texts: dict[int, str] = {}
+        self._lines: dict[int, str] = {}  # the tank lines of the texts (TankTexts.observation)
         self._grids: dict[int, np.ndarray] = {}
         self._common: np.ndarray | None = None
         self._masks: dict[int, Any] = {}
@@ -414,10 +417,10 @@ class TankBattleEnv(TextAECEnv):
             if cached is None:
                 cached = self._texts[player] = self._texts_of.observation(
                     self.world, player, self.world.rounds_played, self._memory[player], self.targets,
-                    self._cooperation)
+                    self._cooperation, lines=self._lines)
             return cached
         return self._texts_of.observation(self.world, player, self.world.rounds_played, self._memory[player],
-                                          self.targets, self._cooperation, note)
+                                          self.targets, self._cooperation, note, self._lines)
 
     def answer_constraint(self, agent: str | None = None) -> AnswerConstraint:
         player = self._player(self.agent_selection if agent is None else agent)
@@ -447,22 +450,21 @@ class TankBattleEnv(TextAECEnv):
         if self.action_mode == "discrete":
             return ops
         world = self.world
-        target = np.zeros(len(TARGET_IDS), dtype=np.int8)
         legal = {NO_TARGET} if self.stage.navigation else \
             {NO_TARGET, *(t.id for t in world.enemy_tanks(player)), *(b.id for b in world.enemy_bases(player))}
-        for k, target_id in enumerate(TARGET_IDS):
-            target[k] = target_id in legal
-        coop = np.zeros(len(COOP_OPS), dtype=np.int8)
-        partners = np.zeros(MAX_PLAYERS, dtype=np.int8)
+        target = np.array([target_id in legal for target_id in TARGET_IDS], dtype=np.int8)
         if self.stage.cooperative:
-            coop[:3] = 1
-            for partner in legal_partners(world, self.stage, player):
-                partners[partner] = 1
-            coop[3] = partners.any()
+            allowed = legal_partners(world, self.stage, player)
+            coop = np.array([1, 1, 1, bool(allowed)], dtype=np.int8)
+            partners = np.array([j in allowed for j in range(MAX_PLAYERS)], dtype=np.int8)
         else:
-            coop[0] = 1
-        pending = {request.source for request in self._cooperation.pending(player)}
-        reply = tuple(np.array([1, int(j in pending), int(j in pending)], dtype=np.int8) for j in range(MAX_PLAYERS))
+            coop = np.array([1, 0, 0, 0], dtype=np.int8)
+            partners = np.zeros(MAX_PLAYERS, dtype=np.int8)
+        replies = np.zeros((MAX_PLAYERS, 3), dtype=np.int8)
+        replies[:, 0] = 1
+        for request in self._cooperation.pending(player):
+            replies[request.source, 1:] = 1
+        reply = tuple(replies)
         return {"op": ops, "target": target, "coop": coop, "coop_partner": partners, "reply": reply}
 
     def pending_requests(self, player: int) -> list[int]:

@@ -40,11 +40,12 @@ CHANNEL_NAMES = (
 )
 _FACING_CHANNEL = {d: 11 + k for k, d in enumerate(DIRECTIONS)}
 _TILE_CELLS = TILE // PIECE
+_COMMON = 15  # the channels before the vector features
 
 
-def _mark(plane: np.ndarray, x: int, y: int, size: int) -> None:
-    """Set the cells that the ``size`` x ``size`` px rectangle at ``(x, y)`` overlaps."""
-    plane[y // PIECE:(y + size - 1) // PIECE + 1, x // PIECE:(x + size - 1) // PIECE + 1] = ON
+def _mark(obs: np.ndarray, channel: int, x: int, y: int, size: int) -> None:
+    """Set the cells of ``obs[channel]`` that the ``size`` x ``size`` px rectangle at ``(x, y)`` overlaps."""
+    obs[channel, y // PIECE:(y + size - 1) // PIECE + 1, x // PIECE:(x + size - 1) // PIECE + 1] = ON
 
 
 def static_planes(world: World) -> np.ndarray:
@@ -56,21 +57,22 @@ def static_planes(world: World) -> np.ndarray:
 
 
 def common_planes(world: World, static: np.ndarray) -> np.ndarray:
-    """What every tank's grid shows alike at this moment: bricks, steel, water, NPCs and facings
-    (built once per round and copied for each tank); ``static`` from :func:`static_planes`."""
-    obs = np.zeros(GRID_SHAPE, dtype=np.uint8)
+    """What every tank's grid shows alike at this moment: channels 0-14 with bricks, steel, water,
+    NPCs and facings (built once per round and copied for each tank); ``static`` from :func:`static_planes`."""
+    obs = np.zeros((_COMMON, CELLS, CELLS), dtype=np.uint8)
     np.multiply(world.bricks, ON, out=obs[0], casting="unsafe")
     obs[1:3] = static
     for tank in world.tanks:
         if tank.is_npc:
-            _mark(obs[6], tank.x, tank.y, TANK)
-        _mark(obs[_FACING_CHANNEL[tank.facing]], tank.x, tank.y, TANK)
+            _mark(obs, 6, tank.x, tank.y, TANK)
+        _mark(obs, _FACING_CHANNEL[tank.facing], tank.x, tank.y, TANK)
     return obs
 
 
 def grid_observation(world: World, player: int, common: np.ndarray, team_size: int) -> np.ndarray:
     """Player ``player``'s observation (module docstring); ``common`` from :func:`common_planes`."""
-    obs = common.copy()
+    obs = np.empty(GRID_SHAPE, dtype=np.uint8)
+    obs[:_COMMON] = common  # channels 15-24 are all written below
     team = world.team_of(player)
     for tank in world.tanks:
         if tank.is_npc:
@@ -81,15 +83,15 @@ def grid_observation(world: World, player: int, common: np.ndarray, team_size: i
             channel = 4
         else:
             channel = 5
-        _mark(obs[channel], tank.x, tank.y, TANK)
+        _mark(obs, channel, tank.x, tank.y, TANK)
     own = {base.id for base in world.own_bases(player)}
     for base in world.bases.values():
-        _mark(obs[7 if base.id in own else 8], base.x, base.y, TILE)
+        _mark(obs, 7 if base.id in own else 8, base.x, base.y, TILE)
     for bullet in world.bullets:
         friendly = bullet.owner == player or (bullet.owner < FIRST_NPC_ID
                                               and world.team_of(bullet.owner) == team
                                               and not world.is_enemy_tank(player, bullet.owner))
-        _mark(obs[9 if friendly else 10], bullet.x, bullet.y, BULLET)
+        _mark(obs, 9 if friendly else 10, bullet.x, bullet.y, BULLET)
     me = world.players[player]
     if me.alive:
         facing = DIRECTIONS.index(me.facing)

@@ -148,7 +148,10 @@ def valid_targets(world: World, player: int) -> list[int]:
 
 def target_valid(world: World, player: int, target: int | None) -> bool:
     """Whether ``target`` is one of :func:`valid_targets` (``None``, not stated, is not)."""
-    return target is not None and target in valid_targets(world, player)
+    if target is None:
+        return False
+    return target in (NO_TARGET, WALL_TARGET) or any(t.id == target for t in world.enemy_tanks(player)) \
+        or any(b.id == target for b in world.enemy_bases(player))
 
 
 def control_valid(world: World, player: int, stage: Stage, decision: Decision) -> bool:

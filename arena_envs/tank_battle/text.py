@@ -24,7 +24,6 @@ The env keeps one :class:`TankMemory` per tank and one :class:`TankTexts` per ep
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -61,7 +60,10 @@ def charset(lang: str) -> frozenset[str]:
 def sanitize(text: str, lang: str, limit: int = SHOWN_MAX) -> str:
     """``text`` on one line, cut to ``limit`` characters, with characters outside the charset as ``?``."""
     allowed = charset(lang)
-    return "".join(ch if ch in allowed and ch != "\n" else "?" for ch in text[:limit])
+    text = text[:limit]
+    if "\n" not in text and allowed.issuperset(text):  # the usual case: nothing to replace
+        return text
+    return "".join(ch if ch in allowed and ch != "\n" else "?" for ch in text)
 
 
 def check_lang(lang: str) -> str:
@@ -105,7 +107,10 @@ class RoundStart:
 
 
 def _tank(world: World, tank_id: int) -> Tank | None:
-    return next((t for t in world.tanks if t.id == tank_id), None)
+    for tank in world.tanks:
+        if tank.id == tank_id:
+            return tank
+    return None
 
 
 def _target_state(world: World, player: int, target: int) -> tuple[tuple[int, int] | None, int | None]:
@@ -219,23 +224,38 @@ class TankTexts:
         self.stage = stage
         self.lang = check_lang(lang)
         self.words = WORDS[lang]
+        self._fixed: dict[int, str] = {}
+        self._history_of: CoopState | None = None
+        self._history_len = 0
+        self._history_lines: dict[int, list[str]] = {}
 
     def observation(self, world: World, player: int, round_index: int, memory: TankMemory,
                     targets: Mapping[int, int] | None = None, coop: CoopState | None = None,
-                    note: str | None = None) -> str:
+                    note: str | None = None, lines: dict[int, str] | None = None) -> str:
         """The text of ``player``'s decision in round ``round_index`` (0-based). ``targets``: every
         player's current target (missing: -1); ``coop``: the cooperation state (cooperative stages);
-        ``note``: why the previous answer was rejected (the env's retry), shown at the end."""
+        ``note``: why the previous answer was rejected (the env's retry), shown at the end; ``lines``:
+        tank lines of this world state by tank id, filled as they are made (the env passes one dict
+        per round, so the texts of a round format every tank once)."""
         w = self.words
         stage = self.stage
         t = stage.template
         typed = stage.typed
         tank = _tank(world, player)
         state = [w["round"], str(round_index), ""]
-        own = [tank_line(tank, typed, self.lang)] if tank is not None else []
+        if lines is None:
+            lines = {}
+
+        def line(shown: Tank) -> str:
+            made = lines.get(shown.id)
+            if made is None:
+                made = lines[shown.id] = tank_line(shown, typed, self.lang)
+            return made
+
+        own = [line(tank)] if tank is not None else []
         state += [w["own_tank_typed" if typed else "own_tank"], _listing(own), ""]
         if t in (3, 7):
-            mates = [tank_line(m, typed, self.lang) for m in world.teammates(player)]
+            mates = [line(m) for m in world.teammates(player)]
             state += [w["mates_typed" if typed else "mates"], _listing(mates), ""]
         bases = [f"{b.id}, ({b.x}, {b.y})" for b in world.enemy_bases(player)]
         if stage.navigation:
@@ -244,12 +264,13 @@ class TankTexts:
             own_bases = [f"{b.id}, ({b.x}, {b.y})" for b in world.own_bases(player)]
             state += [w["our_base"], _listing(own_bases), "", w["enemy_base"], _listing(bases), ""]
         if t != 1:
-            enemies = [tank_line(e, typed, self.lang) for e in world.enemy_tanks(player)]
+            enemies = [line(e) for e in world.enemy_tanks(player)]
             state += [w["enemies_typed" if typed else "enemies"], _listing(enemies), ""]
         if t in (3, 6, 7):
             team = sorted([player] + [m.id for m in world.teammates(player)])
             known = targets or {}
-            state += [w["targets"], json.dumps([[p, known.get(p, NO_TARGET)] for p in team]), ""]
+            pairs = ", ".join(f"[{p}, {known.get(p, NO_TARGET)}]" for p in team)  # as json.dumps writes them
+            state += [w["targets"], f"[{pairs}]", ""]
         if stage.cooperative:
             state += [w["history"], _listing(self._history(coop, player)), ""]
         blocked: tuple[str, ...] = ()
@@ -262,7 +283,10 @@ class TankTexts:
                       w["previous"], previous]
         else:
             state += [w["around"], _listing(self._around(world, tank))]
-        parts = [fixed_part(stage, self.lang, player), "", "<game>", *state, "</game>", ""]
+        fixed = self._fixed.get(player)
+        if fixed is None:  # fixed_part's cache hashes the whole Stage: keep the text by player here
+            fixed = self._fixed[player] = fixed_part(stage, self.lang, player)
+        parts = [fixed, "", "<game>", *state, "</game>", ""]
         if stage.navigation:
             parts += [w["options_after"], *_option_lines(w, blocked), ""]
         else:
@@ -287,6 +311,15 @@ class TankTexts:
     def _history(self, coop: CoopState | None, player: int) -> list[str]:
         if coop is None:
             return []
+        if self._history_of is not coop or self._history_len != len(coop.records):
+            # the history lines change only when a record is made: keep them until then
+            self._history_of, self._history_len, self._history_lines = coop, len(coop.records), {}
+        lines = self._history_lines.get(player)
+        if lines is None:
+            lines = self._history_lines[player] = self._history_made(coop, player)
+        return lines
+
+    def _history_made(self, coop: CoopState, player: int) -> list[str]:
         w = self.words
         lines = []
         for record in coop.history(player):

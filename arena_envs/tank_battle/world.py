@@ -67,6 +67,7 @@ EndReason = Literal["timeout", "no_players", "no_bases", "touch", "last_base"]
 
 _STEP: dict[str, tuple[int, int]] = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
 _VERTICAL = {"up": True, "down": True, "left": False, "right": False}
+_OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
 
 @dataclass
@@ -186,6 +187,7 @@ class World:
         self.stage = stage
         self.mode = stage.mode
         self.team_count = stage.team_count
+        self._teams = tuple(self._team_rule(i) for i in range(FIRST_NPC_ID))  # team_of of every player id
         self.rng = rng
         self.npc_total = stage.npc_total if npc_total is None else npc_total
         self.npc_max_alive = npc_max_alive
@@ -263,6 +265,11 @@ class World:
     def team_of(self, tank_id: int) -> int:
         """The team of a player (-1 for NPCs): 0 in navigation and co-op modes, the id in free-for-all,
         id mod team_count in team battle."""
+        if 0 <= tank_id < FIRST_NPC_ID:
+            return self._teams[tank_id]
+        return self._team_rule(tank_id)
+
+    def _team_rule(self, tank_id: int) -> int:
         if tank_id >= FIRST_NPC_ID:
             return -1
         if self.mode == "ffa":
@@ -293,14 +300,17 @@ class World:
     def enemy_tanks(self, player: int) -> list[Tank]:
         """Living enemy tanks of ``player``: NPCs in spawn order, then enemy players by id."""
         npcs = [t for t in self.tanks if t.id >= FIRST_NPC_ID]
-        return npcs + [t for t in self.tanks if t.id < FIRST_NPC_ID and self.is_enemy_tank(player, t.id)]
+        if player >= FIRST_NPC_ID:
+            return npcs + [t for t in self.tanks if t.id < FIRST_NPC_ID]
+        team, teams = self.team_of(player), self._teams
+        return npcs + [t for t in self.tanks if t.id < FIRST_NPC_ID and t.id != player and teams[t.id] != team]
 
     def teammates(self, player: int) -> list[Tank]:
         """Living player tanks of ``player``'s team other than itself, by id (none in ffa/navigation)."""
         if self.mode in ("ffa", "navigation"):
             return []
-        team = self.team_of(player)
-        return [t for t in self.tanks if t.id < FIRST_NPC_ID and t.id != player and self.team_of(t.id) == team]
+        team, teams = self.team_of(player), self._teams
+        return [t for t in self.tanks if t.id < FIRST_NPC_ID and t.id != player and teams[t.id] == team]
 
     def own_bases(self, player: int) -> list[Base]:
         """Living bases of ``player``'s side (none in navigation mode)."""
@@ -614,7 +624,11 @@ class World:
             ax, ay = a.x, a.y
             for j in range(i + 1, n):
                 b = tanks[j]
-                dx, dy = abs(b.x - ax), abs(b.y - ay)
+                dx, dy = b.x - ax, b.y - ay
+                if dx < 0:
+                    dx = -dx
+                if dy < 0:
+                    dy = -dy
                 gap = dx if dx > dy else dy
                 if gap < closest:
                     closest = gap
@@ -716,9 +730,10 @@ class World:
     def _quiet_stretch(self) -> int:
         """Run several ticks of this round at once when nothing can happen in them but moves: no round
         start, no bullet in flight, every moving tank inside its free range (it drives on and stops at
-        the range's end, as tick by tick), no pair of tanks able to meet (moves are monotone, so a
-        pair's gap shrinks by at most the sum of their moves) and, in navigation, nobody near the goal.
-        Returns the number of ticks run, 0 when no stretch can be run now."""
+        the range's end, as tick by tick) or held still by a tank in front (:meth:`_held`), no pair of
+        tanks able to meet (moves are monotone, so a pair's gap shrinks by at most the sum of their
+        moves) and, in navigation, nobody near the goal. Returns the number of ticks run, 0 when no
+        stretch can be run now."""
         tick = self.tick_mod
         if tick % ROUND_TICKS == 0 or self.bullets:
             return 0
@@ -729,7 +744,7 @@ class World:
         plans = []  # (tank, vertical, along, lo, hi, sign)
         version = self._version
         for t in self.tanks:
-            if not t.speed or t.frozen:
+            if not t.speed or t.frozen or self._held(t):
                 plans.append((t, False, t.x, t.x, t.x, 0))
                 continue
             facing = t.facing
@@ -782,6 +797,25 @@ class World:
         self.tick_mod = (tick + ticks) % TICK_WRAP
         self._check_end()
         return ticks
+
+    def _held(self, t: Tank) -> bool:
+        """Whether moving tank ``t`` is pressed against a tank flush in front of it that stays put
+        (idle or frozen) or drives head-on into it: every tick of a stretch its one-pixel move is
+        undone by _tanks_vs_tanks (a push back onto its place, or the split of a head-on pair), so
+        the stretch may keep it still."""
+        x, y, facing = t.x, t.y, t.facing
+        for o in self.tanks:
+            if facing == "right":
+                flush = o.x == x + TANK and -TANK < o.y - y < TANK
+            elif facing == "left":
+                flush = o.x == x - TANK and -TANK < o.y - y < TANK
+            elif facing == "down":
+                flush = o.y == y + TANK and -TANK < o.x - x < TANK
+            else:
+                flush = o.y == y - TANK and -TANK < o.x - x < TANK
+            if flush and (not o.speed or o.frozen or o.facing == _OPPOSITE[facing]):
+                return True
+        return False
 
     def _quiet_tick(self) -> None:
         """A tick that is not a round's first, with no bullet in flight and no two tanks close enough
