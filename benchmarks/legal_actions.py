@@ -39,17 +39,14 @@ def sample(env: Any, agent: str, observation: Any, rng: np.random.Generator) -> 
 
 
 def _legal(space: spaces.Space[Any], mask: Any, rng: np.random.Generator) -> Any:
-    """A uniform legal value of one part of a ``Dict`` action (what gymnasium's masked ``sample``
-    draws, without its per-call validation, which would cost more than the tank battle's step)."""
+    """A uniform legal value of one part of a ``Dict`` action, as gymnasium's masked ``sample`` draws
+    it but without its per-call validation (which would cost more than a tank battle step): the legal
+    entry with the largest uniform draw (ties have probability 0); the first value when none is legal."""
     if isinstance(space, spaces.Discrete):
-        legal = np.flatnonzero(mask)
-        return int(space.start) + (int(legal[rng.integers(len(legal))]) if len(legal) else 0)
+        return int(space.start) + int(np.argmax(rng.random(len(mask)) * mask))
     if isinstance(space, spaces.MultiDiscrete):
-        picks = []
-        for part in mask:
-            legal = np.flatnonzero(part)
-            picks.append(int(legal[rng.integers(len(legal))]) if len(legal) else 0)
-        return np.array(picks, dtype=space.dtype)
+        rows = np.stack(mask)
+        return np.argmax(rng.random(rows.shape) * rows, axis=1).astype(space.dtype)
     return space.sample(mask)
 
 
