@@ -224,3 +224,17 @@ def test_rule_tank_reaches_the_goal_on_stage_one(layout):
     # touching, the tank's top-left tile is next to the base tile or diagonal to it: D(end) is 2 or 3
     game = metrics["game"]
     assert game["success"] and game["d0"] - 3 <= game["fdis"] <= game["d0"] - 2
+
+
+def test_an_animated_window_shows_a_round_in_the_time_of_one_frame(monkeypatch):
+    """``render_every_tick`` redraws after every tick: its window runs ``render_fps`` x 17 frames a
+    second, so an animated round lasts what one frame a round lasts."""
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    animated = arena_envs.tank_battle_v0.env(stage=3, render_mode="human", render_every_tick=True, max_rounds=2)
+    plain = arena_envs.tank_battle_v0.env(stage=3, render_mode="human", max_rounds=2)
+    assert animated.unwrapped._frame_rate() == 4 * 17 and plain.unwrapped._frame_rate() == 4
+    animated.reset(seed=0)
+    for _ in range(2):
+        animated.step("#Attack operation: Target 101: #Move_up#\n#Cooperation operation: #No_coop#")
+    assert animated.unwrapped.frame_id == 1 + 17  # the round's frame and one per tick
+    animated.close()

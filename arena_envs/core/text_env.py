@@ -351,7 +351,7 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
             if self.render_mode == "rgb_array":
                 return frame_array(frame)
             if self._frame_window is None:
-                self._frame_window = FrameWindow(self._frame_title(), self.metadata.get("render_fps", 0))
+                self._frame_window = FrameWindow(self._frame_title(), self._frame_rate())
             self._frame_window.show(frame)
             return None
         text = self._render_text()
@@ -369,6 +369,10 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
     def _draw_frame(self) -> Any:
         """The current frame as a ``pygame.Surface`` or an RGB ``(H, W, 3)`` uint8 array (games that draw)."""
         raise NotImplementedError(f"{type(self).__name__} lists rgb_array but does not implement _draw_frame")
+
+    def _frame_rate(self) -> float:
+        """Frames per second of the ``human`` window (default ``metadata["render_fps"]``, 0: no limit)."""
+        return float(self.metadata.get("render_fps", 0))
 
     def _frame_title(self) -> str:
         """The caption of the ``human`` frame window."""

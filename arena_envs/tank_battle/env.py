@@ -40,7 +40,7 @@ from arena_envs.tank_battle.maps import apply_layout, load_map, parse_map
 from arena_envs.tank_battle.render import FrameInfo, ansi_map, draw_frame
 from arena_envs.tank_battle.stages import MODES, Stage, custom_stage, stage_config
 from arena_envs.tank_battle.text import TankMemory, TankTexts, round_feedback, round_start
-from arena_envs.tank_battle.world import FIRST_NPC_ID, Operation, World
+from arena_envs.tank_battle.world import FIRST_NPC_ID, ROUND_TICKS, Operation, World
 
 #: The target ids a ``dict`` action's ``target`` indexes (spec §4.2).
 TARGET_IDS = (-1, *range(8), *range(FIRST_NPC_ID, FIRST_NPC_ID + 10), 100, 101, 102, 103)
@@ -535,6 +535,11 @@ class TankBattleEnv(TextAECEnv):
 
     def _draw_frame(self) -> Any:
         return draw_frame(self.world, self.stage, self._frame_info())
+
+    def _frame_rate(self) -> float:
+        """``render_fps`` rounds a second; animated (``render_every_tick``), as many rounds' worth of ticks."""
+        fps = float(self.metadata["render_fps"])
+        return fps * ROUND_TICKS if self.render_every_tick else fps
 
     def _frame_title(self) -> str:
         return f"Tank Battle – Stage {self.stage.number}"
