@@ -208,12 +208,13 @@ class TankBattleEnv(TextAECEnv):
         self._cache_round()
 
     def _cache_round(self) -> None:
-        """Forget what was computed for the previous round's state (texts, grids, masks)."""
+        """Forget what was computed for the previous round's state (texts, grids, masks, infos)."""
         self._texts: dict[int, str] = {}
         self._lines: dict[int, str] = {}  # the tank lines of the texts (TankTexts.observation)
         self._grids: dict[int, np.ndarray] = {}
         self._common: np.ndarray | None = None
         self._masks: dict[int, Any] = {}
+        self._infos: dict[int, dict[str, Any]] = {}
 
     # ---------------------------------------------------------------- answers
     def _player(self, agent: str) -> int:
@@ -473,7 +474,15 @@ class TankBattleEnv(TextAECEnv):
 
     # ---------------------------------------------------------------- info and metrics
     def _agent_info(self, agent: str) -> dict[str, Any]:
+        """A fresh copy of the round's info of ``agent`` (the core adds the answer's keys to it); it
+        changes only when a round resolves, so it is built once per round."""
         player = self._player(agent)
+        cached = self._infos.get(player)
+        if cached is None:
+            cached = self._infos[player] = self._round_info(agent, player)
+        return dict(cached)
+
+    def _round_info(self, agent: str, player: int) -> dict[str, Any]:
         world = self.world
         me = world.players[player]
         events = world.events[player]
