@@ -238,3 +238,20 @@ def test_an_animated_window_shows_a_round_in_the_time_of_one_frame(monkeypatch):
         animated.step("#Attack operation: Target 101: #Move_up#\n#Cooperation operation: #No_coop#")
     assert animated.unwrapped.frame_id == 1 + 17  # the round's frame and one per tick
     animated.close()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"stage": 9}, "stage must be one of 1-7, got 9"),
+    ({"stage": 4, "variant": "no_coop"}, "variant 'no_coop' exists for stages 5-7, got stage 4"),
+    ({"action_mode": "text"}, "action_mode must be one of dict, discrete, got 'text'"),
+    ({"obs_mode": "pixels"}, "obs_mode must be one of both, text, grid, got 'pixels'"),
+    ({"layout_seed": -1}, "layout_seed must be an integer >= 0, got -1"),
+    ({"npc_total": 11}, "npc_total must be an integer from 0 to 10, got 11"),
+    ({"npc_act_prob": 1.5}, r"npc_act_prob must be a probability in \[0, 1\], got 1.5"),
+    ({"custom_map": ["A"]}, "custom_map must hold at least one player spawn"),
+    ({"custom_map": ["1A"], "custom_mode": "coop"}, "custom_mode must be one of navigation, coop_vs_npc, ffa, teams"),
+])
+def test_bad_options_are_one_clear_line(kwargs, message):
+    with pytest.raises(ValueError, match=message) as err:
+        arena_envs.tank_battle_v0.env(**kwargs)
+    assert "\n" not in str(err.value)

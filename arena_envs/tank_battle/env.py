@@ -116,10 +116,10 @@ class TankBattleEnv(TextAECEnv):
             self.game_map = load_map(self.stage.map_name)
         else:
             self.game_map = parse_map(custom_map)
-            self.stage = custom_stage(len(self.game_map.players), _choice("custom_mode", custom_mode, MODES),  # type: ignore[arg-type]
-                                      custom_team_count)
             if not self.game_map.players:
                 raise ValueError("custom_map must hold at least one player spawn (a digit 1-8)")
+            self.stage = custom_stage(len(self.game_map.players), _choice("custom_mode", custom_mode, MODES),  # type: ignore[arg-type]
+                                      custom_team_count)
         if isinstance(layout_seed, bool) or not isinstance(layout_seed, int) or layout_seed < 0:
             raise ValueError(f"layout_seed must be an integer >= 0, got {layout_seed!r}")
         self.layout_seed = layout_seed
@@ -495,7 +495,7 @@ class TankBattleEnv(TextAECEnv):
             "parsed_coop": None if last is None else last.decision.coop,
             "move_correct": self._move_correct.get(player), "events": vars(events).copy(),
             "score": self.weights.score(events), "event_count_score": metrics.event_count_score(events),
-            "internal_points": metrics.internal_points(events), "win_state": world.win_state.get(player),
+            "internal_points": world.points[player], "win_state": world.win_state.get(player),
             "action_mask": self._action_mask(agent),
         }
         if self._goal:
@@ -513,7 +513,7 @@ class TankBattleEnv(TextAECEnv):
                 "score": float(self.d0 - self._d_now) if self._goal else self.weights.score(events),
                 "facc": counts.facc, "macc": counts.macc, "decisions": counts.decisions,
                 **vars(events), "event_count_score": metrics.event_count_score(events),
-                "internal_points": metrics.internal_points(events), "win_state": world.win_state.get(player),
+                "internal_points": world.points[player], "win_state": world.win_state.get(player),
             }
             if self._goal:
                 entry.update(fdis=entry["score"], d0=self.d0, paper_score=self.weights.score(events))

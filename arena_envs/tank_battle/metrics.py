@@ -85,8 +85,3 @@ class ScoreWeights:
 def event_count_score(events: Events) -> int:
     """The reference metric script's count: every hit, kill and base destruction counts 1 (§9 Q2)."""
     return events.agent_hits + events.npc_kills + events.base_kills
-
-
-def internal_points(events: Events) -> int:
-    """The reference server's on-screen points (spec §2.15)."""
-    return 200 * events.base_kills + 5 * events.npc_kills + 10 * events.agent_hits
