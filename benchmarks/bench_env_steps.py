@@ -9,9 +9,11 @@ but are not counted. Time is CPU time (``time.process_time``). Each round times 
 every game, ``--runs`` rounds in all; the figures are the medians over rounds of the rate and of
 the rate divided by connect four's in the same round (goal >= 1.0).
 
-The tank battle is timed per stage (``--tank-stages``, default 1, 4 and 7; random legal ``dict``
-actions, NPCs on; goal >= 0.5), and its ``rgb_array`` frames per CPU second are measured on a stage
-7 game (``--frames``, default 300 frames; goal >= 60).
+The tank battle is timed per stage (``--tank-stages``, default 1, 4 and 7; NPCs on; goal >= 0.5)
+twice: with random legal ``dict`` actions as every game, and (rows ``... tanks``) played by the
+paper's random tank (``baselines.tank_random.RandomTank``, native actions: a uniform operation and
+a uniform enemy target); its ``rgb_array`` frames per CPU second are measured on a stage 7 game
+(``--frames``, default 300 frames; goal >= 60).
 
     python benchmarks/bench_env_steps.py [--envs auction_v0,el_farol_v0] [--decisions 5000] [--runs 5] [--quick]
 """
@@ -29,6 +31,7 @@ from legal_actions import play, sample
 from pettingzoo.classic import connect_four_v3
 
 from arena_envs.registration import ENVIRONMENTS, env_module
+from baselines.tank_random import RandomTank
 
 
 def main() -> None:
@@ -44,21 +47,26 @@ def main() -> None:
     if args.runs < 1 or decisions < 1:
         parser.error("--runs and --decisions must be >= 1")
     builders: dict[str, Callable[[], Any]] = {"connect_four_v3": connect_four_v3.env}
+    tanks: set[str] = set()  # the rows played by the paper's random tank rather than masked sampling
     for name in args.envs.split(","):
         if name == "tank_battle_v0":
             for stage in (int(k) for k in args.tank_stages.split(",")):
-                builders[f"{name}/stage{stage}"] = functools.partial(env_module(name).env, stage=stage)
+                stage_env = functools.partial(env_module(name).env, stage=stage)
+                builders[f"{name}/stage{stage}"] = builders[f"{name}/stage{stage} tanks"] = stage_env
+                tanks.add(f"{name}/stage{stage} tanks")
         else:
             builders[name] = env_module(name).env
     rates: dict[str, list[float]] = {name: [] for name in builders}
     for run in range(args.runs):
         for name, build in builders.items():
-            rates[name].append(decisions / play(build(), decisions, seed=run).total)
+            env = build()
+            policies = {agent: RandomTank(native=True) for agent in env.possible_agents} if name in tanks else None
+            rates[name].append(decisions / play(env, decisions, seed=run, policies=policies).total)
     reference = rates["connect_four_v3"]
-    print(f"{'environment':<24}{'decisions/s':>13}{'ratio':>8}   (CPU time, median of {args.runs} interleaved runs)")
+    print(f"{'environment':<30}{'decisions/s':>13}{'ratio':>8}   (CPU time, median of {args.runs} interleaved runs)")
     for name, values in rates.items():
         ratio = statistics.median(v / r for v, r in zip(values, reference))
-        print(f"{name:<24}{statistics.median(values):>13,.0f}{ratio:>8.2f}")
+        print(f"{name:<30}{statistics.median(values):>13,.0f}{ratio:>8.2f}")
     if "tank_battle_v0" in args.envs.split(",") and args.frames:
         frame_rates = [tank_frames(args.frames, seed=run) for run in range(args.runs)]
         print(f"tank_battle_v0 rgb_array frames/s (stage 7, CPU time, median of {args.runs}): "

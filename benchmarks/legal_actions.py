@@ -10,11 +10,14 @@ among the survivors (propose phase) or a random vote, read from the game's docum
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
+
+from arena_envs.core import Policy
 
 # Pirate Game features (arena_envs/gamma/pirate_game.py docstring): golds, n_remaining, phase
 _GOLDS, _REMAINING, _PHASE = 2, 5, 6
@@ -23,9 +26,10 @@ _GOLDS, _REMAINING, _PHASE = 2, 5, 6
 def sample(env: Any, agent: str, observation: Any, rng: np.random.Generator) -> Any:
     space = env.action_space(agent)
     mask = observation.get("action_mask") if isinstance(observation, dict) else None
-    if isinstance(space, spaces.Dict) and isinstance(mask, dict):
+    pirate = isinstance(space, spaces.Dict) and "proposal" in space.spaces  # its mask cannot say it all
+    if isinstance(space, spaces.Dict) and isinstance(mask, dict) and not pirate:
         return {key: _legal(sub, mask[key], rng) for key, sub in space.spaces.items()}
-    if not (isinstance(space, spaces.Dict) and "proposal" in space.spaces):  # a mask says it all
+    if not pirate:
         return space.sample(mask)
     features = observation["observation"]
     proposal = np.zeros(cast(tuple[int, ...], space["proposal"].shape), dtype=np.int64)
@@ -58,30 +62,39 @@ class PlayTime:
     moves: float  #: inside the live agents' ``last()`` and ``step()``: what the moves themselves cost
 
 
-def play(env: Any, decisions: int, seed: int = 0) -> PlayTime:
-    """CPU time to make ``decisions`` random legal decisions, resetting when an episode ends."""
+def play(env: Any, decisions: int, seed: int = 0, policies: Mapping[str, Policy] | None = None) -> PlayTime:
+    """CPU time to make ``decisions`` random legal decisions (or those of ``policies``, one per
+    agent, bound and reset for every episode), resetting when an episode ends."""
     rng = np.random.default_rng(seed)
     episode = 0
-    env.reset(seed=seed)
-    for i, agent in enumerate(env.possible_agents):
-        env.action_space(agent).seed(seed + i)
     raw = env.unwrapped
+
+    def reset() -> None:
+        env.reset(seed=seed + episode)
+        if policies is not None:
+            for i, agent in enumerate(env.possible_agents):
+                policies[agent].bind(raw)
+                policies[agent].reset(agent, seed + episode + i)
+
     made = 0
     moves = 0.0
     clock = time.process_time
     start = clock()
+    reset()
+    for i, agent in enumerate(env.possible_agents):
+        env.action_space(agent).seed(seed + i)
     while made < decisions:
         if not env.agents:
             episode += 1
-            env.reset(seed=seed + episode)
+            reset()
         agent = env.agent_selection
         t0 = clock()
-        observation, _, termination, truncation, _ = env.last()
+        observation, _, termination, truncation, info = env.last()
         if termination or truncation:
             env.step(None)
             continue
         t1 = clock()
-        action = sample(env, agent, observation, rng)
+        action = sample(env, agent, observation, rng) if policies is None else policies[agent].act(observation, info)
         t2 = clock()
         env.step(action)
         moves += t1 - t0 + clock() - t2
