@@ -18,7 +18,7 @@ import numpy as np
 from arena_envs.core import Policy
 from arena_envs.tank_battle.env import MAX_PLAYERS, OPS, TARGET_IDS
 from arena_envs.tank_battle.stages import Stage
-from arena_envs.tank_battle.world import Direction, Operation, Tank, World
+from arena_envs.tank_battle.world import Operation, World
 
 #: operation -> its token in answers (``noop`` has none: no answer text says "do nothing")
 OP_TOKENS: dict[Operation, str] = {"up": "Move_up", "down": "Move_down", "left": "Move_left",
@@ -73,17 +73,6 @@ def native_action(action_mode: str, move: TankMove) -> Any:
     for src, agree in move.replies.items():
         reply[src] = AGREE if agree else DISAGREE
     return {"op": op, "target": TARGET_IDS.index(move.target), "coop": 0, "coop_partner": 0, "reply": reply}
-
-
-def touches(me: Tank, other: Tank, side: Direction) -> bool:
-    """Whether ``other`` touches ``me``'s ``side`` (the touching test of spec §4.3 for 32-px objects)."""
-    if side == "left":
-        return other.x + 32 == me.x and abs(other.y - me.y) <= 31
-    if side == "right":
-        return other.x == me.x + 32 and abs(other.y - me.y) <= 31
-    if side == "up":
-        return other.y + 32 == me.y and abs(other.x - me.x) <= 31
-    return other.y == me.y + 32 and abs(other.x - me.x) <= 31
 
 
 def player_of(agent: str) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from arena_envs.tank_battle.stages import Stage
-from arena_envs.tank_battle.world import DIRECTIONS, World
+from arena_envs.tank_battle.world import World, npc_choice
 from baselines.tank_answer import TankMove, TankPolicy
 
 
@@ -31,8 +31,5 @@ class NpcTank(TankPolicy):
         # two uniform draws per decision, read as the world reads them for its NPCs: act or not,
         # then turn (the lower half, split in four directions) or shoot
         act, choice = self._rng.random(2).tolist()
-        if act < self.act_prob:
-            if choice < 0.5:
-                return TankMove(DIRECTIONS[int(choice * 2 * len(DIRECTIONS))])
-            return TankMove("shoot")
-        return TankMove(world.players[self.player].facing)
+        operation = npc_choice(act, choice, self.act_prob)
+        return TankMove(world.players[self.player].facing if operation is None else operation)

@@ -6,8 +6,8 @@ way is shut for good. No cooperation; it agrees to its teammates' requests and r
 from __future__ import annotations
 
 from arena_envs.tank_battle.stages import Stage
-from arena_envs.tank_battle.world import Direction, Tank, World
-from baselines.tank_answer import NO_TARGET, TankMove, TankPolicy, touches
+from arena_envs.tank_battle.world import Direction, Tank, World, touches_side
+from baselines.tank_answer import NO_TARGET, TankMove, TankPolicy
 
 #: what makes a side a dead end for the anti-stuck rule (besides a teammate)
 BLOCKING = frozenset({"border", "steel", "water", "own_base"})
@@ -45,7 +45,7 @@ class RuleTank(TankPolicy):
             target = self._env.nearest_target(player)
         # 2. an enemy tank touching the front
         for tank in world.enemy_tanks(player):
-            if touches(me, tank, me.facing):
+            if touches_side(me, tank.x, tank.y, me.facing):
                 return TankMove("shoot", tank.id, replies)
         if target == NO_TARGET:
             return TankMove("shoot", target, replies)
@@ -74,7 +74,7 @@ class RuleTank(TankPolicy):
 
     def _blocked(self, world: World, me: Tank, side: Direction) -> bool:
         """The side is shut by the border, steel, water, the own base or a teammate."""
-        return world.touching(me, side) in BLOCKING or any(touches(me, mate, side)
+        return world.touching(me, side) in BLOCKING or any(touches_side(me, mate.x, mate.y, side)
                                                             for mate in world.teammates(self.player))
 
     def _detour(self, world: World, me: Tank, desired: Direction, tx: int, ty: int) -> Direction:

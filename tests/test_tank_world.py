@@ -12,7 +12,7 @@ import pytest
 
 from arena_envs.tank_battle.maps import load_map, parse_map
 from arena_envs.tank_battle.stages import Mode, custom_stage, stage_config
-from arena_envs.tank_battle.world import OPERATIONS, Bullet, World, npc_choice
+from arena_envs.tank_battle.world import OPERATIONS, Bullet, Tank, World, npc_choice, touches_side
 
 
 def official(stage: int, seed: int = 0, **options) -> World:
@@ -524,3 +524,15 @@ def test_npc_choice_follows_the_spec_probabilities():
     assert abs(share[None] - 0.6) < 0.02 and abs(share["shoot"] - 0.2) < 0.02
     assert all(abs(share[d] - 0.05) < 0.01 for d in ("up", "down", "left", "right"))
     assert npc_choice(0.0, 0.99, act_prob=0.0) is None and npc_choice(0.99, 0.0, act_prob=1.0) == "up"
+
+
+@pytest.mark.parametrize("x, y, side, touching", [
+    (32, 64, "right", True), (32, 95, "right", True), (32, 96, "right", False), (33, 64, "right", False),
+    (-32, 64, "left", True), (0, 32, "up", True), (31, 32, "up", True), (32, 32, "up", False),
+    (0, 96, "down", True), (-31, 96, "down", True), (0, 96, "up", False),
+])
+def test_touches_side_is_the_touching_test_of_the_world(x, y, side, touching):
+    """Spec §4.3's touching test for 32-px objects: flush on the side, overlapping along it (the
+    rule tank's test for enemy tanks in front and teammates in the way)."""
+    tank = Tank(0, 0, 64, "up", 5)
+    assert touches_side(tank, x, y, side) is touching

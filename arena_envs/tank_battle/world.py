@@ -159,6 +159,19 @@ def npc_choice(act_draw: float, choice_draw: float, act_prob: float = 0.4) -> Di
     return DIRECTIONS[int(choice_draw * 8)] if choice_draw < 0.5 else "shoot"
 
 
+def touches_side(tank: Tank, x: int, y: int, side: Direction) -> bool:
+    """Whether a 32-px object with top-left ``(x, y)`` touches ``tank``'s ``side`` (the touching
+    test of spec §4.3: flush on that side, overlapping along it); :meth:`World.touching` applies it
+    to the tanks and bases of the world."""
+    if side == "left":
+        return x + TANK == tank.x and abs(y - tank.y) < TANK
+    if side == "right":
+        return x == tank.x + TANK and abs(y - tank.y) < TANK
+    if side == "up":
+        return y + TANK == tank.y and abs(x - tank.x) < TANK
+    return y == tank.y + TANK and abs(x - tank.x) < TANK
+
+
 def _snap16(v: int) -> int:
     return round(v / 16) * 16  # Python's round: half to even (spec §2.8)
 
