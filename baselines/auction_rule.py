@@ -14,6 +14,8 @@ from arena_envs.core.policy import Policy
 
 
 class _AuctionPolicy(Policy):
+    reads_text = False  # decides from the info, mask and features
+
     def __init__(self) -> None:
         self._amount_mode = False
 

@@ -23,6 +23,8 @@ from arena_envs.core import Policy
 
 
 class _EnvPolicy(Policy):
+    reads_text = False  # decides from the info, mask and features
+
     def __init__(self) -> None:
         self.env: Any = None
 

@@ -22,6 +22,7 @@ class FixedAnswer(Policy):
     """Answers ``value`` every round, or ``values`` in turn by round number."""
 
     name = "fixed"
+    reads_text = False  # decides from the info, mask and features
     default: Any = None
 
     def __init__(self, value: Any = None, values: Sequence[Any] | None = None):

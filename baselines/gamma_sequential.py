@@ -22,6 +22,8 @@ from arena_envs.gamma.pirate_rules import ne_proposal, optimal_vote
 class _Shooter(Policy):
     """Picks a target from the living opponents in ``info``; ``None`` means an intentional miss."""
 
+    reads_text = False  # decides from the info, mask and features
+
     def __init__(self) -> None:
         self._rng = np.random.default_rng()
 
@@ -82,6 +84,8 @@ class TruelMissShooter(StrongestShooter):
 
 class _Pirate(Policy):
     """Proposes ``_shares(n, G)`` and votes ``_accept(position, offered)``."""
+
+    reads_text = False  # decides from the info, mask and features
 
     def __init__(self) -> None:
         self._rng = np.random.default_rng()

@@ -21,6 +21,7 @@ class RandomPolicy(Policy):
     """Samples the seat's native action space (masked when the observation has an action mask)."""
 
     name = "random"
+    reads_text = False  # decides from the info, mask and features
 
     def __init__(self) -> None:
         self._env: AECEnv | None = None

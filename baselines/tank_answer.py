@@ -88,6 +88,8 @@ class TankPolicy(Policy):
     with the stage's answer text (default) or, with ``native=True``, the native action of the
     environment's ``action_mode``. Needs ``bind(env)`` (the raw tank battle env) before ``reset``."""
 
+    reads_text = False  # decides from the info, mask and features
+
     def __init__(self, native: bool = False):
         if not isinstance(native, bool):
             raise ValueError(f"native must be true or false, got {native!r}")

@@ -21,6 +21,10 @@ class Policy:
     #: Short label used in leaderboards when the runner has no spec string for the policy.
     name: str = "policy"
 
+    #: False when the policy reads only ``observation`` and ``action_mask`` (an RL network): a
+    #: driver that can skip building the text (:class:`arena_envs.rl.LearnerEnv`) then does.
+    reads_text: bool = True
+
     def bind(self, env: AECEnv) -> None:
         """Called once per episode before :meth:`reset`; ``env`` is the unwrapped environment."""
 

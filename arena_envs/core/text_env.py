@@ -223,6 +223,12 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
             obs["action_mask"] = self._action_mask(agent)
         return obs
 
+    def observe_numeric(self, agent: str) -> tuple[np.ndarray, Any]:
+        """``agent``'s numeric observation and action mask (``None`` when the space has no mask),
+        without building its text: what a learner that never reads the text pays for."""
+        masked = "action_mask" in self.observation_spaces[agent].spaces  # type: ignore[attr-defined]
+        return self._features(agent), self._action_mask(agent) if masked else None
+
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
