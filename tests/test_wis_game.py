@@ -183,6 +183,22 @@ def test_ballots_are_secret_until_the_tally() -> None:
     assert game.rounds[0].tally == {2: 2, 1: 1} and game.rounds[0].voted_out == 2
 
 
+def test_read_vote_previews_without_recording() -> None:
+    game = new_game(spy=2, first=0)
+    describe_round(game)
+    assert game.read_vote(0, "I vote for player_3") == (3, None)
+    assert game.read_vote(0, "player_0")[0] is None
+    assert game.actor == 0 and game.ballots == [] and game.record()["rounds"][0]["votes"] == []
+
+
+def test_setup_must_fit_the_config() -> None:
+    setup = draw_setup(WisConfig(n_players=8), PAIRS, np.random.default_rng(0), {"spy_seat": 7})
+    with pytest.raises(ValueError, match="spy seats"):
+        WisGame(WisConfig(), setup)
+    with pytest.raises(ValueError, match="spy seats"):
+        WisGame(WisConfig(n_players=8, n_spies=2), setup)
+
+
 def test_acting_out_of_turn_is_an_error() -> None:
     game = new_game(first=4)
     with pytest.raises(ValueError, match="turn"):

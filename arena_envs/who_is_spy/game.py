@@ -226,11 +226,15 @@ class WisGame:
     """One game of Who is Spy from a :class:`Setup`; seats are ints, names come from the config."""
 
     def __init__(self, config: WisConfig, setup: Setup, seed: int | None = None) -> None:
+        n, k = config.n_players, config.n_spies
+        if (len(set(setup.spy_seats)) != k or not all(0 <= s < n for s in setup.spy_seats)
+                or not 0 <= setup.first_speaker < n):
+            raise ValueError(f"setup must have {k} distinct spy seats and a first speaker in 0..{n - 1}, "
+                             f"got {setup.spy_seats} and {setup.first_speaker}")
         self.config = config
         self.setup = setup
         self.seed = seed
         self.names = config.names
-        n = config.n_players
         self.spy_seats = frozenset(setup.spy_seats)
         self._alive = set(range(n))
         self._elim_round = [0] * n
@@ -351,13 +355,18 @@ class WisGame:
             self._adjudicate()
         return note
 
+    def read_vote(self, seat: int, action: object) -> tuple[int | None, str | None]:
+        """What :meth:`vote` would record for ``seat`` now, without recording it: ``(target seat or
+        None, note)`` (e.g. for an env that asks again after an unreadable ballot)."""
+        cfg = self.config
+        return parse_vote(action, self.names, seat, self._alive, cfg.allow_self_vote, cfg.vote_parsing)
+
     def vote(self, seat: int, action: object) -> str | None:
         """Seat ``seat`` (the current voter) votes: ``action`` is a target seat, a name or free text
         (parsed as §4.7.3 in the configured mode), or None to abstain. Invalid ballots abstain.
         Returns the parser's note (why it abstained or coerced), else None."""
         self._expect("vote", seat)
-        cfg = self.config
-        target, note = parse_vote(action, self.names, seat, self._alive, cfg.allow_self_vote, cfg.vote_parsing)
+        target, note = self.read_vote(seat, action)
         self._pending.append(Ballot(self.round, seat, target, _json_safe(action), note))
         self._pos += 1
         if self._pos == len(self._actors):
