@@ -7,6 +7,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena_envs.who_is_spy.game import WisConfig, WisGame, draw_setup
 
@@ -542,3 +544,26 @@ def test_record_mid_game_and_odd_raw_actions() -> None:
     assert rec["rounds"][0]["descriptions"][1]["violation"] == "keyword"
     assert [v["raw_action"] for v in rec["rounds"][0]["votes"]] == [3, "{'vote': 'player_3'}"]
     assert game.ballots == []  # the public history still hides the current ballots
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(), st.text(st.characters(exclude_categories=())),
+                          st.integers(-3, 9)), min_size=1, max_size=40),
+       st.sampled_from(["en", "zh"]), st.sampled_from(["lenient", "strict"]), st.booleans())
+def test_any_text_actions_play_to_a_valid_end(actions: list[object], language: str, parsing: str,
+                                              analysis: bool) -> None:
+    game = new_game(spy=1, first=3, language=language, vote_parsing=parsing, allow_public_analysis=analysis)
+    i = 0
+    while not game.over:
+        seat = game.actor
+        assert seat is not None
+        action = actions[i % len(actions)]
+        i += 1
+        if game.phase == "describe":
+            game.describe(seat, action if action is None or isinstance(action, str) else str(action))
+        else:
+            game.vote(seat, action)
+    assert i <= 36 and game.winner in ("spy", "civilians")
+    total = sum(game.scores.values())
+    assert total == 12 or all(game.is_spy(s) for s in game.alive_seats)
+    json.dumps(game.record())
