@@ -207,8 +207,10 @@ def test_acting_out_of_turn_is_an_error() -> None:
         game.describe(0, "hello")
     with pytest.raises(ValueError, match="turn"):
         game.vote(4, 1)
-    with pytest.raises(ValueError, match="str or None"):
+    with pytest.raises(ValueError, match="description must be a str or None"):
         game.describe(4, 42)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="analysis must be a str or None"):
+        game.describe(4, "hi", analysis=["x"])  # type: ignore[arg-type]
 
 
 # ---- violations (§2.6, §8.3 facts 12-18) -------------------------------------------------------------------

@@ -137,9 +137,14 @@ def test_keyword_after_the_cut_is_no_foul() -> None:
     assert judge_utterance(text, "tea", set(), "en") is None
 
 
-@pytest.mark.parametrize("text", ["", "   ", "...", None, "“…”", "!?", "---", "( )", "。"])
+@pytest.mark.parametrize("text", ["", "   ", "...", None, "“…”", "!?", "---", "( )", "。", "\u200b", "\x00 \u2060"])
 def test_empty_fouls(text: str | None) -> None:
     assert judge_utterance(text, "tea", set(), "en") == "empty"
+
+
+@pytest.mark.parametrize("text", ["$", "😀", "3", "no", "x."])
+def test_symbols_digits_and_short_words_are_answers(text: str) -> None:
+    assert judge_utterance(text, "tea", set(), "en") is None
 
 
 def test_only_the_own_word_is_a_keyword_foul() -> None:

@@ -19,9 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Integral, Real
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from arena_envs.who_is_spy.rules import (
     ABSTAIN_WORDS,
@@ -42,8 +40,12 @@ from arena_envs.who_is_spy.rules import (
 )
 from arena_envs.who_is_spy.scoring import final_scores
 
+if TYPE_CHECKING:
+    import numpy as np
+
 RECORD_VERSION = 1
 PAIR_ORDERS = ("dataset", "random")
+#: The values of :attr:`WisGame.phase`, in the order of the numeric observation's phase code.
 PHASES = ("describe", "vote", "game_over")
 
 
@@ -330,8 +332,9 @@ class WisGame:
         published beside it, truncated, exempt from the foul checks; otherwise it is dropped.
         Returns a note for the actor when something was dropped, else None."""
         self._expect("describe", seat)
-        if text is not None and not isinstance(text, str):
-            raise ValueError(f"a description must be a str or None, got {type(text).__name__}")
+        for what, value in (("description", text), ("analysis", analysis)):
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{what} must be a str or None, got {type(value).__name__}")
         note = None
         raw = text
         cfg = self.config
