@@ -114,10 +114,11 @@ def truncate(text: str | None, language: str, limit: int | None = None) -> str:
 
 
 def is_empty(text: str | None) -> bool:
-    """The ``empty`` foul: nothing left after :func:`norm`, or only punctuation and whitespace
-    (so ``"---"`` or ``"( )"`` is no answer either, as the §2.6 rule says "punctuation only")."""
-    n = norm(text)
-    return all(c.isspace() or unicodedata.category(c).startswith("P") for c in n)
+    """The ``empty`` foul: nothing left after :func:`norm`, or only punctuation, whitespace and
+    invisible control or format characters (so ``"---"``, ``"( )"`` or a zero-width space is no
+    answer either: the §2.6 rule says "whitespace only, or punctuation only")."""
+    return all(c.isspace() or unicodedata.category(c)[0] == "P" or unicodedata.category(c) in ("Cc", "Cf")
+               for c in norm(text))
 
 
 def judge_utterance(
