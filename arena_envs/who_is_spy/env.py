@@ -328,7 +328,7 @@ class WhoIsSpyEnv(TextAECEnv):
         elif game.phase == "describe":
             request = texts.describe_request()
         else:
-            request = texts.vote_request(game.legal_targets(seat))
+            request = texts.vote_request(game.legal_targets(seat), note)
         return self._prefixes[seat] + self._history_text + texts.state(game.alive_seats, out) + "\n" + request
 
     def _features(self, agent: str) -> np.ndarray:
