@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -304,8 +305,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                              eval_every=args.eval_every, eval_episodes=args.eval_episodes,
                              algo_kwargs=env_args(args.algo_arg, "--algo-arg"),
                              checkpoint_every=args.checkpoint_every, snapshot_every=args.snapshot_every)
-        summary = train(config, args.out, progress=not args.no_progress, resume=args.resume)
+        # no bar in non-interactive runs (logs), as `arena run`
+        summary = train(config, args.out, progress=not args.no_progress and sys.stderr.isatty(), resume=args.resume)
     except (UsageError, SpecError, ValueError) as err:
+        if os.environ.get("ARENA_DEBUG"):
+            raise
         print(f"arena: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
