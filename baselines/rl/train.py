@@ -182,9 +182,9 @@ def train(config: TrainConfig, out: str | Path, *, progress: bool = False, resum
             model.learn(total_timesteps=config.steps - start, callback=callbacks, tb_log_name="run",
                         reset_num_timesteps=checkpoint is None)
         seconds = time.perf_counter() - began
-        model.save(out / "model.zip")
         meta = _metadata(config, env_kwargs, model, observation_space, action_space)
         (out / "model.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        model.save(out / "model.zip")  # last: a folder with a model.zip is finished
         if not evaluated or evaluated[-1][0].step != model.num_timesteps:
             evaluate_now(model.num_timesteps)
         return TrainSummary(out, config, model.num_timesteps, start, seconds, evaluated[-1])
