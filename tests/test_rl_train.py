@@ -120,11 +120,20 @@ def test_resume_continues_from_the_last_checkpoint_to_the_same_step_count(tmp_pa
     assert again.already_finished and again.steps == 400
 
 
-def test_self_play_trains_against_snapshots_and_is_evaluated_against_itself(tmp_path, arena_train, capsys):
+def test_self_play_trains_against_snapshots_and_is_evaluated_against_itself(tmp_path, arena_train, capsys,
+                                                                           monkeypatch):
+    from arena_envs.rl import LearnerEnv
+
+    added: list[int] = []  # the ids of the copies that got a snapshot
+    original = LearnerEnv.add_snapshot
+    monkeypatch.setattr(LearnerEnv, "add_snapshot", lambda self, snap: (added.append(id(self)), original(self, snap)))
     out = tmp_path / "self"
     assert arena_train("diners_dilemma_v0", "--opponents", "self,random", "--env-arg", "n_players=3",
-                       "--steps", "256", "--snapshot-every", "64", "--algo-arg", "n_steps=64",
+                       "--n-envs", "2", "--steps", "384", "--snapshot-every", "100", "--algo-arg", "n_steps=64",
                        "--eval-episodes", "5", "--out", str(out), "--no-progress") == 0
+    # rollouts of 2 x 64 steps start at 0, 128, 256: a snapshot for both copies at 128 and at 256,
+    # then one for each of the two views of the evaluation against `self`
+    assert len(added) == 6 and len(set(added[:4])) == 2
     printed = capsys.readouterr().out
     rows = [json.loads(line) for line in (out / "evaluation.jsonl").read_text().splitlines()]
     assert [r["opponent"] for r in rows] == ["self", "random"]
