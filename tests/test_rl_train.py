@@ -16,8 +16,8 @@ from scipy import stats
 
 from arena_envs.runner import cli
 from arena_envs.runner import policy_registry as registry
-from baselines.rl import TrainConfig, train
 from baselines.rl.evaluation import EvalRow
+from baselines.rl.train import TrainConfig, train
 
 EVAL_EPISODES = 200
 

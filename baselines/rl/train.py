@@ -321,3 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"model: {summary.model} ({summary.steps} steps, {summary.seconds:.0f} s of training)")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
