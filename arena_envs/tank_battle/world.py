@@ -709,36 +709,30 @@ class World:
         """Push a moved tank out of obstacles and into the field. A tank moving along one axis keeps,
         per facing and cross coordinate, the range of positions where its obstacle box is free:
         inside it nothing happens (obstacles only ever disappear, so the range stays free); one pixel
-        past its far end the push lands on that end, as the reference's loop would (unless something
-        was removed since the range was found: then the loop runs)."""
-        entry = self._free.get(t.id)
+        past its far end the push lands on that end, as the reference's loop would. Past the end of
+        a range found before something was removed, the range is found anew from where the tank came
+        from (the removal may have lengthened it)."""
         facing = t.facing
-        if entry is not None and entry[0] == facing:
-            current = entry[4] == self._version
-            if _VERTICAL[facing]:
-                if t.x == entry[1] and t.x == t.prev_x:
-                    y = t.y
-                    if entry[2] <= y <= entry[3]:
-                        return
-                    if current and facing == "down" and y == entry[3] + 1:
-                        t.y = entry[3]
-                        return
-                    if current and facing == "up" and y == entry[2] - 1:
-                        t.y = entry[2]
-                        return
-            elif t.y == entry[1] and t.y == t.prev_y:
-                x = t.x
-                if entry[2] <= x <= entry[3]:
+        vertical = _VERTICAL[facing]
+        cross, came_across, along = (t.x, t.prev_x, t.y) if vertical else (t.y, t.prev_y, t.x)
+        entry = self._free.get(t.id)
+        if entry is not None and entry[0] == facing and entry[1] == cross == came_across:
+            if not entry[2] <= along <= entry[3] and entry[4] != self._version:
+                entry = self._free[t.id] = self._free_range(facing, t.prev_x, t.prev_y)
+            if entry is not None:
+                lo, hi = entry[2], entry[3]
+                if lo <= along <= hi:
                     return
-                if current and facing == "right" and x == entry[3] + 1:
-                    t.x = entry[3]
-                    return
-                if current and facing == "left" and x == entry[2] - 1:
-                    t.x = entry[2]
+                ahead = facing in ("down", "right")
+                if along == (hi + 1 if ahead else lo - 1):  # one pixel past the far end: back onto it
+                    if vertical:
+                        t.y = hi if ahead else lo
+                    else:
+                        t.x = hi if ahead else lo
                     return
         self._push_out(t)
         self._slack = 0
-        self._free[t.id] = self._free_range(t)
+        self._free[t.id] = self._free_range(facing, t.x, t.y)
 
     def _quiet_stretch(self) -> int:
         """Run several ticks of this round at once when nothing can happen in them but moves: no round
@@ -765,7 +759,7 @@ class World:
             cross, along = (t.x, t.y) if vertical else (t.y, t.x)
             entry = self._free.get(t.id)
             if entry is None or entry[0] != facing or entry[1] != cross or entry[4] != version:
-                entry = self._free[t.id] = self._free_range(t)
+                entry = self._free[t.id] = self._free_range(facing, t.x, t.y)
                 if entry is None:
                     return 0
             lo, hi = entry[2], entry[3]
@@ -869,18 +863,17 @@ class World:
         t.x = min(max(t.x, 0), MAX_XY)
         t.y = min(max(t.y, 0), MAX_XY)
 
-    def _free_range(self, t: Tank) -> tuple[str, int, int, int, int] | None:
-        """(facing, cross coordinate, lo, hi, obstacle version): the positions along ``t``'s facing
-        axis, at its cross coordinate, where its obstacle box is free and inside the field; None when
-        its box is not free now."""
+    def _free_range(self, facing: Direction, x: int, y: int) -> tuple[str, int, int, int, int] | None:
+        """(facing, cross coordinate, lo, hi, obstacle version): the positions along the ``facing``
+        axis, at the cross coordinate of a tank at ``(x, y)``, where its obstacle box is free and inside
+        the field; None when its box at ``(x, y)`` is not free now."""
         blocked = self._blocked_cells
-        x, y = t.x, t.y
         c0, c1, r0, r1 = x >> 4, (x + 31) >> 4, y >> 4, (y + 31) >> 4
         cols = ((2 << (c1 - c0)) - 1) << c0
-        if _VERTICAL[t.facing]:
+        if _VERTICAL[facing]:
             if any(blocked[r] & cols for r in range(r0, r1 + 1)):
                 return None
-            if t.facing == "down":
+            if facing == "down":
                 lo, hi = r0 * 16, MAX_XY
                 for r in range(r1 + 1, 32):
                     if blocked[r] & cols:  # a tile's first blocked row is its upper half: 16 r is its top
@@ -892,13 +885,13 @@ class World:
                     if blocked[r] & cols:
                         lo = r * 16 + 16
                         break
-            return t.facing, x, lo, hi, self._version
+            return facing, x, lo, hi, self._version
         rows = 0
         for r in range(r0, r1 + 1):
             rows |= blocked[r]
         if rows & cols:
             return None
-        if t.facing == "right":
+        if facing == "right":
             lo, hi = c0 * 16, MAX_XY
             ahead = rows >> (c1 + 1)
             if ahead:
@@ -908,7 +901,7 @@ class World:
             behind = rows & ((1 << c0) - 1)
             if behind:
                 lo = behind.bit_length() * 16
-        return t.facing, y, lo, hi, self._version
+        return facing, y, lo, hi, self._version
 
     def _first_obstacle(self, r0: int, r1: int, mask: int) -> tuple[int, int, int]:
         """The blocking box (x, y, size) of the first obstacle under a tank's obstacle box, in the
