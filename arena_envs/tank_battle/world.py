@@ -707,29 +707,31 @@ class World:
 
     def _settle(self, t: Tank) -> None:
         """Push a moved tank out of obstacles and into the field. A tank moving along one axis keeps,
-        per facing and cross coordinate, the range of positions where its obstacle box is free:
-        inside it nothing happens (obstacles only ever disappear, so the range stays free); one pixel
-        past its far end the push lands on that end, as the reference's loop would. Past the end of
-        a range found before something was removed, the range is found anew from where the tank came
-        from (the removal may have lengthened it)."""
+        per facing and cross coordinate, a range of positions on its line where its obstacle box is
+        free: inside it nothing happens (obstacles only ever disappear, so the range stays free); one
+        pixel past its far end, having moved only along the line, the push lands on that end, as the
+        reference's loop would. The range is found anew, from where the tank came from along its
+        line, when it has none for its facing and cross coordinate, or when it is past the end of a
+        range found before something was removed (the removal may have lengthened it)."""
         facing = t.facing
         vertical = _VERTICAL[facing]
         cross, came_across, along = (t.x, t.prev_x, t.y) if vertical else (t.y, t.prev_y, t.x)
         entry = self._free.get(t.id)
-        if entry is not None and entry[0] == facing and entry[1] == cross == came_across:
-            if not entry[2] <= along <= entry[3] and entry[4] != self._version:
-                entry = self._free[t.id] = self._free_range(facing, t.prev_x, t.prev_y)
-            if entry is not None:
-                lo, hi = entry[2], entry[3]
-                if lo <= along <= hi:
-                    return
-                ahead = facing in ("down", "right")
-                if along == (hi + 1 if ahead else lo - 1):  # one pixel past the far end: back onto it
-                    if vertical:
-                        t.y = hi if ahead else lo
-                    else:
-                        t.x = hi if ahead else lo
-                    return
+        if entry is None or entry[0] != facing or entry[1] != cross \
+                or (not entry[2] <= along <= entry[3] and entry[4] != self._version):
+            came_from = (t.x, t.prev_y) if vertical else (t.prev_x, t.y)  # along its line
+            entry = self._free[t.id] = self._free_range(facing, *came_from)
+        if entry is not None:
+            lo, hi = entry[2], entry[3]
+            if lo <= along <= hi:
+                return
+            ahead = facing in ("down", "right")
+            if cross == came_across and along == (hi + 1 if ahead else lo - 1):  # back onto the far end
+                if vertical:
+                    t.y = hi if ahead else lo
+                else:
+                    t.x = hi if ahead else lo
+                return
         self._push_out(t)
         self._slack = 0
         self._free[t.id] = self._free_range(facing, t.x, t.y)
@@ -866,7 +868,9 @@ class World:
     def _free_range(self, facing: Direction, x: int, y: int) -> tuple[str, int, int, int, int] | None:
         """(facing, cross coordinate, lo, hi, obstacle version): the positions along the ``facing``
         axis, at the cross coordinate of a tank at ``(x, y)``, where its obstacle box is free and inside
-        the field; None when its box at ``(x, y)`` is not free now."""
+        the field; None when its box at ``(x, y)`` is not free now or not inside the field."""
+        if not (0 <= x <= MAX_XY and 0 <= y <= MAX_XY):
+            return None
         blocked = self._blocked_cells
         c0, c1, r0, r1 = x >> 4, (x + 31) >> 4, y >> 4, (y + 31) >> 4
         cols = ((2 << (c1 - c0)) - 1) << c0
