@@ -333,8 +333,7 @@ class TankTexts:
             return []
         w = self.words
         lines = []
-        for side in DIRECTIONS:
-            category = world.touching(tank, side)
+        for side, category in world.surroundings(tank).items():
             if side == tank.facing:
                 lines.append(w["around_front_line"].format(side=w["side_" + side], text=w["ahead_" + category]))
             else:
