@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from arena_envs.tank_battle.world import DIRECTIONS, Base, Tank
+from arena_envs.tank_battle.world import Base, Tank
 
 
 @dataclass
 class SidesWorld:
     """``team[id]`` for players (NPCs: ids >= 10, no team); ``owner[base]``: the owning team (-1 the
     NPC faction, None a navigation goal); ``touch[(tank id, side)]``: what ``touching`` answers
-    ("nothing" when absent), and ``surroundings`` from it."""
+    ("nothing" when absent)."""
 
     tanks: list[Tank]
     team: dict[int, int]
@@ -42,9 +42,6 @@ class SidesWorld:
 
     def touching(self, tank: Tank, side: str) -> str:
         return self.touch.get((tank.id, side), "nothing")
-
-    def surroundings(self, tank: Tank) -> dict[str, str]:
-        return {side: self.touching(tank, side) for side in DIRECTIONS}
 
 
 def tanks(*ids: int) -> list[Tank]:

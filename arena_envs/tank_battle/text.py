@@ -333,7 +333,8 @@ class TankTexts:
             return []
         w = self.words
         lines = []
-        for side, category in world.surroundings(tank).items():
+        for side in DIRECTIONS:
+            category = world.touching(tank, side)
             if side == tank.facing:
                 lines.append(w["around_front_line"].format(side=w["side_" + side], text=w["ahead_" + category]))
             else:

@@ -159,26 +159,17 @@ def npc_choice(act_draw: float, choice_draw: float, act_prob: float = 0.4) -> Di
     return DIRECTIONS[int(choice_draw * 8)] if choice_draw < 0.5 else "shoot"
 
 
-def side_touched(tank: Tank, x: int, y: int) -> Direction | None:
-    """The side of ``tank`` that a 32-px object with top-left ``(x, y)`` touches (the touching test
-    of spec §4.3: flush on that side, overlapping along it), if any; :meth:`World.touching` applies
-    it to the tanks and bases of the world."""
-    if -TANK < y - tank.y < TANK:
-        if x + TANK == tank.x:
-            return "left"
-        if x == tank.x + TANK:
-            return "right"
-    elif -TANK < x - tank.x < TANK:
-        if y + TANK == tank.y:
-            return "up"
-        if y == tank.y + TANK:
-            return "down"
-    return None
-
-
 def touches_side(tank: Tank, x: int, y: int, side: Direction) -> bool:
-    """Whether a 32-px object with top-left ``(x, y)`` touches ``tank``'s ``side`` (:func:`side_touched`)."""
-    return side_touched(tank, x, y) == side
+    """Whether a 32-px object with top-left ``(x, y)`` touches ``tank``'s ``side`` (the touching
+    test of spec §4.3: flush on that side, overlapping along it); :meth:`World.touching` applies it
+    to the tanks and bases of the world."""
+    if side == "left":
+        return x + TANK == tank.x and abs(y - tank.y) < TANK
+    if side == "right":
+        return x == tank.x + TANK and abs(y - tank.y) < TANK
+    if side == "up":
+        return y + TANK == tank.y and abs(x - tank.x) < TANK
+    return y == tank.y + TANK and abs(x - tank.x) < TANK
 
 
 def _snap16(v: int) -> int:
@@ -981,15 +972,6 @@ class World:
         """What touches ``tank``'s ``side`` (spec §4.3 detection tests, first match wins):
         "border", "steel", "water", "brick" (touching or one 16-px gap away), "enemy_tank",
         "own_base", "enemy_base" or "nothing", from ``tank``'s side's point of view (a player's)."""
-        return self._terrain(tank, side) or self._contacts(tank).get(side, "nothing")
-
-    def surroundings(self, tank: Tank) -> dict[Direction, str]:
-        """:meth:`touching` of each side of ``tank`` (the tanks and bases around it looked at once)."""
-        contacts = self._contacts(tank)
-        return {side: self._terrain(tank, side) or contacts.get(side, "nothing") for side in DIRECTIONS}
-
-    def _terrain(self, tank: Tank, side: Direction) -> str | None:
-        """The first part of :meth:`touching`: "border", "steel", "water", "brick" or None."""
         x, y = tank.x, tank.y
         # edge: where the top-left coordinate of a touching 32-px object lies on the side's axis
         if side == "left":
@@ -1022,22 +1004,18 @@ class World:
             lo, hi = max(-(-(along + lo_off) // PIECE), 0), min((along + hi_off) // PIECE, 63)
             if lo <= hi and pieces[line // PIECE] >> lo & ((2 << (hi - lo)) - 1):
                 return "brick"
-        return None
-
-    def _contacts(self, tank: Tank) -> dict[Direction, str]:
-        """The rest of :meth:`touching` on the sides that something touches: "enemy_tank", else
-        "own_base" when one of the bases there is of ``tank``'s side, else "enemy_base"."""
-        contacts: dict[Direction, str] = {}
+        # tanks and bases: the touching test with S = 32
         for other in self.tanks:
-            side = side_touched(tank, other.x, other.y)
-            if side is not None and other is not tank and self.is_enemy_tank(tank.id, other.id):
-                contacts[side] = "enemy_tank"
+            if (other.y == edge and -TANK < other.x - x < TANK if vertical
+                    else other.x == edge and -TANK < other.y - y < TANK) and other is not tank \
+                    and self.is_enemy_tank(tank.id, other.id):
+                return "enemy_tank"
+        near = [b for b in self.bases.values()
+                if (b.y == edge and -TANK < b.x - x < TANK if vertical else b.x == edge and -TANK < b.y - y < TANK)]
+        if not near:
+            return "nothing"
         team = self.team_of(tank.id)
-        for base in self.bases.values():
-            side = side_touched(tank, base.x, base.y)
-            if side is not None and contacts.get(side) not in ("enemy_tank", "own_base"):
-                contacts[side] = "own_base" if self.base_owner_team(base.id) == team else "enemy_base"
-        return contacts
+        return "own_base" if any(self.base_owner_team(b.id) == team for b in near) else "enemy_base"
 
     # ---------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:
