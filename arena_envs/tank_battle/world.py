@@ -812,17 +812,12 @@ class World:
         (idle or frozen) or drives head-on into it: every tick of a stretch its one-pixel move is
         undone by _tanks_vs_tanks (a push back onto its place, or the split of a head-on pair), so
         the stretch may keep it still."""
-        x, y, facing = t.x, t.y, t.facing
+        dx, dy = _STEP[t.facing]
+        fx, fy = t.x + dx * TANK, t.y + dy * TANK  # a tank flush in front, straight ahead
+        opposite = _OPPOSITE[t.facing]
         for o in self.tanks:
-            if facing == "right":
-                flush = o.x == x + TANK and -TANK < o.y - y < TANK
-            elif facing == "left":
-                flush = o.x == x - TANK and -TANK < o.y - y < TANK
-            elif facing == "down":
-                flush = o.y == y + TANK and -TANK < o.x - x < TANK
-            else:
-                flush = o.y == y - TANK and -TANK < o.x - x < TANK
-            if flush and (not o.speed or o.frozen or o.facing == _OPPOSITE[facing]):
+            if (o.x == fx and -TANK < o.y - fy < TANK if dy == 0 else o.y == fy and -TANK < o.x - fx < TANK) \
+                    and (not o.speed or o.frozen or o.facing == opposite):
                 return True
         return False
 
