@@ -750,10 +750,13 @@ class World:
             self._stretch_pause -= 1
             return 0
         ticks = (ROUND_TICKS - tick % ROUND_TICKS) if tick < TICK_WRAP - TICK_WRAP % ROUND_TICKS else TICK_WRAP - tick
+        # _slack bounds the gaps of the last tick's moves (a push back since takes at most 2 px more
+        # off a pair's): where it outlasts the stretch, no tank is held and no pair can meet
+        crowded = self._slack < 2 * ticks + 4
         plans = []  # (tank, vertical, along, lo, hi, sign)
         version = self._version
         for t in self.tanks:
-            if not t.speed or t.frozen or self._held(t):
+            if not t.speed or t.frozen or (crowded and self._held(t)):
                 plans.append((t, False, t.x, t.x, t.x, 0))
                 continue
             facing = t.facing
@@ -769,20 +772,21 @@ class World:
                 return 0
             plans.append((t, vertical, along, lo, hi, 1 if facing in ("down", "right") else -1))
         caps = [hi - along if sign > 0 else along - lo if sign else 0 for _, _, along, lo, hi, sign in plans]
-        for i in range(len(plans) - 1):
-            a, cap_a = plans[i][0], caps[i]
-            for j in range(i + 1, len(plans)):
-                b, cap_b = plans[j][0], caps[j]
-                budget = max(abs(a.x - b.x), abs(a.y - b.y)) - TANK  # how much the pair's gap may shrink
-                if cap_a + cap_b <= budget:
-                    continue
-                if budget < 0:
-                    ticks = 0
+        if crowded:
+            for i in range(len(plans) - 1):
+                a, cap_a = plans[i][0], caps[i]
+                for j in range(i + 1, len(plans)):
+                    b, cap_b = plans[j][0], caps[j]
+                    budget = max(abs(a.x - b.x), abs(a.y - b.y)) - TANK  # how much the pair's gap may shrink
+                    if cap_a + cap_b <= budget:
+                        continue
+                    if budget < 0:
+                        ticks = 0
+                        break
+                    low = min(cap_a, cap_b)  # the moves in k ticks: 2k up to `low`, then low + k
+                    ticks = min(ticks, budget // 2 if budget // 2 <= low else budget - low)
+                if not ticks:
                     break
-                low = min(cap_a, cap_b)  # the moves in k ticks: 2k up to `low`, then low + k
-                ticks = min(ticks, budget // 2 if budget // 2 <= low else budget - low)
-            if not ticks:
-                break
         if not ticks:
             self._stretch_pause = 4
             return 0
