@@ -87,13 +87,13 @@ def grid_observation(world: World, player: int, common: np.ndarray, team_size: i
         _mark(obs, 9 if friendly else 10, bullet.x, bullet.y, BULLET)
     me = world.players[player]
     if me.alive:
-        facing = DIRECTIONS.index(me.facing)
-        vector = [me.x / 480, me.y / 480, *(float(k == facing) for k in range(4)), me.health / PLAYER_HEALTH,
-                  float(me.frozen)]
+        vector = [round(me.x / 480 * ON), round(me.y / 480 * ON), *(ON if me.facing == d else 0 for d in DIRECTIONS),
+                  round(me.health / PLAYER_HEALTH * ON), ON if me.frozen else 0]
     else:
-        vector = [0.0] * 8
-    vector += [world.time_left / world.stage.rounds, len(world.teammates(player)) / max(team_size - 1, 1)]
-    obs[15:] = np.array([round(v * ON) for v in vector], dtype=np.uint8)[:, None, None]
+        vector = [0] * 8
+    vector += [round(world.time_left / world.stage.rounds * ON),
+               round(len(world.teammates(player)) / max(team_size - 1, 1) * ON)]
+    obs[15:] = np.array(vector, dtype=np.uint8)[:, None, None]
     return obs
 
 

@@ -216,6 +216,7 @@ class World:
         self.tanks: list[Tank] = list(self.players.values())
         self.bullets: list[Bullet] = []
         self.bases: dict[int, Base] = {b: Base(b, x, y) for b, (x, y) in game_map.bases.items()}
+        self._owners = {b: self.base_owner_team(b) for b in self.bases}  # bases never change hands
         self.npc_spawns: tuple[tuple[int, int], ...] = game_map.npc_spawns
         self.tick_mod = 0
         self.time_left = stage.rounds
@@ -327,13 +328,13 @@ class World:
 
     def own_bases(self, player: int) -> list[Base]:
         """Living bases of ``player``'s side (none in navigation mode)."""
-        team = self.team_of(player)
-        return [b for b in self.bases.values() if self.base_owner_team(b.id) == team]
+        team, owners = self.team_of(player), self._owners
+        return [b for b in self.bases.values() if owners[b.id] == team]
 
     def enemy_bases(self, player: int) -> list[Base]:
         """Living bases that are not ``player``'s side's (navigation: the goal)."""
-        team = self.team_of(player)
-        return [b for b in self.bases.values() if self.base_owner_team(b.id) != team]
+        team, owners = self.team_of(player), self._owners
+        return [b for b in self.bases.values() if owners[b.id] != team]
 
     def _player_may_destroy(self, shooter: int, base_id: int) -> bool:
         return self.base_owner_team(base_id) != self.team_of(shooter)
