@@ -247,6 +247,7 @@ class World:
         self._base_cells = [0] * 34
         self._blocked_cells = list(self._wall_cells)  # walls or bases: what stops a tank
         self._version = 0  # counts obstacle removals (the free ranges of _settle)
+        self._terrain_memo: dict[tuple[int, int, str], str] = {}  # see _terrain; cleared as bricks fall
         self._free: dict[int, tuple[str, int, int, int, int] | None] = {}
         self._slack = 0  # see _tanks_vs_tanks
         self._stretch_pause = 0  # see _quiet_stretch
@@ -268,6 +269,7 @@ class World:
         self.bricks[pr, pc] = False
         self._piece_rows[pr] &= ~(1 << pc)
         self._piece_cols[pc] &= ~(1 << pr)
+        self._terrain_memo.clear()
         cr, cc = pr >> 1, pc >> 1
         if not (self._piece_rows[2 * cr] | self._piece_rows[2 * cr + 1]) >> (2 * cc) & 3:
             self._brick_cells[cr] &= ~(1 << cc)
@@ -973,6 +975,29 @@ class World:
         "border", "steel", "water", "brick" (touching or one 16-px gap away), "enemy_tank",
         "own_base", "enemy_base" or "nothing", from ``tank``'s side's point of view (a player's)."""
         x, y = tank.x, tank.y
+        terrain = self._terrain_memo.get((x, y, side))
+        if terrain is None:
+            terrain = self._terrain_memo[x, y, side] = self._terrain(x, y, side)
+        if terrain:
+            return terrain
+        # tanks and bases: the touching test with S = 32 (edge: as in _terrain)
+        vertical = side in ("up", "down")
+        edge = (y - TILE if side == "up" else y + TANK) if vertical else (x - TILE if side == "left" else x + TANK)
+        for other in self.tanks:
+            if (other.y == edge and -TANK < other.x - x < TANK if vertical
+                    else other.x == edge and -TANK < other.y - y < TANK) and other is not tank \
+                    and self.is_enemy_tank(tank.id, other.id):
+                return "enemy_tank"
+        near = [b for b in self.bases.values()
+                if (b.y == edge and -TANK < b.x - x < TANK if vertical else b.x == edge and -TANK < b.y - y < TANK)]
+        if not near:
+            return "nothing"
+        team = self.team_of(tank.id)
+        return "own_base" if any(self.base_owner_team(b.id) == team for b in near) else "enemy_base"
+
+    def _terrain(self, x: int, y: int, side: Direction) -> str:
+        """The first part of :meth:`touching` for a tank at ``(x, y)``: "border", "steel", "water",
+        "brick" or "" (none). It changes only when bricks fall, so touching keeps it until then."""
         # edge: where the top-left coordinate of a touching 32-px object lies on the side's axis
         if side == "left":
             border, edge, piece_line, gap_line = x == 0, x - TILE, x - PIECE, x - 16
@@ -1004,18 +1029,7 @@ class World:
             lo, hi = max(-(-(along + lo_off) // PIECE), 0), min((along + hi_off) // PIECE, 63)
             if lo <= hi and pieces[line // PIECE] >> lo & ((2 << (hi - lo)) - 1):
                 return "brick"
-        # tanks and bases: the touching test with S = 32
-        for other in self.tanks:
-            if (other.y == edge and -TANK < other.x - x < TANK if vertical
-                    else other.x == edge and -TANK < other.y - y < TANK) and other is not tank \
-                    and self.is_enemy_tank(tank.id, other.id):
-                return "enemy_tank"
-        near = [b for b in self.bases.values()
-                if (b.y == edge and -TANK < b.x - x < TANK if vertical else b.x == edge and -TANK < b.y - y < TANK)]
-        if not near:
-            return "nothing"
-        team = self.team_of(tank.id)
-        return "own_base" if any(self.base_owner_team(b.id) == team for b in near) else "enemy_base"
+        return ""
 
     # ---------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:
