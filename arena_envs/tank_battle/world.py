@@ -133,6 +133,13 @@ def _overlap(ax: int, ay: int, asize: int, bx: int, by: int, bsize: int) -> bool
     return ax < bx + bsize and bx < ax + asize and ay < by + bsize and by < ay + asize
 
 
+def _hits(bullet: Bullet, tank: Tank) -> bool:
+    """Whether ``bullet`` hits ``tank`` (never its shooter): its top-left lies inside the tank's box
+    grown by the bullet's size to the left and to the top."""
+    return bullet.owner != tank.id and tank.x - BULLET < bullet.x < tank.x + TANK \
+        and tank.y - BULLET < bullet.y < tank.y + TANK
+
+
 def _bits(mask: int) -> list[int]:
     """The indices of the set bits of ``mask``, lowest first."""
     out = []
@@ -504,10 +511,10 @@ class World:
 
     def _bullets_vs_tanks(self) -> None:
         bullets = self.bullets
+        if not any(_hits(b, tank) for tank in self.tanks for b in bullets):  # the usual case
+            return
         for tank in list(self.tanks):  # a: players, b: NPCs (spec §2.9 3a-3b)
-            tx, ty = tank.x, tank.y
-            hits = [b for b in bullets if b.owner != tank.id and tx - BULLET < b.x < tx + TANK
-                    and ty - BULLET < b.y < ty + TANK]
+            hits = [b for b in bullets if _hits(b, tank)]
             if not hits:
                 continue
             for bullet in hits:
