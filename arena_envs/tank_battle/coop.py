@@ -70,11 +70,9 @@ def legal_partners(world: World, stage: Stage, player: int) -> list[int]:
     """The players ``player`` may ask for cooperation now, by id (spec §4.5)."""
     if stage.partners == "none":
         return []
-    ids = {t.id for t in world.teammates(player)}
     if stage.partners == "players":
-        ids.update(t.id for t in world.enemy_tanks(player) if not t.is_npc)
-    ids.discard(player)
-    return sorted(ids)
+        return sorted(t.id for t in world.tanks if not t.is_npc and t.id != player)
+    return [t.id for t in world.teammates(player)]
 
 
 @dataclass

@@ -204,6 +204,7 @@ class TankBattleEnv(TextAECEnv):
         self._answers: dict[int, str] = {}
         self._move_correct: dict[int, bool | None] = {}
         self._last_moves: dict[int, Move] = {}
+        self._mask_memo: dict[tuple[Any, ...], Any] = {}  # see _mask
         self.frame_id = 0
         self._cache_round()
 
@@ -255,7 +256,8 @@ class TankBattleEnv(TextAECEnv):
         if not isinstance(replies, (list, tuple)) or len(replies) != MAX_PLAYERS or any(
                 isinstance(v, bool) or v not in (0, 1, 2) for v in replies):
             raise InvalidAnswer("unparseable", f"reply must be {MAX_PLAYERS} values in 0-2, got {reply!r}")
-        target = TARGET_IDS[_index(action["target"], len(TARGET_IDS), "target")]
+        target_index = _index(action["target"], len(TARGET_IDS), "target")
+        target = TARGET_IDS[target_index]
         coop = COOP_OPS[_index(action["coop"], len(COOP_OPS), "coop")] if self.stage.cooperative else "none"
         partner = _index(action["coop_partner"], MAX_PLAYERS, "coop_partner")
         decision = Decision(op=OPS[_index(action["op"], len(OPS), "op")], op_found=True,
@@ -263,7 +265,8 @@ class TankBattleEnv(TextAECEnv):
                             partner=partner if coop == "request" else None,
                             message=_SAY[self.lang]["request"].format(target) if coop == "request" else "",
                             replies={j: v == 1 for j, v in enumerate(replies) if v})
-        if not parser.control_valid(self.world, player, self.stage, decision):
+        # the mask's legal targets are parser.control_valid's, less 200 (which no dict action names)
+        if not self.stage.navigation and not self._action_mask(agent)["target"][target_index]:
             raise InvalidAnswer("illegal", _SAY[self.lang]["target"].format(target))
         return Move(decision, True)
 
@@ -447,26 +450,46 @@ class TankBattleEnv(TextAECEnv):
         return cached
 
     def _mask(self, player: int) -> Any:
-        ops = np.ones(len(OPS), dtype=np.int8)
+        """The mask of ``player``'s decision now. It depends only on the legal targets, the legal
+        partners and the pending requests, which seldom change, so each distinct mask is built once
+        per episode and shared, read-only."""
         if self.action_mode == "discrete":
+            key: tuple[Any, ...] = ()
+        else:
+            world = self.world
+            legal = frozenset((NO_TARGET,) if self.stage.navigation else
+                              (NO_TARGET, *(t.id for t in world.enemy_tanks(player)),
+                               *(b.id for b in world.enemy_bases(player))))
+            partners = tuple(legal_partners(world, self.stage, player)) if self.stage.cooperative else None
+            key = (legal, partners, tuple(request.source for request in self._cooperation.pending(player)))
+        mask = self._mask_memo.get(key)
+        if mask is None:
+            mask = self._mask_memo[key] = self._build_mask(*key)
+        return mask
+
+    @staticmethod
+    def _build_mask(legal: frozenset[int] | None = None, partners: tuple[int, ...] | None = None,
+                    sources: tuple[int, ...] = ()) -> Any:
+        """A read-only mask: ``op`` alone (no ``legal``: a ``discrete`` action), else the ``dict``
+        action's parts for these legal targets, partners (None: the stage does not cooperate) and
+        sources of pending requests."""
+        ops = np.ones(len(OPS), dtype=np.int8)
+        ops.setflags(write=False)
+        if legal is None:
             return ops
-        world = self.world
-        legal = {NO_TARGET} if self.stage.navigation else \
-            {NO_TARGET, *(t.id for t in world.enemy_tanks(player)), *(b.id for b in world.enemy_bases(player))}
         target = np.array([target_id in legal for target_id in TARGET_IDS], dtype=np.int8)
-        if self.stage.cooperative:
-            allowed = legal_partners(world, self.stage, player)
-            coop = np.array([1, 1, 1, bool(allowed)], dtype=np.int8)
-            partners = np.array([j in allowed for j in range(MAX_PLAYERS)], dtype=np.int8)
+        if partners is not None:
+            coop = np.array([1, 1, 1, bool(partners)], dtype=np.int8)
+            allowed = np.array([j in partners for j in range(MAX_PLAYERS)], dtype=np.int8)
         else:
             coop = np.array([1, 0, 0, 0], dtype=np.int8)
-            partners = np.zeros(MAX_PLAYERS, dtype=np.int8)
+            allowed = np.zeros(MAX_PLAYERS, dtype=np.int8)
         replies = np.zeros((MAX_PLAYERS, 3), dtype=np.int8)
         replies[:, 0] = 1
-        for request in self._cooperation.pending(player):
-            replies[request.source, 1:] = 1
-        reply = tuple(replies)
-        return {"op": ops, "target": target, "coop": coop, "coop_partner": partners, "reply": reply}
+        replies[list(sources), 1:] = 1
+        for array in (target, coop, allowed, replies):
+            array.setflags(write=False)
+        return {"op": ops, "target": target, "coop": coop, "coop_partner": allowed, "reply": tuple(replies)}
 
     def pending_requests(self, player: int) -> list[int]:
         """Ids of the players whose cooperation requests wait for ``player``'s reply this round."""

@@ -60,47 +60,40 @@ def common_planes(world: World, static: np.ndarray) -> np.ndarray:
     """What every tank's grid shows alike at this moment: channels 0-14 with bricks, steel, water,
     NPCs and facings (built once per round and copied for each tank); ``static`` from :func:`static_planes`."""
     obs = np.zeros((_COMMON, CELLS, CELLS), dtype=np.uint8)
-    np.multiply(world.bricks, ON, out=obs[0], casting="unsafe")
+    np.multiply(world.bricks.view(np.uint8), ON, out=obs[0])
     obs[1:3] = static
     for tank in world.tanks:
-        if tank.is_npc:
+        if tank.id >= FIRST_NPC_ID:
             _mark(obs, 6, tank.x, tank.y, TANK)
         _mark(obs, _FACING_CHANNEL[tank.facing], tank.x, tank.y, TANK)
     return obs
 
 
 def grid_observation(world: World, player: int, common: np.ndarray, team_size: int) -> np.ndarray:
-    """Player ``player``'s observation (module docstring); ``common`` from :func:`common_planes`."""
+    """Player ``player``'s observation (module docstring); ``common`` from :func:`common_planes`.
+    Friends are the players of ``player``'s team (:meth:`World.team_of`): its tank mates, its bases
+    and their bullets."""
     obs = np.empty(GRID_SHAPE, dtype=np.uint8)
     obs[:_COMMON] = common  # channels 15-24 are all written below
-    team = world.team_of(player)
+    team_of = world.team_of
+    team = team_of(player)
     for tank in world.tanks:
-        if tank.is_npc:
-            continue
-        if tank.id == player:
-            channel = 3
-        elif world.team_of(tank.id) == team and not world.is_enemy_tank(player, tank.id):
-            channel = 4
-        else:
-            channel = 5
-        _mark(obs, channel, tank.x, tank.y, TANK)
-    own = {base.id for base in world.own_bases(player)}
+        if tank.id < FIRST_NPC_ID:
+            _mark(obs, 3 if tank.id == player else 4 if team_of(tank.id) == team else 5, tank.x, tank.y, TANK)
     for base in world.bases.values():
-        _mark(obs, 7 if base.id in own else 8, base.x, base.y, TILE)
+        _mark(obs, 7 if world.base_owner_team(base.id) == team else 8, base.x, base.y, TILE)
     for bullet in world.bullets:
-        friendly = bullet.owner == player or (bullet.owner < FIRST_NPC_ID
-                                              and world.team_of(bullet.owner) == team
-                                              and not world.is_enemy_tank(player, bullet.owner))
+        friendly = bullet.owner < FIRST_NPC_ID and team_of(bullet.owner) == team
         _mark(obs, 9 if friendly else 10, bullet.x, bullet.y, BULLET)
     me = world.players[player]
     if me.alive:
-        facing = DIRECTIONS.index(me.facing)
-        vector = [me.x / 480, me.y / 480, *(float(k == facing) for k in range(4)), me.health / PLAYER_HEALTH,
-                  float(me.frozen)]
+        vector = [round(me.x / 480 * ON), round(me.y / 480 * ON), *(ON if me.facing == d else 0 for d in DIRECTIONS),
+                  round(me.health / PLAYER_HEALTH * ON), ON if me.frozen else 0]
     else:
-        vector = [0.0] * 8
-    vector += [world.time_left / world.stage.rounds, len(world.teammates(player)) / max(team_size - 1, 1)]
-    obs[15:] = np.array([round(v * ON) for v in vector], dtype=np.uint8)[:, None, None]
+        vector = [0] * 8
+    vector += [round(world.time_left / world.stage.rounds * ON),
+               round(len(world.teammates(player)) / max(team_size - 1, 1) * ON)]
+    obs[15:] = np.array(vector, dtype=np.uint8)[:, None, None]
     return obs
 
 

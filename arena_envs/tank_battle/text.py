@@ -228,6 +228,7 @@ class TankTexts:
         self._history_of: CoopState | None = None
         self._history_len = 0
         self._history_lines: dict[int, list[str]] = {}
+        self._around_lines: dict[tuple[str, str, bool], str] = {}  # see _around
 
     def observation(self, world: World, player: int, round_index: int, memory: TankMemory,
                     targets: Mapping[int, int] | None = None, coop: CoopState | None = None,
@@ -331,12 +332,17 @@ class TankTexts:
     def _around(self, world: World, tank: Tank | None) -> list[str]:
         if tank is None:
             return []
-        w = self.words
         lines = []
         for side in DIRECTIONS:
-            category = world.touching(tank, side)
-            if side == tank.facing:
-                lines.append(w["around_front_line"].format(side=w["side_" + side], text=w["ahead_" + category]))
-            else:
-                lines.append(w["around_line"].format(side=w["side_" + side], text=w["near_" + category]))
+            key = (side, world.touching(tank, side), side == tank.facing)
+            line = self._around_lines.get(key)
+            if line is None:  # a few dozen lines in all: each is formatted once
+                line = self._around_lines[key] = self._around_line(*key)
+            lines.append(line)
         return lines
+
+    def _around_line(self, side: str, category: str, front: bool) -> str:
+        w = self.words
+        if front:
+            return w["around_front_line"].format(side=w["side_" + side], text=w["ahead_" + category])
+        return w["around_line"].format(side=w["side_" + side], text=w["near_" + category])

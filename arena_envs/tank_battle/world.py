@@ -133,6 +133,13 @@ def _overlap(ax: int, ay: int, asize: int, bx: int, by: int, bsize: int) -> bool
     return ax < bx + bsize and bx < ax + asize and ay < by + bsize and by < ay + asize
 
 
+def _hits(bullet: Bullet, tank: Tank) -> bool:
+    """Whether ``bullet`` hits ``tank`` (never its shooter): its top-left lies inside the tank's box
+    grown by the bullet's size to the left and to the top."""
+    return bullet.owner != tank.id and tank.x - BULLET < bullet.x < tank.x + TANK \
+        and tank.y - BULLET < bullet.y < tank.y + TANK
+
+
 def _bits(mask: int) -> list[int]:
     """The indices of the set bits of ``mask``, lowest first."""
     out = []
@@ -216,6 +223,7 @@ class World:
         self.tanks: list[Tank] = list(self.players.values())
         self.bullets: list[Bullet] = []
         self.bases: dict[int, Base] = {b: Base(b, x, y) for b, (x, y) in game_map.bases.items()}
+        self._owners = {b: self.base_owner_team(b) for b in self.bases}  # bases never change hands
         self.npc_spawns: tuple[tuple[int, int], ...] = game_map.npc_spawns
         self.tick_mod = 0
         self.time_left = stage.rounds
@@ -246,6 +254,7 @@ class World:
         self._base_cells = [0] * 34
         self._blocked_cells = list(self._wall_cells)  # walls or bases: what stops a tank
         self._version = 0  # counts obstacle removals (the free ranges of _settle)
+        self._terrain_memo: dict[tuple[int, int, str], str] = {}  # see _terrain; cleared as bricks fall
         self._free: dict[int, tuple[str, int, int, int, int] | None] = {}
         self._slack = 0  # see _tanks_vs_tanks
         self._stretch_pause = 0  # see _quiet_stretch
@@ -267,6 +276,7 @@ class World:
         self.bricks[pr, pc] = False
         self._piece_rows[pr] &= ~(1 << pc)
         self._piece_cols[pc] &= ~(1 << pr)
+        self._terrain_memo.clear()
         cr, cc = pr >> 1, pc >> 1
         if not (self._piece_rows[2 * cr] | self._piece_rows[2 * cr + 1]) >> (2 * cc) & 3:
             self._brick_cells[cr] &= ~(1 << cc)
@@ -327,13 +337,13 @@ class World:
 
     def own_bases(self, player: int) -> list[Base]:
         """Living bases of ``player``'s side (none in navigation mode)."""
-        team = self.team_of(player)
-        return [b for b in self.bases.values() if self.base_owner_team(b.id) == team]
+        team, owners = self.team_of(player), self._owners
+        return [b for b in self.bases.values() if owners[b.id] == team]
 
     def enemy_bases(self, player: int) -> list[Base]:
         """Living bases that are not ``player``'s side's (navigation: the goal)."""
-        team = self.team_of(player)
-        return [b for b in self.bases.values() if self.base_owner_team(b.id) != team]
+        team, owners = self.team_of(player), self._owners
+        return [b for b in self.bases.values() if owners[b.id] != team]
 
     def _player_may_destroy(self, shooter: int, base_id: int) -> bool:
         return self.base_owner_team(base_id) != self.team_of(shooter)
@@ -501,10 +511,10 @@ class World:
 
     def _bullets_vs_tanks(self) -> None:
         bullets = self.bullets
+        if not any(_hits(b, tank) for tank in self.tanks for b in bullets):  # the usual case
+            return
         for tank in list(self.tanks):  # a: players, b: NPCs (spec §2.9 3a-3b)
-            tx, ty = tank.x, tank.y
-            hits = [b for b in bullets if b.owner != tank.id and tx - BULLET < b.x < tx + TANK
-                    and ty - BULLET < b.y < ty + TANK]
+            hits = [b for b in bullets if _hits(b, tank)]
             if not hits:
                 continue
             for bullet in hits:
@@ -707,38 +717,34 @@ class World:
 
     def _settle(self, t: Tank) -> None:
         """Push a moved tank out of obstacles and into the field. A tank moving along one axis keeps,
-        per facing and cross coordinate, the range of positions where its obstacle box is free:
-        inside it nothing happens (obstacles only ever disappear, so the range stays free); one pixel
-        past its far end the push lands on that end, as the reference's loop would (unless something
-        was removed since the range was found: then the loop runs)."""
-        entry = self._free.get(t.id)
+        per facing and cross coordinate, a range of positions on its line where its obstacle box is
+        free: inside it nothing happens (obstacles only ever disappear, so the range stays free); one
+        pixel past its far end, having moved only along the line, the push lands on that end, as the
+        reference's loop would. The range is found anew, from where the tank came from along its
+        line, when it has none for its facing and cross coordinate, or when it is past the end of a
+        range found before something was removed (the removal may have lengthened it)."""
         facing = t.facing
-        if entry is not None and entry[0] == facing:
-            current = entry[4] == self._version
-            if _VERTICAL[facing]:
-                if t.x == entry[1] and t.x == t.prev_x:
-                    y = t.y
-                    if entry[2] <= y <= entry[3]:
-                        return
-                    if current and facing == "down" and y == entry[3] + 1:
-                        t.y = entry[3]
-                        return
-                    if current and facing == "up" and y == entry[2] - 1:
-                        t.y = entry[2]
-                        return
-            elif t.y == entry[1] and t.y == t.prev_y:
-                x = t.x
-                if entry[2] <= x <= entry[3]:
-                    return
-                if current and facing == "right" and x == entry[3] + 1:
-                    t.x = entry[3]
-                    return
-                if current and facing == "left" and x == entry[2] - 1:
-                    t.x = entry[2]
-                    return
+        vertical = _VERTICAL[facing]
+        cross, came_across, along = (t.x, t.prev_x, t.y) if vertical else (t.y, t.prev_y, t.x)
+        entry = self._free.get(t.id)
+        if entry is None or entry[0] != facing or entry[1] != cross \
+                or (not entry[2] <= along <= entry[3] and entry[4] != self._version):
+            came_from = (t.x, t.prev_y) if vertical else (t.prev_x, t.y)  # along its line
+            entry = self._free[t.id] = self._free_range(facing, *came_from)
+        if entry is not None:
+            lo, hi = entry[2], entry[3]
+            if lo <= along <= hi:
+                return
+            ahead = facing in ("down", "right")
+            if cross == came_across and along == (hi + 1 if ahead else lo - 1):  # back onto the far end
+                if vertical:
+                    t.y = hi if ahead else lo
+                else:
+                    t.x = hi if ahead else lo
+                return
         self._push_out(t)
         self._slack = 0
-        self._free[t.id] = self._free_range(t)
+        self._free[t.id] = self._free_range(facing, t.x, t.y)
 
     def _quiet_stretch(self) -> int:
         """Run several ticks of this round at once when nothing can happen in them but moves: no round
@@ -754,10 +760,13 @@ class World:
             self._stretch_pause -= 1
             return 0
         ticks = (ROUND_TICKS - tick % ROUND_TICKS) if tick < TICK_WRAP - TICK_WRAP % ROUND_TICKS else TICK_WRAP - tick
+        # _slack bounds the gaps of the last tick's moves (a push back since takes at most 2 px more
+        # off a pair's): where it outlasts the stretch, no tank is held and no pair can meet
+        crowded = self._slack < 2 * ticks + 4
         plans = []  # (tank, vertical, along, lo, hi, sign)
         version = self._version
         for t in self.tanks:
-            if not t.speed or t.frozen or self._held(t):
+            if not t.speed or t.frozen or (crowded and self._held(t)):
                 plans.append((t, False, t.x, t.x, t.x, 0))
                 continue
             facing = t.facing
@@ -765,7 +774,7 @@ class World:
             cross, along = (t.x, t.y) if vertical else (t.y, t.x)
             entry = self._free.get(t.id)
             if entry is None or entry[0] != facing or entry[1] != cross or entry[4] != version:
-                entry = self._free[t.id] = self._free_range(t)
+                entry = self._free[t.id] = self._free_range(facing, t.x, t.y)
                 if entry is None:
                     return 0
             lo, hi = entry[2], entry[3]
@@ -773,20 +782,21 @@ class World:
                 return 0
             plans.append((t, vertical, along, lo, hi, 1 if facing in ("down", "right") else -1))
         caps = [hi - along if sign > 0 else along - lo if sign else 0 for _, _, along, lo, hi, sign in plans]
-        for i in range(len(plans) - 1):
-            a, cap_a = plans[i][0], caps[i]
-            for j in range(i + 1, len(plans)):
-                b, cap_b = plans[j][0], caps[j]
-                budget = max(abs(a.x - b.x), abs(a.y - b.y)) - TANK  # how much the pair's gap may shrink
-                if cap_a + cap_b <= budget:
-                    continue
-                if budget < 0:
-                    ticks = 0
+        if crowded:
+            for i in range(len(plans) - 1):
+                a, cap_a = plans[i][0], caps[i]
+                for j in range(i + 1, len(plans)):
+                    b, cap_b = plans[j][0], caps[j]
+                    budget = max(abs(a.x - b.x), abs(a.y - b.y)) - TANK  # how much the pair's gap may shrink
+                    if cap_a + cap_b <= budget:
+                        continue
+                    if budget < 0:
+                        ticks = 0
+                        break
+                    low = min(cap_a, cap_b)  # the moves in k ticks: 2k up to `low`, then low + k
+                    ticks = min(ticks, budget // 2 if budget // 2 <= low else budget - low)
+                if not ticks:
                     break
-                low = min(cap_a, cap_b)  # the moves in k ticks: 2k up to `low`, then low + k
-                ticks = min(ticks, budget // 2 if budget // 2 <= low else budget - low)
-            if not ticks:
-                break
         if not ticks:
             self._stretch_pause = 4
             return 0
@@ -816,17 +826,12 @@ class World:
         (idle or frozen) or drives head-on into it: every tick of a stretch its one-pixel move is
         undone by _tanks_vs_tanks (a push back onto its place, or the split of a head-on pair), so
         the stretch may keep it still."""
-        x, y, facing = t.x, t.y, t.facing
+        dx, dy = _STEP[t.facing]
+        fx, fy = t.x + dx * TANK, t.y + dy * TANK  # a tank flush in front, straight ahead
+        opposite = _OPPOSITE[t.facing]
         for o in self.tanks:
-            if facing == "right":
-                flush = o.x == x + TANK and -TANK < o.y - y < TANK
-            elif facing == "left":
-                flush = o.x == x - TANK and -TANK < o.y - y < TANK
-            elif facing == "down":
-                flush = o.y == y + TANK and -TANK < o.x - x < TANK
-            else:
-                flush = o.y == y - TANK and -TANK < o.x - x < TANK
-            if flush and (not o.speed or o.frozen or o.facing == _OPPOSITE[facing]):
+            if (o.x == fx and -TANK < o.y - fy < TANK if dy == 0 else o.y == fy and -TANK < o.x - fx < TANK) \
+                    and (not o.speed or o.frozen or o.facing == opposite):
                 return True
         return False
 
@@ -869,18 +874,19 @@ class World:
         t.x = min(max(t.x, 0), MAX_XY)
         t.y = min(max(t.y, 0), MAX_XY)
 
-    def _free_range(self, t: Tank) -> tuple[str, int, int, int, int] | None:
-        """(facing, cross coordinate, lo, hi, obstacle version): the positions along ``t``'s facing
-        axis, at its cross coordinate, where its obstacle box is free and inside the field; None when
-        its box is not free now."""
+    def _free_range(self, facing: Direction, x: int, y: int) -> tuple[str, int, int, int, int] | None:
+        """(facing, cross coordinate, lo, hi, obstacle version): the positions along the ``facing``
+        axis, at the cross coordinate of a tank at ``(x, y)``, where its obstacle box is free and inside
+        the field; None when its box at ``(x, y)`` is not free now or not inside the field."""
+        if not (0 <= x <= MAX_XY and 0 <= y <= MAX_XY):
+            return None
         blocked = self._blocked_cells
-        x, y = t.x, t.y
         c0, c1, r0, r1 = x >> 4, (x + 31) >> 4, y >> 4, (y + 31) >> 4
         cols = ((2 << (c1 - c0)) - 1) << c0
-        if _VERTICAL[t.facing]:
+        if _VERTICAL[facing]:
             if any(blocked[r] & cols for r in range(r0, r1 + 1)):
                 return None
-            if t.facing == "down":
+            if facing == "down":
                 lo, hi = r0 * 16, MAX_XY
                 for r in range(r1 + 1, 32):
                     if blocked[r] & cols:  # a tile's first blocked row is its upper half: 16 r is its top
@@ -892,13 +898,13 @@ class World:
                     if blocked[r] & cols:
                         lo = r * 16 + 16
                         break
-            return t.facing, x, lo, hi, self._version
+            return facing, x, lo, hi, self._version
         rows = 0
         for r in range(r0, r1 + 1):
             rows |= blocked[r]
         if rows & cols:
             return None
-        if t.facing == "right":
+        if facing == "right":
             lo, hi = c0 * 16, MAX_XY
             ahead = rows >> (c1 + 1)
             if ahead:
@@ -908,7 +914,7 @@ class World:
             behind = rows & ((1 << c0) - 1)
             if behind:
                 lo = behind.bit_length() * 16
-        return t.facing, y, lo, hi, self._version
+        return facing, y, lo, hi, self._version
 
     def _first_obstacle(self, r0: int, r1: int, mask: int) -> tuple[int, int, int]:
         """The blocking box (x, y, size) of the first obstacle under a tank's obstacle box, in the
@@ -976,6 +982,29 @@ class World:
         "border", "steel", "water", "brick" (touching or one 16-px gap away), "enemy_tank",
         "own_base", "enemy_base" or "nothing", from ``tank``'s side's point of view (a player's)."""
         x, y = tank.x, tank.y
+        terrain = self._terrain_memo.get((x, y, side))
+        if terrain is None:
+            terrain = self._terrain_memo[x, y, side] = self._terrain(x, y, side)
+        if terrain:
+            return terrain
+        # tanks and bases: the touching test with S = 32 (edge: as in _terrain)
+        vertical = side in ("up", "down")
+        edge = (y - TILE if side == "up" else y + TANK) if vertical else (x - TILE if side == "left" else x + TANK)
+        for other in self.tanks:
+            if (other.y == edge and -TANK < other.x - x < TANK if vertical
+                    else other.x == edge and -TANK < other.y - y < TANK) and other is not tank \
+                    and self.is_enemy_tank(tank.id, other.id):
+                return "enemy_tank"
+        near = [b for b in self.bases.values()
+                if (b.y == edge and -TANK < b.x - x < TANK if vertical else b.x == edge and -TANK < b.y - y < TANK)]
+        if not near:
+            return "nothing"
+        team = self.team_of(tank.id)
+        return "own_base" if any(self.base_owner_team(b.id) == team for b in near) else "enemy_base"
+
+    def _terrain(self, x: int, y: int, side: Direction) -> str:
+        """The first part of :meth:`touching` for a tank at ``(x, y)``: "border", "steel", "water",
+        "brick" or "" (none). It changes only when bricks fall, so touching keeps it until then."""
         # edge: where the top-left coordinate of a touching 32-px object lies on the side's axis
         if side == "left":
             border, edge, piece_line, gap_line = x == 0, x - TILE, x - PIECE, x - 16
@@ -1007,18 +1036,7 @@ class World:
             lo, hi = max(-(-(along + lo_off) // PIECE), 0), min((along + hi_off) // PIECE, 63)
             if lo <= hi and pieces[line // PIECE] >> lo & ((2 << (hi - lo)) - 1):
                 return "brick"
-        # tanks and bases: the touching test with S = 32
-        for other in self.tanks:
-            if (other.y == edge and -TANK < other.x - x < TANK if vertical
-                    else other.x == edge and -TANK < other.y - y < TANK) and other is not tank \
-                    and self.is_enemy_tank(tank.id, other.id):
-                return "enemy_tank"
-        near = [b for b in self.bases.values()
-                if (b.y == edge and -TANK < b.x - x < TANK if vertical else b.x == edge and -TANK < b.y - y < TANK)]
-        if not near:
-            return "nothing"
-        team = self.team_of(tank.id)
-        return "own_base" if any(self.base_owner_team(b.id) == team for b in near) else "enemy_base"
+        return ""
 
     # ---------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:
