@@ -10,6 +10,7 @@ option when the clue is not among them) and the seat index of the target, ``n`` 
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -37,12 +38,19 @@ class ClueMemory:
         for d in descriptions[len(self.texts):]:
             text, speaker = d["text"], d["speaker"]
             self.texts.append((d["round"], speaker, text))
-            if not is_empty(text):
-                self.said.add(norm(text))
-            found = tokens(text, self.language)
+            key, found = read_clue(text, self.language)
+            if key is not None:
+                self.said.add(key)
             self.tokens_of[speaker] = self.tokens_of.get(speaker, frozenset()) | found
             if speaker != self.me:
                 self.others |= found
+
+
+@functools.lru_cache(maxsize=4096)
+def read_clue(text: str, language: str) -> tuple[str | None, frozenset[str]]:
+    """A clue's normal form (None for an empty clue) and its content tokens; cached, because every
+    seat of a table reads the same clues."""
+    return (None if is_empty(text) else norm(text)), tokens(text, language)
 
 
 @dataclass
@@ -52,11 +60,20 @@ class Seat:
     name: str
     language: str
     lexicon: Mapping[str, tuple[str, ...]]
-    rng: np.random.Generator
+    seed: int | None = None
     memory: ClueMemory = field(init=False)
+    _rng: np.random.Generator | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.memory = ClueMemory(self.name, self.language)
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The seat's generator, seeded from ``seed`` when first used (deterministic players never
+        pay for one)."""
+        if self._rng is None:
+            self._rng = np.random.default_rng(self.seed)
+        return self._rng
 
 
 class Describer(Protocol):
@@ -102,15 +119,17 @@ class WisPlayer(Policy):
         self.describer, self.voter = describer, voter
         self.table: Table | None = None
         self.seat: Seat | None = None
+        self._bound: AECEnv | None = None
 
     def bind(self, env: AECEnv) -> None:
-        self.table = Table.of(env, type(self).__name__)
+        if env is not self._bound:  # a runner binds the same env before every episode
+            self.table, self._bound = Table.of(env, type(self).__name__), env
 
     def reset(self, agent: str, seed: int | None = None) -> None:
         if self.table is None:
             raise RuntimeError(f"{type(self).__name__} needs bind(env) before reset(agent, seed): "
                                "it reads the env's language, lexicon and action mode")
-        self.seat = Seat(agent, self.table.language, self.table.lexicon, np.random.default_rng(seed))
+        self.seat = Seat(agent, self.table.language, self.table.lexicon, seed)
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
         seat, table = self._ready()

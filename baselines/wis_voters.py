@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -23,6 +24,11 @@ _EMPTY: frozenset[str] = frozenset()
 def _order(info: Mapping[str, Any]) -> dict[str, int]:
     """Position in the current speaking order (a tie-break), players not in it last."""
     return {name: i for i, name in enumerate(info["speaking_order"])}
+
+
+@functools.lru_cache(maxsize=1024)
+def _features(word: str, attributes: tuple[str, ...], language: str) -> frozenset[str]:
+    return tokens(" ".join(attributes) + " " + word, language)
 
 
 class Fit(NamedTuple):
@@ -38,36 +44,36 @@ class OverlapVoter:
 
     def __init__(self) -> None:
         self._fallback = ConsensusVoter()
-        self._word: tuple[str, frozenset[str]] | None = None  # (word, A), computed once per word
 
-    def features(self, seat: Seat, word: str) -> frozenset[str] | None:
+    @staticmethod
+    def features(seat: Seat, word: str) -> frozenset[str] | None:
         """``A``: the tokens of ``word`` and its lexicon entry; None when it has no entry."""
         attributes = seat.lexicon.get(word)
-        if not attributes:
-            return None
-        if self._word is None or self._word[0] != word:
-            self._word = (word, tokens(" ".join(attributes) + " " + word, seat.language))
-        return self._word[1]
+        return _features(word, tuple(attributes), seat.language) if attributes else None
 
     def ranking(self, seat: Seat, info: Mapping[str, Any], candidates: Sequence[str]) -> list[Fit] | None:
         """``candidates`` from the most to the least suspect; None without a lexicon entry."""
+        rows = self._rows(seat, info, candidates)
+        return None if rows is None else [Fit(name, fit, matched) for fit, matched, _, name in sorted(rows)]
+
+    def vote(self, seat: Seat, info: Mapping[str, Any], candidates: Sequence[str]) -> str | None:
+        rows = self._rows(seat, info, candidates)
+        return self._fallback.vote(seat, info, candidates) if rows is None else min(rows)[3]
+
+    def _rows(self, seat: Seat, info: Mapping[str, Any],
+              candidates: Sequence[str]) -> list[tuple[float, int, int, str]] | None:
+        """(fit, matched tokens, speaking position, name) per candidate: the order of suspicion."""
         features = self.features(seat, info["word"])
         if features is None:
             return None
         order = _order(info)
-        fits = []
+        tokens_of = seat.memory.tokens_of
+        rows = []
         for name in candidates:
-            said = seat.memory.tokens_of.get(name, _EMPTY)
+            said = tokens_of.get(name, _EMPTY)
             matched = len(said & features)
-            fits.append(Fit(name, matched / len(said) if said else 0.0, matched))
-        fits.sort(key=lambda f: (f.fit, f.matched, order.get(f.name, len(order))))
-        return fits
-
-    def vote(self, seat: Seat, info: Mapping[str, Any], candidates: Sequence[str]) -> str | None:
-        ranked = self.ranking(seat, info, candidates)
-        if ranked is None:
-            return self._fallback.vote(seat, info, candidates)
-        return ranked[0].name
+            rows.append((matched / len(said) if said else 0.0, matched, order.get(name, len(order)), name))
+        return rows
 
 
 class ConsensusVoter:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import numpy as np
 from pettingzoo import AECEnv
 
 from arena_envs.core import Policy
@@ -146,7 +145,7 @@ class ReasoningWrapper(_Wrapper):
     def reset(self, agent: str, seed: int | None = None) -> None:
         super().reset(agent, seed)
         assert self.table is not None
-        self._seat = Seat(agent, self.table.language, self.table.lexicon, np.random.default_rng(seed))
+        self._seat = Seat(agent, self.table.language, self.table.lexicon, seed)
 
     def speak(self, clue: Any, info: dict[str, Any]) -> Any:
         analysis = self.analyzer(info) if self.analyzer is not None else self.analyze(info)
