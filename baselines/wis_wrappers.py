@@ -62,16 +62,28 @@ class _Wrapper(Policy):
         self.base.reset(agent, seed)
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
-        action = self.base.act(observation, info)
+        return self._after(self.base.act(observation, info), info)
+
+    async def aact(self, observation: Any, info: dict[str, Any]) -> Any:
+        return self._after(await self.base.aact(observation, info), info)  # an LLM base answers here
+
+    def _after(self, action: Any, info: dict[str, Any]) -> Any:
         if info["phase"] != "describe" or self.table is None or self.table.discrete:
             return action
         return self.speak(action, info)
 
     def speak(self, clue: Any, info: dict[str, Any]) -> Any:
+        """What the seat says on a describe turn, given its base's answer ``clue``."""
         raise NotImplementedError
 
     def finish(self, observation: Any, info: dict[str, Any]) -> bool:
         return self.base.finish(observation, info)
+
+    async def afinish(self, observation: Any, info: dict[str, Any]) -> bool:
+        return await self.base.afinish(observation, info)
+
+    def trace(self) -> dict[str, Any]:
+        return self.base.trace()
 
     def close(self) -> None:
         self.base.close()

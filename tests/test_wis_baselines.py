@@ -2,6 +2,7 @@
 gullible test double, both action modes, the registry entries, and spec §8.7 fact 37."""
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -188,6 +189,27 @@ def test_an_injection_that_would_say_the_spys_word_is_left_out():
     game = play(players, 0, options)
     assert fouls(game) == {}
     assert not any(template in d["text"] for d in game.info["descriptions"])
+
+
+class AsyncOnly(Policy):
+    """Answers only through ``aact``, as an LLM policy does."""
+
+    async def aact(self, observation: Any, info: dict[str, Any]) -> Any:
+        return f"A clue of round {info['round']}." if info["phase"] == "describe" else "abstain"
+
+
+def test_the_wrappers_wrap_an_async_base():
+    env = arena_envs.who_is_spy_v0.env(allow_public_analysis=True)
+    env.reset(seed=0, options={"first_speaker": 0})
+    for wrapper in (InjectionWrapper(AsyncOnly(), mode="defense"), ReasoningWrapper(AsyncOnly())):
+        wrapper.bind(env.unwrapped)
+        wrapper.reset("player_0", 0)
+        observation, _, _, _, info = env.last()
+        said = asyncio.run(wrapper.aact(observation, info))
+        if isinstance(wrapper, InjectionWrapper):
+            assert said == "A clue of round 1. " + TEMPLATES["defense"]["en"].replace("{name}", "player_0")
+        else:
+            assert said["description"] == "A clue of round 1." and "nobody" in said["analysis"]
 
 
 # ---- reasoning ---------------------------------------------------------------------------------
