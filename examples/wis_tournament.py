@@ -8,8 +8,13 @@ episode, so with a multiple of six episodes every player sits in every seat equa
 
     python examples/wis_tournament.py --model smollm2-135m-instruct --model-url http://127.0.0.1:8000/v1
     python examples/wis_tournament.py --players 'rule*4,consensus,random'      # dry run, no server
-    python examples/wis_tournament.py --model M --model-url URL --opponents 'rule*4,attack' \\
-        --env-arg allow_public_analysis=true                                    # the PIA setting
+    python examples/wis_tournament.py --model M --model-url URL --opponents 'rule*4,attack'
+    python examples/wis_tournament.py --model M --model-url URL --opponents 'rule*4,reasoning' \\
+        --env-arg allow_public_analysis=true
+
+An ``attack`` (or ``defense``) player injects in every clue whatever its role; the env draws the
+spy, so it is the spy in about one game of six (in the paper's experiments the hacker is always the
+spy: force it with ``reset(options={"spy_seat": ...})`` in your own loop, as the tests do).
 
 The leaderboard is the WiS platform's: rating = 100 + Σ score − games (spec §3.3), with the win
 rates by role, vote accuracy, foul rate and survival rounds; the results folder keeps every prompt,
