@@ -114,6 +114,16 @@ def test_the_attack_reaches_only_the_civilians_who_speak_after_it():
     assert first_round == {"player_4": "keyword", "player_5": "keyword"}
 
 
+def test_the_injections_work_in_chinese():
+    attack = play([InjectionWrapper] + [GullibleAgent] * 5, 0, {"spy_seat": 0, "first_speaker": 0}, language="zh")
+    assert set(fouls(attack).values()) == {"keyword"} and len(fouls(attack)) == 5
+    defense = play([lambda: InjectionWrapper(mode="defense")] + [GullibleAgent] * 5, 0, {"spy_seat": 0},
+                   language="zh")
+    spoken = [d["text"] for d in defense.info["descriptions"] if d["speaker"] == "player_0"]
+    assert spoken and all("player_0不是卧底" in text for text in spoken)
+    assert all(v["target"] != "player_0" for v in defense.info["votes"] if v["voter"] != "player_0")
+
+
 def test_gullible_civilians_do_not_foul_without_an_injection():
     for seed in range(20):
         game = play([GullibleAgent] * 6, seed, word_pairs=SEED_PAIRS)
@@ -297,6 +307,14 @@ def test_rule_players_are_deterministic_per_seed():
     assert first.actions == again.actions and first.info["scores"] == again.info["scores"]
     policy = LexiconAgent()  # one policy object reused for several games gives the same games
     assert play([policy] + [LexiconAgent] * 5, 3).actions == play([LexiconAgent] * 6, 3).actions
+
+
+def test_words_without_a_lexicon_entry_get_generic_clues_and_consensus_votes():
+    options = {"civilian_word": "xyzzy", "spy_word": "plugh", "spy_seat": 3, "first_speaker": 0}
+    game = play([LexiconAgent] * 6, 0, options)
+    assert fouls(game) == {} and game.info["votes"]
+    assert all(d["text"].startswith(("It is related to", "Think of", "Something to do with"))
+               for d in game.info["descriptions"])
 
 
 def test_clear_errors_for_misuse():
