@@ -15,6 +15,10 @@ paper's random tank (``baselines.tank_random.RandomTank``, native actions: a uni
 a uniform enemy target); its ``rgb_array`` frames per CPU second are measured on a stage 7 game
 (``--frames``, default 300 frames; goal >= 60).
 
+Who is Spy is timed twice too: with random legal actions (random text: clues, unreadable ballots)
+and (row ``who_is_spy_v0 rule``) played by its rule player, ``baselines.wis_agents.LexiconAgent``,
+in every seat (text mode; goal >= 1.0).
+
     python benchmarks/bench_env_steps.py [--envs auction_v0,el_farol_v0] [--decisions 5000] [--runs 5] [--quick]
 """
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pettingzoo.classic import connect_four_v3
 
 from arena_envs.registration import ENVIRONMENTS, env_module
 from baselines.tank_random import RandomTank
+from baselines.wis_agents import LexiconAgent
 
 
 def main() -> None:
@@ -48,6 +53,7 @@ def main() -> None:
         parser.error("--runs and --decisions must be >= 1")
     builders: dict[str, Callable[[], Any]] = {"connect_four_v3": connect_four_v3.env}
     tanks: set[str] = set()  # the rows played by the paper's random tank rather than masked sampling
+    seated: dict[str, Callable[[], Any]] = {}  # other rows played by a policy in every seat: its class
     for name in args.envs.split(","):
         if name == "tank_battle_v0":
             for stage in (int(k) for k in args.tank_stages.split(",")):
@@ -56,11 +62,16 @@ def main() -> None:
                 tanks.add(f"{name}/stage{stage} tanks")
         else:
             builders[name] = env_module(name).env
+        if name == "who_is_spy_v0":
+            builders[f"{name} rule"] = env_module(name).env
+            seated[f"{name} rule"] = LexiconAgent
     rates: dict[str, list[float]] = {name: [] for name in builders}
     for run in range(args.runs):
         for name, build in builders.items():
             env = build()
             policies = {agent: RandomTank(native=True) for agent in env.possible_agents} if name in tanks else None
+            if name in seated:
+                policies = {agent: seated[name]() for agent in env.possible_agents}
             rates[name].append(decisions / play(env, decisions, seed=run, policies=policies).total)
     reference = rates["connect_four_v3"]
     print(f"{'environment':<30}{'decisions/s':>13}{'ratio':>8}   (CPU time, median of {args.runs} interleaved runs)")
