@@ -96,7 +96,7 @@ def test_nobody_reads_a_role_the_other_word_or_a_vote_too_early():
     for agent in env.possible_agents:
         observation = env.observe(agent)
         assert "player_0 -> player_2" not in observation["text"] and "Votes:" not in observation["text"]
-        assert env.unwrapped.infos[agent]["votes"] == []
+        assert env.unwrapped.infos[agent]["votes"] == ()
         votes = observation["observation"][6 + 12:6 + 12 + 6]
         assert (votes == -1).all()  # round 1's ballots are still -1 in every seat's numbers
     for _ in range(5):

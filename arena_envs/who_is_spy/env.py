@@ -30,21 +30,21 @@ action per lexicon attribute (over 3,000).
 ``observation`` (int64, spec §4.6.2: round, phase, own seat, first speaker, players alive, own
 word id, alive flags, elimination rounds, every vote, every clue's code in ``clue_vocabulary``) and,
 in discrete mode, ``action_mask``. ``infos`` follow spec §4.6.3 and are refreshed for every agent
-at every step; their lists are shared, read-only snapshots.
+at every step; their history lists are tuples (snapshots shared by every seat).
 """
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, TextAECEnv, UnicodeText
 from arena_envs.who_is_spy import clues
-from arena_envs.who_is_spy.game import PHASES, WisConfig, WisGame, draw_setup
+from arena_envs.who_is_spy.game import PHASES, Ballot, Description, Elimination, WisConfig, WisGame, draw_setup
 from arena_envs.who_is_spy.rules import norm, parse_vote
 from arena_envs.who_is_spy.scoring import REWARD_MODES, rewards
 from arena_envs.who_is_spy.text import WisTexts
@@ -117,6 +117,7 @@ class WhoIsSpyEnv(TextAECEnv):
         self.texts = WisTexts(language, names, n_spies, max_rounds, end_alive_threshold,
                               self.rules.description_limit, allow_public_analysis, include_rules_in_obs)
         self._seat = {name: i for i, name in enumerate(names)}
+        self._word_codes: dict[str, dict[str, int]] = {}
 
     def config(self) -> dict[str, Any]:
         r = self.rules
@@ -138,12 +139,13 @@ class WhoIsSpyEnv(TextAECEnv):
         self._history: list[str] = [self.texts.round_head(1)]
         self._history_text: str | None = None
         self._public = np.full(self.feature_shape, -1, dtype=np.int64)
-        self._clue_codes = {**_clue_codes(setup.civilian_word, self.lexicon, self._clue_ids, self.rules.language),
-                            **_clue_codes(setup.spy_word, self.lexicon, self._clue_ids, self.rules.language)}
+        self._clue_codes = {**self._codes_of(setup.civilian_word), **self._codes_of(setup.spy_word)}
         self._notes_of: dict[str, str | None] = dict.fromkeys(self.possible_agents)
         self._slots: tuple[int, int, list[str]] | None = None  # (seat, step, ranked clues) of the current turn
         self._invalid_note: str | None = None
         self._shared: dict[str, Any] = {}
+        self._history_entries: tuple[list[dict[str, Any]], ...] = ([], [], [])  # eliminations, clues, ballots
+        self._state_text = ""
         assert self.record is not None
         self.record.add("setup", pair_id=self.pairs[setup.pair_index].id if not options_forced(options) else None,
                         civilian_word=setup.civilian_word, spy_word=setup.spy_word,
@@ -152,6 +154,13 @@ class WhoIsSpyEnv(TextAECEnv):
         self._refresh_shared()
         for agent in self.possible_agents:
             self._refresh_info(agent, None)
+
+    def _codes_of(self, word: str) -> dict[str, int]:
+        """norm(clue) -> code of the rule describer's clues of ``word`` (computed once per word)."""
+        codes = self._word_codes.get(word)
+        if codes is None:
+            codes = self._word_codes[word] = _clue_codes(word, self.lexicon, self._clue_ids, self.rules.language)
+        return codes
 
     def _parse_text(self, agent: str, text: str) -> Any:
         return self._from_native(agent, text)
@@ -277,21 +286,23 @@ class WhoIsSpyEnv(TextAECEnv):
             public[round_at + s] = r
 
     def _refresh_shared(self) -> None:
-        """The public parts of every info (shared, read-only), rebuilt once per step."""
+        """The public parts of every info, once per step: the history lists grow by the step's new
+        entries and are handed out as tuples (what an info showed never changes afterwards)."""
         game = self.game
         names = game.names
+        history = self._history_entries
+        _grow(history[0], game.eliminations, _elimination_entry, names)
+        _grow(history[1], game.descriptions, _description_entry, names)
+        _grow(history[2], game.ballots, _ballot_entry, names)
         self._shared = {
             "phase": game.phase, "round": game.round,
             "first_speaker": names[game.first_speaker],
             "speaking_order": [names[s] for s in game.order],
             "alive_players": [names[s] for s in game.alive_seats],
-            "eliminated": [{"name": names[e.seat], "round": e.round, "cause": e.cause, "violation": e.violation}
-                           for e in game.eliminations],
-            "descriptions": [{"round": d.round, "speaker": names[d.seat], "text": d.text, "analysis": d.analysis}
-                             for d in game.descriptions],
-            "votes": [{"round": b.round, "voter": names[b.voter],
-                       "target": None if b.target is None else names[b.target]} for b in game.ballots],
+            "eliminated": tuple(history[0]), "descriptions": tuple(history[1]), "votes": tuple(history[2]),
         }
+        out = [(s, game.elimination_round(s), _violation_of(game, s)) for s in range(game.n) if not game.is_alive(s)]
+        self._state_text = self.texts.state(game.alive_seats, out)
         if game.over:
             self._shared.update(winner=game.winner, spy=names[min(game.spy_seats)],
                                 spies=[names[s] for s in sorted(game.spy_seats)],
@@ -318,18 +329,16 @@ class WhoIsSpyEnv(TextAECEnv):
         if self._history_text is None:
             self._history_text = "".join(self._history)
         texts = self.texts
-        out = [(s, game.elimination_round(s), _violation_of(game, s)) for s in range(game.n)
-               if not game.is_alive(s)]
         if game.over:
             request = texts.game_over(game.winner or "", sorted(game.spy_seats), game.civilian_word, game.spy_word,
-                                      {a: float(s) for a, s in game.scores.items()})
+                                      self._shared["scores"])
         elif game.actor != seat:
             request = texts.waiting(game.actor or 0, game.phase, not game.is_alive(seat))
         elif game.phase == "describe":
             request = texts.describe_request()
         else:
             request = texts.vote_request(game.legal_targets(seat), note)
-        return self._prefixes[seat] + self._history_text + texts.state(game.alive_seats, out) + "\n" + request
+        return self._prefixes[seat] + self._history_text + self._state_text + "\n" + request
 
     def _features(self, agent: str) -> np.ndarray:
         game, seat = self.game, self._seat[agent]
@@ -402,16 +411,35 @@ class WhoIsSpyEnv(TextAECEnv):
         return record
 
     def _render_text(self) -> str:
-        game = self.game
         if self._history_text is None:
             self._history_text = "".join(self._history)
-        out = [(s, game.elimination_round(s), _violation_of(game, s)) for s in range(game.n) if not game.is_alive(s)]
-        return self.texts.rules + self._history_text + self.texts.state(game.alive_seats, out)
+        return self.texts.rules + self._history_text + self._state_text
 
 
 def _violation_of(game: WisGame, seat: int) -> str | None:
     """The foul that put ``seat`` out, None if it was voted out."""
     return next((e.violation for e in game.eliminations if e.seat == seat), None)
+
+
+T = TypeVar("T")
+
+
+def _grow(entries: list[dict[str, Any]], source: Sequence[T], entry: Callable[[T, Sequence[str]], dict[str, Any]],
+          names: Sequence[str]) -> None:
+    """Append the info entries of the items of ``source`` that ``entries`` does not hold yet."""
+    entries.extend(entry(item, names) for item in source[len(entries):])
+
+
+def _elimination_entry(e: Elimination, names: Sequence[str]) -> dict[str, Any]:
+    return {"name": names[e.seat], "round": e.round, "cause": e.cause, "violation": e.violation}
+
+
+def _description_entry(d: Description, names: Sequence[str]) -> dict[str, Any]:
+    return {"round": d.round, "speaker": names[d.seat], "text": d.text, "analysis": d.analysis}
+
+
+def _ballot_entry(b: Ballot, names: Sequence[str]) -> dict[str, Any]:
+    return {"round": b.round, "voter": names[b.voter], "target": None if b.target is None else names[b.target]}
 
 
 def _text_or_none(value: Any) -> str | None:
