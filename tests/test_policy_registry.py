@@ -51,4 +51,4 @@ def test_the_projects_own_policies_are_declared_as_entry_points():
     assert registry.lookup("auction_v0", "rule") == "baselines.auction_rule:RuleBidder"
     assert registry.lookup("el_farol_v0", "random") == "baselines.random_policy:RandomPolicy"
     assert registry.PREFIXES["vllm"] == "llm_policies.specs:policy_from_spec"
-    assert registry.SERVE == "llm_policies.serve:main"
+    assert registry.COMMANDS["serve"] == "llm_policies.serve:main"

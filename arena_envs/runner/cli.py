@@ -8,6 +8,10 @@
     arena leaderboard DIR
     arena run gamma ...           the γ-Bench suite (arena_envs.runner.gamma_suite, its own options)
     arena serve MODEL_PATH ...    a local vLLM OpenAI server on 127.0.0.1 (llm_policies.serve, its own options)
+    arena train ENV ...           train an RL agent in one seat (baselines.rl.train, its own options)
+
+Commands such as ``serve`` and ``train`` come from the ``arena_envs.commands`` entry points
+(:mod:`arena_envs.runner.policy_registry`); their arguments go to the registered function unparsed.
 
 User errors print one line on stderr and exit with status 2; a run stopped by a failing policy or
 environment exits with status 1 (finished episodes are kept; the same command resumes). Set
@@ -46,13 +50,13 @@ def describe(name: str) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
-def env_args(items: Sequence[str]) -> dict[str, Any]:
+def env_args(items: Sequence[str], option: str = "--env-arg") -> dict[str, Any]:
     """``["n_players=5", "order=[3,1]"]`` -> ``{"n_players": 5, "order": [3, 1]}`` (JSON, else string)."""
     kwargs: dict[str, Any] = {}
     for item in items:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            raise UsageError(f"--env-arg expects key=value, got {item!r}")
+            raise UsageError(f"{option} expects key=value, got {item!r}")
         kwargs[key.strip()] = parse_value(value)
     return kwargs
 
@@ -145,10 +149,34 @@ def parser() -> argparse.ArgumentParser:
     lb = sub.add_parser("leaderboard", help="print (and rewrite) the leaderboard of a results folder")
     lb.add_argument("dir")
     lb.set_defaults(func=cmd_leaderboard)
-    # listed for `arena --help`; main() hands its arguments to llm_policies.serve unparsed
-    sub.add_parser("serve", help="start a local vLLM OpenAI server for a model folder and wait until it is ready",
-                   add_help=False)
+    # listed for `arena --help`; main() hands their arguments to the registered function unparsed
+    for name in sorted(set(registry.COMMANDS) | set(COMMAND_HELP)):
+        sub.add_parser(name, help=COMMAND_HELP.get(name, registry.COMMANDS.get(name)), add_help=False)
     return top
+
+
+#: ``arena --help`` lines of the commands that packages register (group arena_envs.commands).
+COMMAND_HELP = {
+    "serve": "start a local vLLM OpenAI server for a model folder and wait until it is ready",
+    "train": "train a stable-baselines3 agent in one seat against given opponents (its own options)",
+}
+
+
+def run_command(name: str, argv: list[str]) -> int:
+    """``arena NAME ARGS`` for a command of the arena_envs.commands entry points (``serve``, ``train``)."""
+    extra = registry.COMMAND_EXTRAS.get(name)
+    hint = f"; pip install -e '.[{extra}]'" if extra else ""
+    target = registry.COMMANDS.get(name)
+    if target is None:
+        print(f"arena: error: no installed package provides 'arena {name}' (entry point {name!r} of group "
+              f"{registry.COMMAND_GROUP}){hint}", file=sys.stderr)
+        return 2
+    try:
+        command: Callable[[list[str]], int] = load_object(target)
+    except ImportError as err:
+        print(f"arena: error: 'arena {name}' needs {target}, which cannot be imported: {err}{hint}", file=sys.stderr)
+        return 2
+    return command(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -157,13 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:2] == ["run", "gamma"]:  # the γ-Bench suite (eight games, its own options)
         from arena_envs.runner.gamma_suite import main as gamma_main
         return gamma_main(argv[2:])
-    if argv[:1] == ["serve"]:  # needs no vLLM in this python: the server runs under the venv's
-        if registry.SERVE is None:
-            print(f"arena: error: no installed package provides 'arena serve' (entry point 'serve' of group "
-                  f"{registry.COMMAND_GROUP}); pip install -e '.[llm]'", file=sys.stderr)
-            return 2
-        serve_main: Callable[[list[str]], int] = load_object(registry.SERVE)
-        return serve_main(argv[1:])
+    if argv[:1] and (argv[0] in registry.COMMANDS or argv[0] in COMMAND_HELP):  # serve, train: own options
+        return run_command(argv[0], argv[1:])
     args = parser().parse_args(argv)
     try:
         return args.func(args)

@@ -9,7 +9,8 @@ editing this project:
 * group ``arena_envs.policy_prefixes``: ``"<prefix>" = "module:function"``, called as
   ``function(spec, env_name)`` with the whole spec string, for specs whose argument is not
   ``key=value`` pairs (``vllm:MODEL@URL``, ``sb3:PATH``).
-* group ``arena_envs.commands``: ``serve = "module:function"`` runs ``arena serve ARGS``.
+* group ``arena_envs.commands``: ``<name> = "module:function"`` runs ``arena <name> ARGS``
+  (``serve``, ``train``); the function takes the argument list and returns the exit status.
 
 Only the ``module:attribute`` strings are read here; a module is imported when a spec names it, so
 an optional package that is not installed costs nothing.
@@ -45,11 +46,13 @@ POLICIES: dict[tuple[str, str], str] = _policies()
 PREFIXES: dict[str, str] = _group(PREFIX_GROUP)
 
 #: pip extra of this project that provides a prefix's dependencies, named when its import fails.
-PREFIX_EXTRAS: dict[str, str] = {"vllm": "llm", "vllm-local": "vllm", "hf": "llm"}
+PREFIX_EXTRAS: dict[str, str] = {"vllm": "llm", "vllm-local": "vllm", "hf": "llm", "sb3": "rl"}
 
-#: ``arena serve ARGS``: ``function(args) -> exit status`` (starts a local vLLM server); None when
-#: no installed package provides it.
-SERVE: str | None = _group(COMMAND_GROUP).get("serve")
+#: command name -> "module:function"; ``function(args: list[str]) -> exit status`` runs ``arena NAME ARGS``.
+COMMANDS: dict[str, str] = _group(COMMAND_GROUP)
+
+#: pip extra of this project that a command needs, named when it is missing or its import fails.
+COMMAND_EXTRAS: dict[str, str] = {"serve": "llm", "train": "rl"}
 
 
 def policy_names(env: str) -> list[str]:

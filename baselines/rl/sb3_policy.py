@@ -1,0 +1,128 @@
+"""A trained stable-baselines3 model as a player on the common policy interface: the spec ``sb3:PATH``.
+
+    sb3:PATH                       PATH: a model.zip (or a checkpoint) or a training folder of ``arena train``
+    sb3:PATH+deterministic=false   sample the actions (seeded by the episode's policy seed) rather than
+                                   take the most likely one
+
+The policy reads only the numeric observation and the action mask (``reads_text`` is False), as
+the learner did in training, and answers with the game's native action. A model trained for
+another environment (``model.json`` beside the model, or in the training folder above a
+checkpoint, names it) or whose spaces differ from the seat's (other environment arguments) is
+refused with one line.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import torch
+from pettingzoo import AECEnv
+from stable_baselines3.common.base_class import BaseAlgorithm
+
+from arena_envs.core import Policy
+from arena_envs.rl import FlatActions
+from arena_envs.runner.policy_specs import parse_arguments
+from baselines.rl.models import is_maskable, load_model, predict
+
+_SPEC = re.compile(r"^sb3:(?P<path>.+?)(?:\+(?P<args>[A-Za-z_]\w*=.*))?$")
+
+
+class Sb3Policy(Policy):
+    """Plays ``model`` (trained with ``metadata``: the ``model.json`` of its training, or None)."""
+
+    reads_text = False
+
+    def __init__(self, model: BaseAlgorithm, *, deterministic: bool = True, metadata: dict[str, Any] | None = None,
+                 name: str = "sb3"):
+        self.model = model
+        self.deterministic = deterministic
+        self.metadata = metadata or {}
+        self.name = name
+        self.maskable = is_maskable(model.policy)
+        self.actions: FlatActions | None = None
+        self.env: AECEnv | None = None
+        self.rng_state = torch.random.get_rng_state()
+
+    def bind(self, env: AECEnv) -> None:
+        self.env = env
+
+    def reset(self, agent: str, seed: int | None = None) -> None:
+        if self.env is None:
+            raise RuntimeError("Sb3Policy.bind(env) must come before reset()")
+        self.actions = FlatActions(self.env.action_space(agent))
+        _check_spaces(self, self.env, agent)
+        generator = torch.Generator()
+        if seed is not None:
+            generator.manual_seed(seed)
+        self.rng_state = generator.get_state()
+
+    def act(self, observation: Any, info: dict[str, Any]) -> Any:
+        assert self.actions is not None, "reset() first"
+        mask = self.actions.mask(observation.get("action_mask"))
+        if self.deterministic:
+            action = predict(self.model.policy, observation["observation"], mask, True, self.maskable)
+        else:
+            with torch.random.fork_rng(devices=[]):  # this seat's own seeded stream
+                torch.random.set_rng_state(self.rng_state)
+                action = predict(self.model.policy, observation["observation"], mask, False, self.maskable)
+                self.rng_state = torch.random.get_rng_state()
+        return self.actions.native(action)
+
+
+def policy_from_spec(spec: str, env: str) -> Sb3Policy:
+    """The policy of ``sb3:PATH[+deterministic=BOOL]`` for environment ``env`` (a one-line ``ValueError`` otherwise)."""
+    match = _SPEC.match(spec.strip())
+    if not match:
+        raise ValueError("expected sb3:PATH (a model.zip or a training folder), optionally +deterministic=false")
+    arguments = parse_arguments(match["args"] or "", spec)
+    unknown = set(arguments) - {"deterministic"}
+    if unknown:
+        raise ValueError(f"unknown argument {sorted(unknown)[0]!r}; accepted: deterministic")
+    deterministic = arguments.get("deterministic", True)
+    if not isinstance(deterministic, bool):
+        raise ValueError(f"deterministic must be true or false, got {deterministic!r}")
+    path = _model_file(Path(match["path"]))
+    metadata = _metadata(path)
+    trained_for = metadata.get("env")
+    if trained_for is not None and trained_for != env:
+        raise ValueError(f"model {path} was trained for {trained_for}, not {env}")
+    model = load_model(path, metadata.get("algo"))
+    return Sb3Policy(model, deterministic=deterministic, metadata=metadata, name=spec)
+
+
+def _model_file(path: Path) -> Path:
+    if path.is_dir():
+        path = path / "model.zip"
+        if not path.exists():
+            raise ValueError(f"{path} does not exist (a training folder holds its model.zip once it has finished)")
+    elif not path.exists():
+        raise ValueError(f"model file {path} does not exist")
+    return path
+
+
+def _metadata(path: Path) -> dict[str, Any]:
+    """The ``model.json`` of the training that saved ``path`` (beside it, or above ``checkpoints/``); {} if none."""
+    for folder in (path.parent, path.parent.parent):
+        meta = folder / "model.json"
+        if meta.exists():
+            data: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
+            return data
+    return {}
+
+
+def _check_spaces(policy: Sb3Policy, env: AECEnv, agent: str) -> None:
+    """The seat's numeric observation and (flattened) action spaces must be the model's."""
+    assert policy.actions is not None
+    observation = env.observation_space(agent)["observation"]
+    model = policy.model
+    trained = policy.metadata.get("env", "another game")
+    kwargs = policy.metadata.get("env_kwargs")
+    how = f" (trained for {trained} with {kwargs})" if kwargs is not None else ""
+    if observation != model.observation_space:
+        raise ValueError(f"model {policy.name} sees observations {model.observation_space}, seat {agent} gives "
+                         f"{observation}{how}")
+    if policy.actions.space != model.action_space:
+        raise ValueError(f"model {policy.name} acts in {model.action_space}, seat {agent} takes "
+                         f"{policy.actions.space}{how}")
