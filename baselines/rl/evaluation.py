@@ -24,8 +24,8 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from tqdm.auto import tqdm
 
 from arena_envs.rl import SELF, LearnerEnv, random_action
-from baselines.rl.envs import learner_env_fn
-from baselines.rl.models import ActFn, Snapshot, act_fn, load_model
+from baselines.rl.envs import expand_specs, learner_env_fn, learner_env_kwargs
+from baselines.rl.models import ActFn, Snapshot, act_fn, load_model, training_metadata
 
 
 @dataclass(frozen=True)
@@ -76,9 +76,17 @@ def evaluate(model: str | Path | BaseAlgorithm, env: str, opponents: Sequence[st
              env_kwargs: Mapping[str, Any] | None = None, seat: str | None = None, step: int = 0,
              label: str | None = None, progress: bool = False) -> EvalRow:
     """``model`` (a trained model or the path of its zip) against ``opponents`` (one spec per other
-    seat; ``self`` is the model), beside a random learner; see the module docstring."""
-    trained = model if isinstance(model, BaseAlgorithm) else load_model(Path(model))
-    build = learner_env_fn(env, dict(env_kwargs or {}), opponents, seat)
+    seat, ``rule*2`` repeats; ``self`` is the model), beside a random learner; see the module
+    docstring. ``env_kwargs`` None: those of the model's training (its ``model.json``), else none;
+    the learner defaults (:data:`baselines.rl.envs.LEARNER_DEFAULTS`) fill in the rest."""
+    if isinstance(model, BaseAlgorithm):
+        trained = model
+    else:
+        trained = load_model(Path(model))
+        if env_kwargs is None:
+            env_kwargs = training_metadata(Path(model)).get("env_kwargs")
+    opponents = expand_specs(opponents)
+    build = learner_env_fn(env, learner_env_kwargs(env, env_kwargs or {}), opponents, seat)
     label = label or ",".join(opponents)
     results = []
     for side in ("learner", "random"):

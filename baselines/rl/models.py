@@ -84,6 +84,16 @@ def algo_of_zip(path: Path) -> str:
     return "ppo"
 
 
+def training_metadata(path: Path) -> dict[str, Any]:
+    """The ``model.json`` of the training that saved ``path`` (beside it, or above ``checkpoints/``); {} if none."""
+    for folder in (path.parent, path.parent.parent):
+        meta = folder / "model.json"
+        if meta.exists():
+            data: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
+            return data
+    return {}
+
+
 def load_model(path: Path, algo: str | None = None, **kwargs: Any) -> BaseAlgorithm:
     """The model saved at ``path`` (its algorithm read from the zip when ``algo`` is None), on the CPU."""
     name = algo or algo_of_zip(path)

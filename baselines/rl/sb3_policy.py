@@ -12,7 +12,6 @@ refused with one line.
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from stable_baselines3.common.base_class import BaseAlgorithm
 from arena_envs.core import Policy
 from arena_envs.rl import FlatActions
 from arena_envs.runner.policy_specs import parse_arguments
-from baselines.rl.models import is_maskable, load_model, predict
+from baselines.rl.models import is_maskable, load_model, predict, training_metadata
 
 _SPEC = re.compile(r"^sb3:(?P<path>.+?)(?:\+(?P<args>[A-Za-z_]\w*=.*))?$")
 
@@ -84,7 +83,7 @@ def policy_from_spec(spec: str, env: str) -> Sb3Policy:
     if not isinstance(deterministic, bool):
         raise ValueError(f"deterministic must be true or false, got {deterministic!r}")
     path = _model_file(Path(match["path"]))
-    metadata = _metadata(path)
+    metadata = training_metadata(path)
     trained_for = metadata.get("env")
     if trained_for is not None and trained_for != env:
         raise ValueError(f"model {path} was trained for {trained_for}, not {env}")
@@ -100,16 +99,6 @@ def _model_file(path: Path) -> Path:
     elif not path.exists():
         raise ValueError(f"model file {path} does not exist")
     return path
-
-
-def _metadata(path: Path) -> dict[str, Any]:
-    """The ``model.json`` of the training that saved ``path`` (beside it, or above ``checkpoints/``); {} if none."""
-    for folder in (path.parent, path.parent.parent):
-        meta = folder / "model.json"
-        if meta.exists():
-            data: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
-            return data
-    return {}
 
 
 def _check_spaces(policy: Sb3Policy, env: AECEnv, agent: str) -> None:

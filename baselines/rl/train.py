@@ -20,12 +20,17 @@ learner (:mod:`baselines.rl.envs`). The network follows the observation
 * ``model.zip`` and ``model.json`` (environment, resolved keyword arguments, algorithm, seat,
   spaces, steps, versions) at the end: the policy spec ``sb3:DIR`` plays it.
 
+Vectorisation: ``n_envs`` copies built by :func:`baselines.rl.vec_env.make_vec_env` (``auto``:
+concurrent copies in one event loop when an opponent is an LLM policy, else one after the other),
+wrapped in sb3's ``VecMonitor`` for the episode statistics.
+
 Reproducibility: the same configuration gives the same model with one environment copy on the
-CPU. With ``n_envs`` > 1 copy ``i`` is seeded ``seed + i`` and a ``dummy`` or ``subproc`` run is
-reproducible too for the same ``n_envs`` (a different ``n_envs`` is another run); opponents whose
-answers are not seeded (an LLM server sampling under concurrent load) make any run unrepeatable.
-A resumed run reseeds from ``seed`` and its checkpoint step, so it is repeatable but not the same
-model as an uninterrupted run (the environments restart their episodes).
+CPU. With ``n_envs`` > 1, copy ``i`` is seeded ``seed + i`` and the copies' results are gathered in
+copy order, so a run with rule, random or ``self`` opponents is reproducible for the same
+``n_envs`` and vectorisation (another ``n_envs`` is another run); LLM opponents are not (the
+server's sampling and batching vary), whatever ``n_envs``. A resumed run reseeds from ``seed``
+and its checkpoint step: repeatable, but not the model of an uninterrupted run (the environments
+restart their episodes, and sampled self-play snapshots are re-drawn).
 """
 from __future__ import annotations
 
@@ -34,7 +39,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,19 +49,18 @@ import stable_baselines3
 import torch
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecMonitor
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 from tqdm.auto import tqdm
 
 from arena_envs.registration import ENVIRONMENTS
-from arena_envs.rl import SELF, LearnerEnv
+from arena_envs.rl import SELF
 from arena_envs.runner.cli import UsageError, env_args
 from arena_envs.runner.policy_specs import SpecError, split_players
 from baselines.rl.callbacks import Checkpoints, Evaluations, ProgressBar, SelfPlaySnapshots
 from baselines.rl.envs import check_opponents, expand_specs, learner_env_fn, learner_env_kwargs, seat_names
 from baselines.rl.evaluation import EvalRow, append_rows, evaluate, opponent_types, table
 from baselines.rl.models import ALGORITHMS, check_action_space, load_model, network_for
-
-VEC_KINDS = ("auto", "dummy", "subproc", "concurrent")
+from baselines.rl.vec_env import VEC_KINDS, make_vec_env
 
 #: Evaluation episodes are seeded ``seed + EVAL_SEED_OFFSET``: games the training copies (seeded
 #: ``seed + i``) do not play.
@@ -185,13 +189,6 @@ def train(config: TrainConfig, out: str | Path, *, progress: bool = False, resum
         return TrainSummary(out, config, model.num_timesteps, start, seconds, evaluated[-1])
     finally:
         vec_env.close()
-
-
-def make_vec_env(env_fns: Sequence[Callable[[], LearnerEnv]], kind: str = "auto") -> VecEnv:
-    """Stand-in for ``baselines.rl.vec_env.make_vec_env`` until it is merged: dummy or subproc only."""
-    if kind == "subproc" or (kind == "auto" and len(env_fns) > 1):
-        return SubprocVecEnv(list(env_fns))
-    return DummyVecEnv(list(env_fns))
 
 
 def _new_model(config: TrainConfig, vec_env: VecEnv, out: Path) -> BaseAlgorithm:
