@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import socket
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -48,15 +47,10 @@ def llm_server(url: str | None) -> Iterator[str]:
     if url:
         yield url
         return
-    from llm_policies.local_stack import smollm2_dir
-    from llm_policies.serve import VLLMServer
+    from llm_policies.serve import smollm2_server
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     started = time.perf_counter()
-    server = VLLMServer(str(smollm2_dir()), port=port, name=MODEL_NAME, extra_args=["--enforce-eager"])
-    with server.start(timeout=900):
+    with smollm2_server(MODEL_NAME).start(timeout=900) as server:
         print(f"vLLM server ready in {time.perf_counter() - started:.0f}s at {server.url}", flush=True)
         yield server.url
 
