@@ -55,8 +55,11 @@ def main() -> None:
         game = {"n_players": args.players, "n_rounds": args.rounds}
         llm = f"vllm:smollm2@{url}"
         config = TrainConfig(env=args.game, algo="maskable_ppo", opponents=(llm,) * (args.players - 1),
-                             steps=args.steps, seed=args.seed, env_kwargs=game, n_envs=args.n_envs, eval_episodes=4,
-                             algo_kwargs={"n_steps": 16, "batch_size": 32, "n_epochs": 4, "learning_rate": 1e-3})
+                             steps=args.steps, seed=args.seed, env_kwargs=game, n_envs=args.n_envs,
+                             eval_every=max(1, args.steps // 2), eval_episodes=2,
+                             # small rollouts and a short window for the logged mean return: few, slow episodes
+                             algo_kwargs={"n_steps": 8, "batch_size": 32, "n_epochs": 4, "learning_rate": 1e-3,
+                                          "stats_window_size": 8})
         summary = train(config, args.out, progress=True)
     print(f"model: {summary.model} ({summary.steps} steps in {summary.seconds:.0f}s)")
 

