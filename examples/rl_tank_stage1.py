@@ -5,7 +5,7 @@ six operations (``action_mode="discrete"``); its reward each round is the decrea
 distance to the goal. Through ``baselines.rl.train``, with checkpoints, TensorBoard events
 (``OUT/tb``) and evaluations beside a random driver on the same layouts::
 
-    python examples/rl_tank_stage1.py [--steps 20000] [--out runs/rl_tank_stage1] [--layout 1]
+    python examples/rl_tank_stage1.py [--steps 16384] [--out runs/rl_tank_stage1] [--layout 1]
     arena run tank_battle_v0 --players sb3:runs/rl_tank_stage1 --env-arg stage=1 --env-arg layout_seed=1
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from baselines.rl.train import TrainConfig, train
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--steps", type=int, default=20_000, help="learner steps (default 20000)")
+    parser.add_argument("--steps", type=int, default=16_384, help="learner steps (default 16384: 32 rollouts)")
     parser.add_argument("--out", default="runs/rl_tank_stage1", help="training folder (default runs/rl_tank_stage1)")
     parser.add_argument("--layout", type=int, default=1, help="layout_seed: the paper's start layout (default 1)")
     parser.add_argument("--seed", type=int, default=0)
