@@ -4,8 +4,9 @@ Every module's imports are read with ``ast`` (none is executed), lazy ones insid
 ``TYPE_CHECKING`` blocks included, and checked against these rules:
 
 * layers, lowest first: ``core`` < games (the game packages, the ``<name>_v0`` entry modules,
-  ``registration`` and the package itself) < ``analysis`` < ``runner`` < ``cli``
-  (``arena_envs.runner.cli``); a module imports nothing from a higher layer;
+  ``registration`` and the package itself) < ``analysis`` < ``runner`` < ``rl`` (the learner's
+  view, which seeds episodes as the runner does) < ``cli`` (``arena_envs.runner.cli``); a module
+  imports nothing from a higher layer;
 * a game package imports no other game package;
 * nothing in ``arena_envs`` imports ``baselines`` or ``llm_policies`` (they depend on
   ``arena_envs``, never the reverse);
@@ -24,8 +25,8 @@ from pathlib import Path
 import arena_envs
 
 PACKAGE = "arena_envs"
-LAYERS = ("core", "games", "analysis", "runner", "cli")
-NOT_GAMES = {"core", "analysis", "runner"}
+LAYERS = ("core", "games", "analysis", "runner", "rl", "cli")
+NOT_GAMES = {"core", "analysis", "runner", "rl"}
 FORBIDDEN = ("baselines", "llm_policies")
 HEAVY = ("torch", "matplotlib", "pygame", "vllm", "transformers", "stable_baselines3", "tensorflow")
 
@@ -99,8 +100,8 @@ def layer_of(module: str, package: str) -> str:
         raise ValueError(f"{module} is not in {package}")
     if len(parts) > 1 and parts[1] == "core":
         return "core"
-    if len(parts) > 1 and parts[1] == "analysis":
-        return "analysis"
+    if len(parts) > 1 and parts[1] in ("analysis", "rl"):
+        return parts[1]
     if len(parts) > 1 and parts[1] == "runner":
         return "cli" if parts[2:3] == ["cli"] else "runner"
     return "games"

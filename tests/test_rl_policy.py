@@ -13,8 +13,9 @@ from arena_envs.runner import cli
 from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.policy_specs import SpecError, make_policy
 from arena_envs.runner.runner import RunConfig, run
-from baselines.rl import TrainConfig, evaluate, train
+from baselines.rl.evaluation import evaluate
 from baselines.rl.sb3_policy import Sb3Policy, policy_from_spec
+from baselines.rl.train import TrainConfig, train
 
 
 @pytest.fixture(scope="module")

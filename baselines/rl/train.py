@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -181,9 +182,9 @@ def train(config: TrainConfig, out: str | Path, *, progress: bool = False, resum
             model.learn(total_timesteps=config.steps - start, callback=callbacks, tb_log_name="run",
                         reset_num_timesteps=checkpoint is None)
         seconds = time.perf_counter() - began
-        model.save(out / "model.zip")
         meta = _metadata(config, env_kwargs, model, observation_space, action_space)
         (out / "model.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        model.save(out / "model.zip")  # last: a folder with a model.zip is finished
         if not evaluated or evaluated[-1][0].step != model.num_timesteps:
             evaluate_now(model.num_timesteps)
         return TrainSummary(out, config, model.num_timesteps, start, seconds, evaluated[-1])
@@ -304,8 +305,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                              eval_every=args.eval_every, eval_episodes=args.eval_episodes,
                              algo_kwargs=env_args(args.algo_arg, "--algo-arg"),
                              checkpoint_every=args.checkpoint_every, snapshot_every=args.snapshot_every)
-        summary = train(config, args.out, progress=not args.no_progress, resume=args.resume)
+        # no bar in non-interactive runs (logs), as `arena run`
+        summary = train(config, args.out, progress=not args.no_progress and sys.stderr.isatty(), resume=args.resume)
     except (UsageError, SpecError, ValueError) as err:
+        if os.environ.get("ARENA_DEBUG"):
+            raise
         print(f"arena: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -317,3 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"model: {summary.model} ({summary.steps} steps, {summary.seconds:.0f} s of training)")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
