@@ -66,6 +66,12 @@ ENVIRONMENTS: dict[str, EnvEntry] = {
         "stage3_discrete_grid": {"stage": 3, "action_mode": "discrete", "obs_mode": "grid", "layout_seed": 1},
         "stage4_text_strict": {"stage": 4, "obs_mode": "text", "parser": "strict", "layout_seed": 7},
     }),
+    "who_is_spy_v0": EnvEntry("arena_envs.who_is_spy_v0", False, {
+        "discrete": {"action_mode": "discrete", "reward_mode": "centered"},
+        "zh_strict": {"language": "zh", "vote_parsing": "strict", "pair_order": "random"},
+        "eight_two_spies": {"n_players": 8, "n_spies": 2, "max_rounds": 4, "allow_self_vote": True,
+                            "allow_public_analysis": True, "reward_mode": "win_loss"},
+    }),
     "pirate_game_v0": EnvEntry("arena_envs.pirate_game_v0", False, {
         "small": {"n_players": 4, "golds": 5, "death_reward": -5, "score_variant": "repo"},
         "three_cot": {"n_players": 3, "golds": 1, "cot": True, "history_window": 1},

@@ -206,10 +206,29 @@ def test_trueskill_only_where_the_paper_rates_with_it(monkeypatch):
 
     assert rating_of("auction_v0") == "trueskill"  # AucArena ranks bidders with TrueSkill
     assert rating_of("el_farol_v0") is None  # γ-Bench ranks by its 0-100 score
+    assert rating_of("who_is_spy_v0") == "wis"  # the WiS platform's 100 + Σ score − games
     assert rating_of("tests._tiny_game:env") == "trueskill"  # no paper: the generic rating
     monkeypatch.setattr(el_farol_module, "RATING", "elo", raising=False)
-    with pytest.raises(ValueError, match=r"el_farol_v0: RATING must be one of \('trueskill', None\), got 'elo'"):
+    with pytest.raises(ValueError, match=r"el_farol_v0: RATING must be one of \('trueskill', 'wis', None\), "
+                                         r"got 'elo'"):
         rating_of("el_farol_v0")
+
+
+def test_the_wis_rating_is_100_plus_scores_minus_games_and_ranks_ties_by_mean_then_name():
+    """Spec §8.7 34-35: scores 3.4, −2, 10 give 100 + 11.4 − 3 = 108.4; no games, 100."""
+    def episode(k: int, scores: dict[str, float]) -> dict:
+        return {"episode": k, "seats": {f"p{i}": label for i, label in enumerate(scores)},
+                "metrics": {"agents": {f"p{i}": {"score": s} for i, s in enumerate(scores.values())}, "game": {}}}
+
+    games = [episode(0, {"a": 3.4, "b": 0.0, "c": 1.0}), episode(1, {"a": -2.0, "b": 4.0, "c": 1.0}),
+             episode(2, {"a": 10.0, "b": 1.4, "c": 5.4})]
+    rows = compute(games, ["a", "b", "c", "d"], "wis")
+    assert [(r.policy, r.games) for r in rows] == [("a", 3), ("c", 3), ("b", 3), ("d", 0)]
+    assert rows[0].rating == pytest.approx(108.4) and rows[-1].rating == 100.0
+    assert rows[1].rating == pytest.approx(104.4) and rows[2].rating == pytest.approx(102.4)
+    tied = compute([episode(0, {"y": 2.0, "x": 2.0}), episode(1, {"z": 1.0})], ["y", "x", "z"], "wis")
+    assert [r.policy for r in tied] == ["x", "y", "z"]  # equal ratings and means: by name
+    assert "rating" in format_table(rows).splitlines()[0] and "mu" not in format_table(rows).splitlines()[0]
 
 
 def test_an_unrated_leaderboard_ranks_by_mean_score_without_trueskill_columns(tmp_path):

@@ -22,8 +22,10 @@ sb3_env_checker = pytest.importorskip("stable_baselines3.common.env_checker")
 
 
 def rl_kwargs(name: str) -> dict[str, Any]:
-    """The tank battle's native RL form: one discrete operation per decision, the grid only."""
-    return {"stage": 4, "action_mode": "discrete", "obs_mode": "grid"} if name == "tank_battle_v0" else {}
+    """The RL form of the games whose default is not: the tank battle's one discrete operation per
+    decision on the grid only, Who is Spy's discrete votes and ranked clues (its default is free text)."""
+    return {"tank_battle_v0": {"stage": 4, "action_mode": "discrete", "obs_mode": "grid"},
+            "who_is_spy_v0": {"action_mode": "discrete"}}.get(name, {})
 
 
 def view(name: str, opponents: Any = None, **options: Any) -> LearnerEnv:

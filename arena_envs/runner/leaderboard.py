@@ -2,7 +2,9 @@
 players that way, TrueSkill.
 
 DESIGN.md §5: TrueSkill where the paper uses it, the paper's own scoring elsewhere. An entry
-module declares ``RATING = "trueskill"`` (AucArena does); a registered game that declares nothing
+module declares ``RATING = "trueskill"`` (AucArena does) or ``RATING = "wis"`` (Who is Spy's
+``100 + Σ score − games``: every player starts at 100 and pays 1 per game; sorted by rating, then
+mean score, then name); a registered game that declares nothing
 is ranked by its mean score and its episode-level metrics (a γ-Bench game's 0-100 score in the
 game means line); an environment outside the registry (``module:callable``), which has no paper,
 gets TrueSkill as the generic rating.
@@ -36,10 +38,14 @@ class Row:
     mu: float | None
     sigma: float | None
     means: dict[str, float | None]
+    rating: float | None = None  #: the WiS rating, where the environment ranks by it
 
 
 TRUESKILL = "trueskill"
-RATINGS = (TRUESKILL, None)
+WIS = "wis"
+RATINGS = (TRUESKILL, WIS, None)
+#: The WiS rating's start and per-game fee (spec §3.3).
+WIS_START, WIS_FEE = 100.0, 1.0
 
 
 def rating_of(env: str) -> str | None:
@@ -89,6 +95,7 @@ class Standings:
         self.episodes = 0
         self.next_id = 0
         self.held: dict[int, dict[str, Any]] = {}
+        self.points = dict.fromkeys(self.labels, WIS_START)  # the WiS rating so far
 
     def add(self, episode: dict[str, Any]) -> None:
         """Count a finished episode (an ``episodes.jsonl`` entry)."""
@@ -118,6 +125,9 @@ class Standings:
                     total[0] += value
                     total[1] += 1
         _add_finite(self.game_sums, episode["metrics"].get("game", {}))
+        if self.rating == WIS:
+            for agent, label in seats:
+                self.points[label] += float(agents[agent]["score"]) - WIS_FEE
         if self.rating == TRUESKILL and len(seats) >= 2:
             ranks = dense_ranks([float(agents[agent]["score"]) for agent, _ in seats])
             new = self.ffa.rate([self.ratings[label] for _, label in seats], ranks)
@@ -135,14 +145,16 @@ class Standings:
         return done
 
     def rows(self) -> list[Row]:
-        """One row per label, sorted by TrueSkill mu (then mean score)."""
+        """One row per label, sorted by TrueSkill mu or the WiS rating (then mean score, then label)."""
         done = self._settled()
         rows = [Row(label, done.games[label], done.ratings[label][0] if done.rated else None,
                     done.ratings[label][1] if done.rated else None,
                     {key: (t[0] / t[1] if (t := done.sums[label].get(key)) and t[1] else None)
-                     for key in done.columns})
+                     for key in done.columns},
+                    done.points[label] if done.rating == WIS else None)
                 for label in done.labels]
-        rows.sort(key=lambda r: (-_or_lowest(r.mu), -_or_lowest(r.means.get("score"))))
+        rows.sort(key=lambda r: (-_or_lowest(r.mu if r.rating is None else r.rating),
+                                 -_or_lowest(r.means.get("score")), r.policy))
         return rows
 
     def game_means(self) -> dict[str, float]:
@@ -223,8 +235,11 @@ def _table(rows: list[Row], columns: Sequence[str] | None = None) -> tuple[list[
     if columns is None:
         columns = list(rows[0].means) if rows else ["score"]
     rated = any(r.mu is not None for r in rows)
-    header = ["#", "policy", *(["mu", "sigma"] if rated else []), "games"] + [f"mean {c}" for c in columns]
-    body = [[str(i), r.policy, *([_cell(r.mu), _cell(r.sigma)] if rated else []), str(r.games)]
+    wis = any(r.rating is not None for r in rows)
+    header = (["#", "policy", *(["mu", "sigma"] if rated else []), *(["rating"] if wis else []), "games"]
+              + [f"mean {c}" for c in columns])
+    body = [[str(i), r.policy, *([_cell(r.mu), _cell(r.sigma)] if rated else []),
+             *([_cell(r.rating)] if wis else []), str(r.games)]
             + [_cell(r.means.get(c)) for c in columns] for i, r in enumerate(rows, 1)]
     return header, body
 
@@ -297,6 +312,7 @@ def write_leaderboard(folder: Path, table: Standings) -> None:
             "rating": table.rating,
             **({"trueskill": "trueskill package defaults, one free-for-all match per episode ranked by score"}
                if table.rating == TRUESKILL else {}),
+            **({"wis": "100 + sum of scores - games (WiS platform rating)"} if table.rating == WIS else {}),
             "rows": [asdict(r) for r in rows], "game_means": game}
     write_durably(folder / "leaderboard.json", json.dumps(data, indent=2) + "\n")
     title = f"# {config['env']}: {table.count} of {config['episodes']} episodes, seed {config['seed']}\n\n"

@@ -284,6 +284,11 @@ class WisGame:
     def alive_seats(self) -> list[int]:
         return sorted(self._alive)
 
+    @property
+    def said(self) -> frozenset[str] | set[str]:
+        """The normal forms (:func:`.rules.norm`) of every non-empty utterance so far (read-only)."""
+        return self._norms
+
     def is_alive(self, seat: int) -> bool:
         return seat in self._alive
 

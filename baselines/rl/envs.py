@@ -6,7 +6,8 @@ learner. Every environment copy gets its own opponent instances (policies keep p
 
 The tank battle defaults: when the user sets neither, ``action_mode="discrete"`` (one ``Discrete``
 action: every algorithm, DQN included, takes it) and ``obs_mode="grid"`` (the numeric grid
-only: the text of the learner's seat is never built).
+only: the text of the learner's seat is never built). Who is Spy: ``action_mode="discrete"`` (its
+default is free text, which no network emits): votes, abstain and the rule describer's ranked clues.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from arena_envs.runner.policy_specs import make_policy, split_players
 from arena_envs.runner.runner import env_factory
 
 #: Environment keyword arguments a learner gets unless the user sets them.
-LEARNER_DEFAULTS: dict[str, dict[str, Any]] = {"tank_battle_v0": {"action_mode": "discrete", "obs_mode": "grid"}}
+LEARNER_DEFAULTS: dict[str, dict[str, Any]] = {"tank_battle_v0": {"action_mode": "discrete", "obs_mode": "grid"},
+                                               "who_is_spy_v0": {"action_mode": "discrete"}}
 
 
 def learner_env_kwargs(env: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,19 @@
+"""Who is Spy (WiS): six players, one spy with a related word; describe, deceive and vote.
+
+``env(**kwargs)`` returns the wrapped AEC environment, ``raw_env(**kwargs)`` the bare one. Turns
+are sequential (each clue is public as soon as it is said), so there is no ``parallel_env``.
+Arguments and their defaults: :class:`arena_envs.who_is_spy.env.WhoIsSpyEnv`.
+"""
+from __future__ import annotations
+
+from arena_envs.core import entry_points
+from arena_envs.who_is_spy.env import WhoIsSpyEnv
+
+#: WiS ranks its players by 100 + Σ score − games (spec §3.3), the run's leaderboard too.
+RATING = "wis"
+#: Metrics the run's leaderboard table shows beside the rating (all stay in leaderboard.json).
+LEADERBOARD_METRICS = ("won", "spy_win", "civilian_win", "vote_accuracy", "foul_rate", "survival_rounds")
+
+env, raw_env = entry_points(WhoIsSpyEnv)
+
+__all__ = ["WhoIsSpyEnv", "env", "raw_env"]
