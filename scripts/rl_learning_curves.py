@@ -2,9 +2,10 @@
 
 For each ``NAME=FOLDER`` it reads every run under ``FOLDER/tb`` with TensorBoard's
 ``EventAccumulator`` and draws, against the learner's steps, the mean training episode return
-(``rollout/ep_rew_mean``: the last 100 episodes, as sb3 logs it) and, where the training
-evaluated, the evaluation mean return against each opponent type (``eval/<opponent>/mean_return``)
-beside a random learner on the same episodes (``eval/<opponent>/random_mean_return``, dashed).
+(``rollout/ep_rew_mean``: sb3's mean over its last ``stats_window_size`` episodes, 100 by
+default) and, where the training evaluated, the evaluation mean return against each opponent
+type (``eval/<opponent>/mean_return``) beside a random learner on the same episodes
+(``eval/<opponent>/random_mean_return``, dashed).
 The figure goes to ``OUT/rl_<NAME>.png``::
 
     python scripts/rl_learning_curves.py auction_ppo=runs/rl_auction_ppo [--out docs/img] [--title auction_ppo="..."]
@@ -49,7 +50,7 @@ def plot(name: str, title: str, scalars: Series, out: Path) -> Path:
     figure, axis = plt.subplots(figsize=(7, 4))
     if "rollout/ep_rew_mean" in scalars:
         steps, values = scalars["rollout/ep_rew_mean"]
-        axis.plot(steps, values, color="tab:blue", label="training episodes (mean of the last 100)")
+        axis.plot(steps, values, color="tab:blue", label="training episodes (rollout/ep_rew_mean)")
     colours = iter(["tab:orange", "tab:green", "tab:red", "tab:purple"])
     for tag in sorted(scalars):
         match = EVAL.match(tag)

@@ -5,7 +5,6 @@ server is stopped before they load the model again)."""
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import socket
 import subprocess
@@ -151,10 +150,10 @@ def test_maskable_ppo_trains_against_llm_players_and_the_model_plays(server, tmp
     two copies in ConcurrentVecEnv (picked by vec=auto for the async opponents); the saved model
     then plays an arena run beside the same LLM players."""
     from arena_envs.core import Policy
+    from baselines.rl import train as train_module
     from baselines.rl.sb3_policy import policy_from_spec
     from baselines.rl.vec_env import ConcurrentVecEnv, make_vec_env
 
-    train_module = importlib.import_module("baselines.rl.train")  # the module (baselines.rl.train is also the function)
     built: list[type] = []
 
     def recording_vec_env(env_fns, kind="auto"):
