@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -22,7 +23,7 @@ from pathlib import Path
 import httpx
 
 from llm_policies.cpu_dtype import resolve_dtype
-from llm_policies.local_stack import vllm_python
+from llm_policies.local_stack import smollm2_dir, vllm_python
 
 #: vLLM's CPU KV cache size (GiB) unless ``VLLM_CPU_KVCACHE_SPACE`` is already set: room for 32
 #: concurrent ~1k-token float32 SmolLM2 sequences and their cached prefixes (with 2 GiB, half of
@@ -122,6 +123,15 @@ class VLLMServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def smollm2_server(name: str = "smollm2", log_path: str | Path | None = None) -> VLLMServer:
+    """The suite's small local model (SmolLM2 of ``scripts/setup_llm.sh``) as ``name`` on a free port of
+    127.0.0.1, not started yet; eager mode (no torch.compile at start-up: vllm-cpu cannot reload its cache)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return VLLMServer(str(smollm2_dir()), port=port, name=name, log_path=log_path, extra_args=["--enforce-eager"])
 
 
 def looks_like_path(model: str) -> bool:
