@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import arena_envs
+from arena_envs.rl import LearnerEnv
 from arena_envs.tank_battle import grid
 from arena_envs.tank_battle.env import OPS, TARGET_IDS
 from baselines.tank_random import RandomTank
@@ -255,3 +256,20 @@ def test_bad_options_are_one_clear_line(kwargs, message):
     with pytest.raises(ValueError, match=message) as err:
         arena_envs.tank_battle_v0.env(**kwargs)
     assert "\n" not in str(err.value)
+
+
+def test_a_tank_pushed_below_the_field_is_clamped_back():
+    """A push-out can put a tank past the padding rows below the field before it is clamped; this
+    seeded stage-4 game (a random discrete learner against the rule tank) once raised IndexError
+    in the push-out loop at its 46th decision."""
+    env = LearnerEnv(lambda: arena_envs.tank_battle_v0.env(stage=4, action_mode="discrete", obs_mode="grid"),
+                     [RuleTank(native=True)])
+    rng = np.random.default_rng(2)
+    env.reset(seed=2)
+    steps, done = 0, False
+    while not done:
+        _, _, terminated, truncated, _ = env.step(int(rng.integers(6)))
+        done = terminated or truncated
+        steps += 1
+    assert steps > 46
+    assert all(0 <= t.y <= 480 for t in env.raw.world.tanks)

@@ -145,6 +145,12 @@ class LearnerEnv(gym.Env[Any, Any]):
         await self._adrive(self._turns())
         return self._result()
 
+    @property
+    def async_opponents(self) -> bool:
+        """Whether an opponent has its own ``aact`` (an LLM policy): then :meth:`astep` lets many
+        copies' requests be in flight at once."""
+        return self._async
+
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as one flat boolean vector (every action when the game has no mask)."""
         if self._mask is None:

@@ -866,7 +866,9 @@ class World:
                 break
             mask = ((2 << (c1 - c0)) - 1) << c0
             r0 = y >> 4 if y > 0 else 0
-            r1 = (y + 31) >> 4
+            r1 = min((y + 31) >> 4, len(blocked) - 1)  # rows past the padding hold nothing
+            if r1 < r0:  # wholly below the field and its padding (a push can put it there): nothing overlaps
+                break
             if not any(blocked[r] & mask for r in range(r0, r1 + 1)):
                 break
             bx, by, size = self._first_obstacle(r0, r1, mask)

@@ -117,7 +117,7 @@ def make_vec_env(env_fns: Sequence[Callable[[], gym.Env[Any, Any]]], kind: str =
 
 def has_async_opponents(env: gym.Env[Any, Any]) -> bool:
     """Whether ``env`` is a :class:`LearnerEnv` with an opponent that has its own ``aact`` (an LLM policy)."""
-    return isinstance(env, LearnerEnv) and bool(env._async)
+    return isinstance(env, LearnerEnv) and env.async_opponents
 
 
 def _given(env: gym.Env[Any, Any]) -> Callable[[], gym.Env[Any, Any]]:
