@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.results import read_record, read_steps
 from arena_envs.runner.runner import RunConfig, run
 from llm_policies.backends.openai_http import OpenAIHTTPBackend
@@ -149,9 +148,7 @@ def test_maskable_ppo_trains_against_llm_players_and_the_model_plays(server, tmp
     """A short MaskablePPO training in El Farol (3 players, 5 rounds) against two SmolLM2 players,
     two copies in ConcurrentVecEnv (picked by vec=auto for the async opponents); the saved model
     then plays an arena run beside the same LLM players."""
-    from arena_envs.core import Policy
     from baselines.rl import train as train_module
-    from baselines.rl.sb3_policy import policy_from_spec
     from baselines.rl.vec_env import ConcurrentVecEnv, make_vec_env
 
     built: list[type] = []
@@ -172,17 +169,39 @@ def test_maskable_ppo_trains_against_llm_players_and_the_model_plays(server, tmp
     (row,) = summary.evaluation
     assert row.opponent == spec(server) and len(row.returns) == 1
 
-    def players(player: str, env: str) -> Policy:
-        # the sb3 prefix is an entry point of the installed package; until it is reinstalled with
-        # baselines.rl, sb3: specs are mapped to their factory here (make_policy would do it after)
-        return policy_from_spec(player, env) if player.startswith("sb3:") else make_policy(player, env)
-
-    model_spec = f"sb3:{tmp_path / 'train'}"
+    model_spec = f"sb3:{tmp_path / 'train'}"  # the policy prefix the rl extra registers
     played = run(RunConfig("el_farol_v0", (model_spec, spec(server), spec(server)), episodes=1, seed=5,
-                           env_kwargs=game), tmp_path / "run", policy_factory=players)
+                           env_kwargs=game), tmp_path / "run")
     assert played.played == 1
     (entry,) = played.episodes
     model_seat = next(seat for seat, label in entry["seats"].items() if label == model_spec)
     assert entry["invalid"][model_seat] == {"unparseable": 0, "illegal": 0, "fallback": 0}
     steps = [step for step in read_steps(tmp_path / "run", 0) if step["agent"] == model_seat]
     assert len(steps) == game["n_rounds"]
+
+
+def test_llm_plays_who_is_spy_against_rule_players(server, tmp_path):
+    """SmolLM2 in one seat of Who is Spy, rule players in the others: the games finish with a valid
+    score table (each game's scores sum to the pot, or to the spy's share when no civilian is left)
+    and a leaderboard ranked by the WiS rating; guided answers keep every ballot readable."""
+    config = RunConfig("who_is_spy_v0", (spec(server), "rule", "rule", "rule", "rule", "rule"), episodes=2, seed=4)
+    summary = run(config, tmp_path / "wis", concurrency=2)
+    assert summary.played == 2
+    for entry in summary.episodes:
+        scores = {seat: m["score"] for seat, m in entry["metrics"]["agents"].items()}
+        record = read_record(tmp_path / "wis", entry["episode"])["game"]
+        assert scores == pytest.approx(record["scores"])
+        out = {name for r in record["rounds"] for name in [r["eliminated_by_vote"], *r["eliminated_by_violation"]]}
+        spies = {record["player_names"][seat] for seat in record["spy_seats"]}
+        civilians_left = [name for name in record["player_names"] if name not in spies | out]
+        degenerate = record["outcome"]["winner"] == "civilians" and not civilians_left  # spec §3.1.3
+        assert sum(scores.values()) == pytest.approx(12) or degenerate
+        llm_seat = next(seat for seat, label in entry["seats"].items() if label == spec(server))
+        assert entry["invalid"][llm_seat]["unparseable"] == 0
+        assert entry["metrics"]["agents"][llm_seat]["turns"] >= 1
+    board = json.loads((tmp_path / "wis" / "leaderboard.json").read_text())
+    assert board["rating"] == "wis"
+    rows = {row["policy"]: row for row in board["rows"]}
+    llm_scores = [e["metrics"]["agents"][seat]["score"] for e in summary.episodes
+                  for seat, label in e["seats"].items() if label == spec(server)]
+    assert rows[spec(server)]["rating"] == pytest.approx(100 + sum(llm_scores) - len(llm_scores))
