@@ -44,6 +44,18 @@ def test_seat_rotation_gives_every_player_every_seat():
             assert sorted(seats) == list(range(n))
 
 
+def test_fixed_seats_keep_every_player_in_its_seat_and_are_part_of_the_configuration(tmp_path):
+    assert [seat_players(3, k, rotate=False) for k in range(4)] == [(0, 1, 2)] * 4
+    config = RunConfig(TINY, ("random", "always_one", "random"), episodes=4, seed=1, rotate=False)
+    summary = run(config, tmp_path / "r", policy_factory=lambda spec, env: RandomPolicy())
+    assert {tuple(e["seats"].values()) for e in summary.episodes} == {("random#1", "always_one", "random#2")}
+    assert json.loads((tmp_path / "r" / "run.json").read_text())["config"]["rotate"] is False
+    assert "rotate" not in RunConfig(TINY, ("random",) * 3, episodes=1).to_dict()  # older folders still resume
+    with pytest.raises(ValueError, match="rotate"):  # a rotating run does not resume a fixed-seat folder
+        run(RunConfig(TINY, config.players, episodes=4, seed=1), tmp_path / "r",
+            policy_factory=lambda spec, env: RandomPolicy())
+
+
 def test_run_records_rotation_seeds_and_metrics(tmp_path):
     config = RunConfig(TINY, ("random", "random", "random"), episodes=6, seed=3)
     summary = run(config, tmp_path / "r")

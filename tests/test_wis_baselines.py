@@ -14,6 +14,7 @@ import tomllib
 import arena_envs
 from arena_envs.core import Policy
 from arena_envs.runner.policy_specs import load_object, parse_arguments
+from arena_envs.runner.results import read_record
 from arena_envs.runner.runner import RunConfig, run
 from arena_envs.who_is_spy.rules import contains_keyword, norm
 from arena_envs.who_is_spy.words import load_pairs
@@ -386,3 +387,19 @@ def test_a_run_of_rule_players_gives_the_wis_leaderboard(tmp_path):
         assert abs(row["rating"] - (100 + sum(scores) - len(scores))) < 1e-9
     assert [r["rating"] for r in board["rows"]] == sorted((r["rating"] for r in board["rows"]), reverse=True)
     assert "rating" in (tmp_path / "run" / "leaderboard.md").read_text()
+
+
+def test_the_papers_injection_setting_keeps_the_hacker_in_the_spy_seat(tmp_path):
+    """Spec §3.5 / §3.6 ``setting="pia"``: the hacker is always the spy. ``spy_seats=[0]`` fixes the
+    spy's seat and fixed seats keep the attacker in it; gullible civilians who speak after it foul."""
+    config = RunConfig("who_is_spy_v0", ("attack",) + ("gullible",) * 5, episodes=6, seed=2,
+                       env_kwargs={"spy_seats": [0]}, rotate=False)
+    summary = run(config, tmp_path / "pia", policy_factory=registry_factory)
+    fouls = 0
+    for entry in summary.episodes:
+        assert entry["seats"]["player_0"] == "attack"
+        record = read_record(tmp_path / "pia", entry["episode"])
+        assert record["game"]["spy_seats"] == [0]
+        fouls += sum(m["fouls"] for seat, m in entry["metrics"]["agents"].items() if seat != "player_0")
+    assert fouls > 0
+    assert json.loads((tmp_path / "pia" / "run.json").read_text())["config"]["rotate"] is False

@@ -242,3 +242,16 @@ def test_eliminated_players_watch_and_are_never_selected():
     assert "player_1" in selected[:6] and "player_1" not in selected[6:]
     assert "You are out; you are watching." in env.observe("player_1")["text"] if env.unwrapped.agents else True
     assert env.unwrapped.agents == []
+
+
+def test_fixed_spy_seats_change_nothing_else_and_bad_ones_are_one_line():
+    drawn, fixed = new_env(), new_env(spy_seats=[4])
+    drawn.reset(seed=9)
+    fixed.reset(seed=9)
+    a, b = drawn.unwrapped.game, fixed.unwrapped.game
+    assert b.spy_seats == {4} and (a.civilian_word, a.spy_word, a.first_speaker) == \
+        (b.civilian_word, b.spy_word, b.first_speaker)
+    for bad in ([7], [1, 2], "0"):
+        with pytest.raises(ValueError) as caught:
+            new_env(spy_seats=bad)
+        assert "spy_seats" in str(caught.value) and "\n" not in str(caught.value)

@@ -3,7 +3,7 @@
     arena list
     arena policies ENV
     arena run ENV --players p1,p2,... --episodes N --seed S [--out DIR] [--concurrency K]
-              [--env-arg key=value ...] [--no-progress] [--record DIR]
+              [--env-arg key=value ...] [--fixed-seats] [--no-progress] [--record DIR]
     arena replay RESULTS_DIR --episode N [--out FILE] [--fps F]
     arena leaderboard DIR
     arena run gamma ...           the γ-Bench suite (arena_envs.runner.gamma_suite, its own options)
@@ -80,7 +80,7 @@ def cmd_policies(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     players = split_players(args.players)
     config = RunConfig(env=args.env, players=tuple(players), episodes=args.episodes, seed=args.seed,
-                       env_kwargs=env_args(args.env_arg))
+                       env_kwargs=env_args(args.env_arg), rotate=not args.fixed_seats)
     out = Path(args.out) if args.out else Path("results") / f"{args.env.replace(':', '.')}-seed{args.seed}"
     # no bar in non-interactive runs, nor over a human player's prompts
     progress = not args.no_progress and sys.stderr.isatty() and all(p.split(":")[0] != "human" for p in players)
@@ -135,6 +135,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once (default 1)")
     r.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="environment keyword argument, JSON value when it parses (repeatable)")
+    r.add_argument("--fixed-seats", action="store_true",
+                   help="player i plays seat i in every episode (default: seats rotate over episodes)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--record", metavar="DIR",
                    help="after the run, write DIR/episode_<N>.mp4 (or .gif) for each episode, re-rendered from the log")

@@ -51,7 +51,9 @@ class RunConfig:
     """What defines a run (stored in ``run.json``; a folder only resumes the same configuration).
 
     ``env`` is a name of ``arena_envs.registration.ENVIRONMENTS`` or ``"package.module:callable"``
-    returning an AEC environment; ``players`` are policy spec strings, one per seat.
+    returning an AEC environment; ``players`` are policy spec strings, one per seat; ``rotate``:
+    whether seats rotate over episodes (:func:`arena_envs.runner.seeding.seat_players`; False:
+    player ``i`` always plays seat ``i``).
     """
 
     env: str
@@ -59,6 +61,7 @@ class RunConfig:
     episodes: int
     seed: int = 0
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    rotate: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "players", tuple(self.players))
@@ -75,8 +78,9 @@ class RunConfig:
         return player_labels(list(self.players))
 
     def to_dict(self) -> dict[str, Any]:
+        fixed = {} if self.rotate else {"rotate": False}  # folders of rotating runs keep their run.json
         return {"env": self.env, "env_kwargs": dict(self.env_kwargs), "players": list(self.players),
-                "seed": self.seed, "episodes": self.episodes}
+                "seed": self.seed, "episodes": self.episodes, **fixed}
 
 
 @dataclass
@@ -153,10 +157,10 @@ class Runner:
 
     def _seats(self, episode: int) -> Seats:
         """The seat labels of ``episode``, built once per seat rotation."""
-        rotation = episode % len(self.agents)
+        rotation = episode % len(self.agents) if self.config.rotate else 0
         seats = self._rotations.get(rotation)
         if seats is None:
-            order = seat_players(len(self.agents), episode)
+            order = seat_players(len(self.agents), episode, self.config.rotate)
             seats = self._rotations[rotation] = Seats({agent: self.labels[order[j]]
                                                        for j, agent in enumerate(self.agents)})
         return seats
@@ -212,7 +216,7 @@ class Runner:
         """Play ``episode`` on ``env`` (reset here) with ``policies`` (their :func:`_sync_hooks` in
         ``hooks``); its ``episodes.jsonl`` entry, that entry's line and its ``log.jsonl`` block."""
         seeds = episode_seeds(self.config.seed, episode, len(self.agents))
-        order = seat_players(len(self.agents), episode)
+        order = seat_players(len(self.agents), episode, self.config.rotate)
         seat_policy = {agent: policies[order[j]] for j, agent in enumerate(self.agents)}
         sync = {agent: hooks[order[j]] for j, agent in enumerate(self.agents)}
         seats = self._seats(episode)

@@ -3,7 +3,8 @@
 Episode ``k`` of a run with seed ``S`` draws everything from ``SeedSequence(S, spawn_key=(k,))``
 (child ``k`` of ``SeedSequence(S).spawn``): the environment seed from its child ``0``, the policy
 seed of seat ``j`` from its child ``1 + j``. Seeds are unsigned 32-bit integers, which every seeding
-API accepts. Seats rotate: in episode ``k`` player ``i`` plays seat ``(i + k) mod n``.
+API accepts. Seats rotate: in episode ``k`` player ``i`` plays seat ``(i + k) mod n`` (unless a run
+fixes them).
 """
 from __future__ import annotations
 
@@ -31,10 +32,12 @@ def episode_seeds(run_seed: int, episode: int, n_seats: int) -> EpisodeSeeds:
     return EpisodeSeeds(_draw(run_seed, episode, 0), tuple(_draw(run_seed, episode, 1 + j) for j in range(n_seats)))
 
 
-def seat_players(n_seats: int, episode: int) -> tuple[int, ...]:
+def seat_players(n_seats: int, episode: int, rotate: bool = True) -> tuple[int, ...]:
     """For each seat, the index of the player (position in the players list) who plays it.
 
     Episode ``k`` shifts the players by ``k``: player ``i`` plays seat ``(i + k) mod n``, so over
-    ``n`` consecutive episodes every player plays every seat once.
+    ``n`` consecutive episodes every player plays every seat once. ``rotate=False``: player ``i``
+    plays seat ``i`` in every episode (a game whose seats differ on purpose, e.g. a fixed role).
     """
-    return tuple((seat - episode) % n_seats for seat in range(n_seats))
+    shift = episode if rotate else 0
+    return tuple((seat - shift) % n_seats for seat in range(n_seats))

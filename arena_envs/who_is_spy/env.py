@@ -71,8 +71,11 @@ class Move(NamedTuple):
 
 class WhoIsSpyEnv(TextAECEnv):
     """Who is Spy; see the module docstring. Arguments are spec §2.12's, plus ``n_spies`` (the issue's
-    option; several spies score as :mod:`.scoring` says), ``clue_actions`` (discrete mode) and the
-    core's ``max_cycles`` (a phase is a cycle: truncation after that many describe or vote phases)."""
+    option; several spies score as :mod:`.scoring` says), ``clue_actions`` (discrete mode),
+    ``spy_seats`` (the spies' seats in every game, e.g. ``[0]`` for the paper's injection experiments,
+    where the hacker is always the spy: ``arena run --fixed-seats`` keeps it in seat 0; the draw is
+    still made, so the words and first speaker do not change) and the core's ``max_cycles`` (a phase
+    is a cycle: truncation after that many describe or vote phases)."""
 
     metadata: ClassVar[dict[str, Any]] = {"name": "who_is_spy_v0", "render_modes": ["ansi", "human"],
                                           "is_parallelizable": False}
@@ -83,7 +86,8 @@ class WhoIsSpyEnv(TextAECEnv):
                  allow_self_vote: bool = False, vote_parsing: str = "lenient", action_mode: str = "text",
                  reward_mode: str = "score", allow_public_analysis: bool = False, analysis_max_chars: int = 1200,
                  player_names: Sequence[str] | None = None, include_rules_in_obs: bool = True,
-                 clue_actions: int = 8, max_retries: int = 0, max_cycles: int | None = None,
+                 clue_actions: int = 8, spy_seats: Sequence[int] | None = None, max_retries: int = 0,
+                 max_cycles: int | None = None,
                  render_mode: str | None = None):
         self.rules = WisConfig(n_players, n_spies, max_rounds, end_alive_threshold, language, max_description_chars,
                                allow_self_vote, vote_parsing, allow_public_analysis, analysis_max_chars, pair_order,
@@ -117,6 +121,9 @@ class WhoIsSpyEnv(TextAECEnv):
         self.texts = WisTexts(language, names, n_spies, max_rounds, end_alive_threshold,
                               self.rules.description_limit, allow_public_analysis, include_rules_in_obs)
         self._seat = {name: i for i, name in enumerate(names)}
+        self.spy_seats = None if spy_seats is None else list(spy_seats)
+        if self.spy_seats is not None:  # checked as a reset option would be
+            draw_setup(self.rules, self._pair_words, np.random.default_rng(0), {"spy_seats": self.spy_seats})
         self._word_codes: dict[str, dict[str, int]] = {}
 
     def config(self) -> dict[str, Any]:
@@ -127,11 +134,14 @@ class WhoIsSpyEnv(TextAECEnv):
                 "allow_self_vote": r.allow_self_vote, "vote_parsing": r.vote_parsing,
                 "action_mode": self.action_mode, "reward_mode": self.reward_mode,
                 "allow_public_analysis": r.allow_public_analysis, "analysis_max_chars": r.analysis_max_chars,
-                "player_names": list(r.names), "pairs": len(self.pairs), "clue_actions": self.clue_actions}
+                "player_names": list(r.names), "pairs": len(self.pairs), "clue_actions": self.clue_actions,
+                "spy_seats": self.spy_seats}
 
     # ------------------------------------------------------------------ the game
 
     def _start_game(self, options: dict[str, Any]) -> None:
+        if self.spy_seats is not None:
+            options = {"spy_seats": self.spy_seats, **(options if isinstance(options, Mapping) else {})}
         setup = draw_setup(self.rules, self._pair_words, self.np_random, options)
         self.game = game = WisGame(self.rules, setup, self.record.seed if self.record else None)
         n = game.n
