@@ -10,7 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena_envs.trading.data import FIELDS, ArchSource, CryptoDatabaseSource, CsvSource, DataError, Market
+from arena_envs.trading.data import (
+    FIELDS,
+    ArchSource,
+    CryptoDatabaseSource,
+    CsvSource,
+    DataError,
+    Market,
+    write_market,
+)
 from arena_envs.trading.news import NewsItem, ascii_fold, digest, parse_news_line
 from arena_envs.trading.synthetic import SyntheticSource
 
@@ -313,3 +321,14 @@ def test_import_stays_light() -> None:
             "print(sorted(m for m in ('pandas', 'arch', 'scipy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_written_market_reads_back_labelled_synthetic(tmp_path: Path) -> None:
+    m = SyntheticSource(5, {"SYS": "stock", "SYC": "crypto"}, "2025-08-01", "2025-08-31").load()
+    prices, news = write_market(m, tmp_path / "out")
+    back = CsvSource(prices, news).load()
+    assert same_market(back, m)
+    assert back.synthetic and back.label.startswith("SYNTHETIC")
+    again = write_market(SyntheticSource(5, {"SYS": "stock", "SYC": "crypto"}, "2025-08-01", "2025-08-31").load(),
+                         tmp_path / "again")
+    assert again[0].read_bytes() == prices.read_bytes() and again[1].read_bytes() == news.read_bytes()

@@ -19,7 +19,7 @@ import importlib.util
 import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -33,11 +33,13 @@ from arena_envs.trading.news import (
     NewsItem,
     check_item,
     digest,
+    news_to_json,
     read_news,
     visibility,
 )
 
-__all__ = ["ArchSource", "CryptoDatabaseSource", "CsvSource", "DataError", "DataSource", "Market", "Series"]
+__all__ = ["ArchSource", "CryptoDatabaseSource", "CsvSource", "DataError", "DataSource", "Market", "Series",
+           "write_market"]
 
 FIELDS = ("open", "high", "low", "close", "adj_close", "volume")
 PRICE_FIELDS = FIELDS[:5]
@@ -111,8 +113,7 @@ class Market:
     news: tuple[NewsItem, ...]
     news_day: np.ndarray
     synthetic: bool
-    label: str  #: e.g. "S&P 500 daily (arch)", or "synthetic (seed=0)"
-    end: np.datetime64 = field(default_factory=lambda: np.datetime64("NaT", "D"))  #: ``until`` bound
+    label: str  #: where the data comes from; synthetic labels say SYNTHETIC
 
     @property
     def is_open(self) -> np.ndarray:
@@ -132,22 +133,20 @@ class Market:
         return Series(asset, self.asset_class[j], self.dates[rows],
                       *(getattr(self, f)[rows, j] for f in FIELDS))
 
-    def _take(self, rows: np.ndarray, cols: Sequence[int], news_day: np.ndarray, end: np.datetime64 | None = None
-              ) -> Market:
+    def _take(self, rows: np.ndarray, cols: Sequence[int], news_day: np.ndarray) -> Market:
         """Rows and columns of the bars; the news with a visibility day left in ``news_day``."""
         keep = ~np.isnat(news_day).all(axis=1)
         return replace(self, assets=tuple(self.assets[c] for c in cols),
                        asset_class=tuple(self.asset_class[c] for c in cols), dates=self.dates[rows],
                        **{f: getattr(self, f)[rows][:, cols] for f in FIELDS},
-                       news=tuple(n for n, k in zip(self.news, keep.tolist()) if k), news_day=news_day[keep],
-                       end=self.end if end is None else end)
+                       news=tuple(n for n, k in zip(self.news, keep.tolist()) if k), news_day=news_day[keep])
 
     def until(self, day: DateLike) -> Market:
         """What an agent may see for the decision on ``day``: bars dated <= ``day`` (its close
         included) and news visible by ``day``'s cut-off. Nothing here depends on later rows."""
         d = as_day(day)
         visible = np.where(self.news_day <= d, self.news_day, np.datetime64("NaT", "D"))
-        return self._take(self.dates <= d, range(len(self.assets)), visible, end=d)
+        return self._take(self.dates <= d, range(len(self.assets)), visible)
 
     def window(self, start: DateLike | None = None, end: DateLike | None = None) -> Market:
         """The days in ``[start, end]`` (inclusive) and the news visible on them. Empty -> ``DataError``."""
@@ -213,6 +212,24 @@ def build_market(series: Sequence[Series], news: Iterable[NewsItem] = (), *, syn
                   news_day=news_day, synthetic=synthetic, label=label)
 
 
+def write_market(market: Market, directory: str | Path) -> tuple[Path, Path]:
+    """Write ``market`` as ``prices.csv`` (the spec's layout plus an ``adj_close`` column; floats
+    written exactly) and ``news.jsonl``, which ``CsvSource(prices, news)`` reads back unchanged."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    prices, news = out / "prices.csv", out / "news.jsonl"
+    with open(prices, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow([*_SPEC_COLUMNS, "source", "adj_close"])
+        for a in market.assets:
+            s = market.series(a)
+            for i, d in enumerate(s.dates):
+                w.writerow([d, a, s.asset_class, *(repr(float(getattr(s, c)[i])) for c in _SPEC_COLUMNS[3:]),
+                            market.label, repr(float(s.adj_close[i]))])
+    news.write_text("".join(news_to_json(n) + "\n" for n in market.news), encoding="utf-8")
+    return prices, news
+
+
 class DataSource(Protocol):
     """What the environment needs from a data source."""
 
@@ -276,10 +293,10 @@ def _parse_float(text: str, column: str, where: str) -> float:
 
 
 def read_csv_series(lines: Iterable[str], where: str, name: str | None = None,
-                    asset_class: str = "stock") -> list[Series]:
+                    asset_class: str = "stock") -> tuple[list[Series], bool]:
     """Series from CSV text in the export layout (Date,Open,High,Low,Close,Adj Close,Volume: one
-    asset, called ``name``) or the spec's layout (date,symbol,asset_class,open,high,low,close,volume,...:
-    one series per symbol)."""
+    asset, called ``name``) or the spec's layout (date,symbol,asset_class,open,high,low,close,volume,
+    source[,adj_close]: one series per symbol), and whether a ``source`` cell says synthetic."""
     reader = csv.reader(lines)
     header = [h.strip() for h in next(reader, [])]
     export = {h.lower() for h in header} >= {c.lower() for c in _EXPORT_COLUMNS if c != "Adj Close"}
@@ -297,6 +314,7 @@ def read_csv_series(lines: Iterable[str], where: str, name: str | None = None,
     rows: dict[tuple[str, str], list[list[float]]] = {}
     values: list[float]
     dates: dict[tuple[str, str], list[np.datetime64]] = {}
+    synthetic = False
     for n, row in enumerate(reader, 2):
         if not row or not any(c.strip() for c in row):
             continue
@@ -306,7 +324,9 @@ def read_csv_series(lines: Iterable[str], where: str, name: str | None = None,
         if "symbol" in wanted:
             key = (row[col["symbol"]].strip().upper(), row[col["asset_class"]].strip())
             values = [_parse_float(row[col[c]], c, at) for c in ("open", "high", "low", "close")]
-            values += [values[3], _parse_float(row[col["volume"]], "volume", at)]
+            adj_close = _parse_float(row[col["adj_close"]], "adj_close", at) if "adj_close" in col else values[3]
+            values += [adj_close, _parse_float(row[col["volume"]], "volume", at)]
+            synthetic = synthetic or ("source" in col and "synthetic" in row[col["source"]].lower())
         else:
             key = (name or Path(where).stem.upper(), asset_class)
             adj = col.get("adj close", col["close"])
@@ -323,7 +343,7 @@ def read_csv_series(lines: Iterable[str], where: str, name: str | None = None,
     for (sym, cls), table in rows.items():
         a = np.array(table, dtype=np.float64)
         out.append(Series(sym, cls, np.array(dates[(sym, cls)], dtype="datetime64[D]"), *a.T))
-    return out
+    return out, synthetic
 
 
 class CsvSource(CachedSource):
@@ -331,6 +351,7 @@ class CsvSource(CachedSource):
 
     ``prices``: one file (export layout: the asset is named after the file's stem, upper case;
     spec layout: its symbols) or ``{asset: path}``. ``asset_class`` applies to export-layout files.
+    Data is labelled synthetic when ``synthetic`` is set, a ``source`` cell or a news item says so.
     """
 
     def __init__(self, prices: str | Path | Mapping[str, str | Path], news: str | Path | None = None, *,
@@ -340,15 +361,21 @@ class CsvSource(CachedSource):
         self.news_path = news
         self.asset_class = asset_class
         self.synthetic = synthetic
-        self.label = label or ("synthetic " if synthetic else "") + "CSV replay (" + ", ".join(
-            Path(p).name for p in self.prices.values()) + ")"
+        self.label = label or "CSV replay (" + ", ".join(Path(p).name for p in self.prices.values()) + ")"
 
     def _read(self) -> Market:
         series: list[Series] = []
         for name, path in self.prices.items():
             with open(path, newline="", encoding="utf-8") as f:
-                series += read_csv_series(f, str(path), None if name is None else name.upper(), self.asset_class)
+                found, synthetic = read_csv_series(f, str(path), None if name is None else name.upper(),
+                                                   self.asset_class)
+            series += found
+            self.synthetic = self.synthetic or synthetic
         news = read_news(self.news_path) if self.news_path is not None else []
+        if any(n.synthetic for n in news) and not self.synthetic:
+            self.synthetic = True
+        if self.synthetic and not self.label.startswith("SYNTHETIC"):
+            self.label = f"SYNTHETIC {self.label}"
         return build_market(series, news, synthetic=self.synthetic, label=self.label)
 
 
@@ -372,7 +399,7 @@ class ArchSource(CachedSource):
         for sym, stem in self.FILES.items():
             path = root / stem / f"{stem}.csv.gz"
             with gzip.open(path, "rt", newline="") as f:
-                series += read_csv_series(f, str(path), sym, "stock")
+                series += read_csv_series(f, str(path), sym, "stock")[0]
         return build_market(series, synthetic=False, label=self.label)
 
 
