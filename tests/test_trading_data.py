@@ -180,10 +180,20 @@ def test_news_dates_late_arrival_and_trusted(tmp_path: Path) -> None:
         {"id": "wide", "symbol": "*", "published_at": "2025-08-08T12:00:00Z", "headline": "z"},
         {"id": "future", "symbol": "FIX", "published_at": "2025-08-11T12:00:00Z", "headline": "FUTURE_SENTINEL"},
     ])
-    assert [str(d) for d in m.news_day[:, 0]] == ["2025-08-05", "2025-08-04", "2025-08-08", "2025-08-11"]
+    seen = {n.id: str(d) for n, d in zip(m.news, m.news_day[:, 0])}
+    assert seen == {"late": "2025-08-05", "trusted": "2025-08-04", "wide": "2025-08-08", "future": "2025-08-11"}
     assert [n.id for n in m.news_on("FIX", "2025-08-08", market_wide=True)] == ["wide"]
     assert m.news_on("FIX", "2025-08-08") == []
     assert all("FUTURE_SENTINEL" not in n.headline for n in m.until("2025-08-08").news)
+    assert [n.id for n in m.until("2025-08-04").news] == ["trusted"]
+
+
+def test_news_before_the_data_is_not_shown_on_day_one(tmp_path: Path) -> None:
+    m = news_market(tmp_path, [
+        {"id": "old", "symbol": "FIX", "published_at": "2024-12-20T12:00:00Z", "headline": "old"},
+        {"id": "weekend", "symbol": "FIX", "published_at": "2024-12-30T12:00:00Z", "headline": "recent"}])
+    seen = {n.id: str(d) for n, d in zip(m.news, m.news_day[:, 0])}
+    assert seen == {"weekend": "2025-01-03"}  # the data starts on 2025-01-03; "old" is never shown
 
 
 # ---- MIS-lite -----------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Protocol
 
@@ -98,7 +99,8 @@ class Market:
     """Aligned daily bars of several assets plus their news.
 
     Arrays have shape ``(len(dates), len(assets))``, float64, NaN where the asset does not trade.
-    ``news_day[i, j]`` is the day item ``i`` becomes visible to asset ``j`` (NaT: never).
+    ``news_day[i, j]`` is the day item ``i`` becomes visible to asset ``j`` (NaT: never); items are
+    ordered by the first day they become visible to any asset (never visible: last).
     """
 
     assets: tuple[str, ...]
@@ -114,6 +116,10 @@ class Market:
     news_day: np.ndarray
     synthetic: bool
     label: str  #: where the data comes from; synthetic labels say SYNTHETIC
+
+    @cached_property
+    def _first_visible(self) -> np.ndarray:
+        return first_visible(self.news_day)
 
     @property
     def is_open(self) -> np.ndarray:
@@ -135,18 +141,25 @@ class Market:
 
     def _take(self, rows: np.ndarray, cols: Sequence[int], news_day: np.ndarray) -> Market:
         """Rows and columns of the bars; the news with a visibility day left in ``news_day``."""
-        keep = ~np.isnat(news_day).all(axis=1)
+        keep = np.flatnonzero(~np.isnat(news_day).all(axis=1))
+        keep = keep[np.argsort(first_visible(news_day[keep]), kind="stable")]
         return replace(self, assets=tuple(self.assets[c] for c in cols),
                        asset_class=tuple(self.asset_class[c] for c in cols), dates=self.dates[rows],
                        **{f: getattr(self, f)[rows][:, cols] for f in FIELDS},
-                       news=tuple(n for n, k in zip(self.news, keep.tolist()) if k), news_day=news_day[keep])
+                       news=tuple(self.news[i] for i in keep), news_day=news_day[keep])
 
     def until(self, day: DateLike) -> Market:
         """What an agent may see for the decision on ``day``: bars dated <= ``day`` (its close
-        included) and news visible by ``day``'s cut-off. Nothing here depends on later rows."""
+        included) and news visible by ``day``'s cut-off. Nothing here depends on later rows.
+
+        Cheap: the bars are views of a prefix, and the news (kept in order of first visibility)
+        a prefix too."""
         d = as_day(day)
-        visible = np.where(self.news_day <= d, self.news_day, np.datetime64("NaT", "D"))
-        return self._take(self.dates <= d, range(len(self.assets)), visible)
+        rows = slice(0, int(np.searchsorted(self.dates, d, side="right")))
+        k = int(np.searchsorted(self._first_visible, d, side="right"))  # NaT (never visible) sorts last
+        head = self.news_day[:k]
+        return replace(self, dates=self.dates[rows], **{f: getattr(self, f)[rows] for f in FIELDS},
+                       news=self.news[:k], news_day=np.where(head <= d, head, np.datetime64("NaT", "D")))
 
     def window(self, start: DateLike | None = None, end: DateLike | None = None) -> Market:
         """The days in ``[start, end]`` (inclusive) and the news visible on them. Empty -> ``DataError``."""
@@ -184,6 +197,13 @@ class Market:
         return digest(pairs, d, max_items)
 
 
+def first_visible(news_day: np.ndarray) -> np.ndarray:
+    """Per item, the first day it is visible to any asset (NaT: never)."""
+    never = np.datetime64("9999-12-31", "D")
+    first = np.where(np.isnat(news_day), never, news_day).min(axis=1)
+    return np.where(first == never, np.datetime64("NaT", "D"), first)
+
+
 def build_market(series: Sequence[Series], news: Iterable[NewsItem] = (), *, synthetic: bool, label: str) -> Market:
     """Align ``series`` on the union of their trading days and map the news on each calendar."""
     if not series:
@@ -207,6 +227,8 @@ def build_market(series: Sequence[Series], news: Iterable[NewsItem] = (), *, syn
         items.append(item)
     news_day = np.stack([visibility(items, s.name, s.asset_class, s.dates) for s in series], axis=1) \
         if items else np.zeros((0, len(series)), "datetime64[D]")
+    order = np.argsort(first_visible(news_day), kind="stable")
+    items, news_day = [items[i] for i in order], news_day[order]
     return Market(tuple(names), tuple(s.asset_class for s in series), dates, arrays["open"], arrays["high"],
                   arrays["low"], arrays["close"], arrays["adj_close"], arrays["volume"], news=tuple(items),
                   news_day=news_day, synthetic=synthetic, label=label)

@@ -20,6 +20,7 @@ ASSET_CLASSES = ("stock", "crypto")
 MARKET_WIDE = "*"
 DEDUP_DAYS = 3  #: items whose visibility dates are at most this many days apart can be duplicates
 JACCARD_DUPLICATE = 0.8
+STALE_DAYS = 4  #: a long weekend: older items are not shown on an asset's first day of data
 LOADED_WORDS = ("guaranteed", "skyrocket", "to the moon", "collapse imminent", "can't lose", "cannot lose",
                 "sure thing", "risk-free", "once in a lifetime")
 STOP_WORDS = frozenset(("a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is",
@@ -121,7 +122,8 @@ def visibility(items: Sequence[NewsItem], symbol: str, asset_class: str, days: n
     """Visibility date (``datetime64[D]``, NaT when never visible on ``days``) of each item for the
     asset ``symbol`` whose trading days are ``days``: the first day whose cut-off is at or after
     ``published_at``, or later when the file's ``date`` is later (a late arrival). Items of other
-    symbols get NaT; market-wide items are mapped on this asset's calendar."""
+    symbols get NaT, and so do items from more than ``STALE_DAYS`` before the first day; market-wide
+    items are mapped on this asset's calendar."""
     out = np.full(len(items), np.datetime64("NaT"), dtype="datetime64[D]")
     mine = np.array([item.symbol in (symbol, MARKET_WIDE) for item in items], dtype=bool)
     if not len(days) or not mine.any():
@@ -132,6 +134,10 @@ def visibility(items: Sequence[NewsItem], symbol: str, asset_class: str, days: n
     claimed = np.array([i.date or "NaT" for i in chosen], dtype="datetime64[D]")
     k = np.where(np.isnat(published), 0, np.searchsorted(cutoffs(days, asset_class), published, side="left"))
     k = np.maximum(k, np.where(np.isnat(claimed), 0, np.searchsorted(days, claimed, side="left")))
+    # an item from before the asset's data (more than STALE_DAYS before its first day) is not news on day 1
+    stale = np.where(np.isnat(published), claimed.astype("datetime64[s]"), published) \
+        < (days[0] - np.timedelta64(STALE_DAYS, "D")).astype("datetime64[s]")
+    k[stale] = len(days)
     vis = np.full(len(chosen), np.datetime64("NaT"), dtype="datetime64[D]")
     vis[k < len(days)] = days[k[k < len(days)]]
     out[mine] = vis
