@@ -20,7 +20,7 @@ from arena_envs.trading.data import (
     write_market,
 )
 from arena_envs.trading.news import NewsItem, ascii_fold, digest, parse_news_line
-from arena_envs.trading.synthetic import SyntheticSource
+from arena_envs.trading.synthetic import SyntheticSource, trading_days
 
 HEADER = ["Date", "Open", "High", "Low", "Close", "Adj Close", "Volume"]
 
@@ -124,6 +124,15 @@ def test_union_calendar_of_stock_and_crypto() -> None:
     # the spec's 2025 NYSE holidays are closed days for a synthetic stock
     july = SyntheticSource(0, ["X"], "2025-07-01", "2025-07-31").load()
     assert np.datetime64("2025-07-04") not in july.dates and len(july.dates) == 22
+
+
+@pytest.mark.parametrize(("start", "end", "stock", "crypto"), [
+    ("2025-08-01", "2025-09-30", 42, 61), ("2025-05-01", "2025-07-31", 63, 92),
+    ("2025-05-01", "2025-09-30", 105, 153), ("2025-04-01", "2025-09-30", 126, 183)])
+def test_calendar_counts_2025(start: str, end: str, stock: int, crypto: int) -> None:
+    """Spec §10 fact 25: NYSE 2025 sessions (hard-coded holidays) and crypto days."""
+    days = trading_days(np.datetime64(start), np.datetime64(end), "stock")
+    assert (len(days), len(trading_days(np.datetime64(start), np.datetime64(end), "crypto"))) == (stock, crypto)
 
 
 # ---- visibility (no look-ahead) -----------------------------------------------------------------------
@@ -342,3 +351,22 @@ def test_written_market_reads_back_labelled_synthetic(tmp_path: Path) -> None:
     again = write_market(SyntheticSource(5, {"SYS": "stock", "SYC": "crypto"}, "2025-08-01", "2025-08-31").load(),
                          tmp_path / "again")
     assert again[0].read_bytes() == prices.read_bytes() and again[1].read_bytes() == news.read_bytes()
+
+
+def test_market_wide_item_is_seen_per_calendar_without_look_ahead(tmp_path: Path) -> None:
+    """A market-wide item of a Saturday reaches the crypto asset that day, the stock on Monday; the
+    Saturday view carries no trace of Monday, exactly as when the files end on Saturday."""
+    header = ["date", "symbol", "asset_class", "open", "high", "low", "close", "volume", "source"]
+    rows = [["2025-08-01", "FIX", "stock", 1, 1, 1, 1, 1, "x"], ["2025-08-01", "BTC", "crypto", 5, 5, 5, 5, 1, "x"],
+            ["2025-08-02", "BTC", "crypto", 6, 6, 6, 6, 1, "x"], ["2025-08-03", "BTC", "crypto", 7, 7, 7, 7, 1, "x"],
+            ["2025-08-04", "FIX", "stock", 2, 2, 2, 2, 1, "x"], ["2025-08-04", "BTC", "crypto", 8, 8, 8, 8, 1, "x"]]
+    wide = [{"id": "w", "symbol": "*", "published_at": "2025-08-02T09:00:00Z", "headline": "markets wait"}]
+    news = write_jsonl(tmp_path / "n.jsonl", wide)
+    full = CsvSource(write_csv(tmp_path / "p.csv", rows, header), news).load()
+    assert [str(d) for d in full.news_day[0]] == ["2025-08-04", "2025-08-02"]
+    saturday = full.until("2025-08-02")
+    assert [str(d) for d in saturday.news_day[0]] == ["NaT", "2025-08-02"]
+    cut = CsvSource(write_csv(tmp_path / "cut.csv", rows[:3], header), news).load()
+    assert same_market(saturday, cut.until("2025-08-02"))
+    assert [n.id for n in saturday.news_on("BTC", "2025-08-02", market_wide=True)] == ["w"]
+    assert saturday.news_on("FIX", "2025-08-04", market_wide=True) == []
