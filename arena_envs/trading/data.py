@@ -43,7 +43,6 @@ __all__ = ["ArchSource", "CryptoDatabaseSource", "CsvSource", "DataError", "Data
            "write_market"]
 
 FIELDS = ("open", "high", "low", "close", "adj_close", "volume")
-PRICE_FIELDS = FIELDS[:5]
 _EXPORT_COLUMNS = ("Date", "Open", "High", "Low", "Close", "Adj Close", "Volume")
 _SPEC_COLUMNS = ("date", "symbol", "asset_class", "open", "high", "low", "close", "volume")
 DateLike = str | dt.date | np.datetime64
@@ -116,6 +115,10 @@ class Market:
     news_day: np.ndarray
     synthetic: bool
     label: str  #: where the data comes from; synthetic labels say SYNTHETIC
+
+    def __post_init__(self) -> None:
+        for a in (self.dates, self.news_day, *(getattr(self, f) for f in FIELDS)):
+            a.setflags(write=False)  # views of a loaded market are shared: nobody may change them
 
     @cached_property
     def _first_visible(self) -> np.ndarray:
