@@ -79,6 +79,9 @@ class Series:
             i = int(bad[0]) + 1
             kind = "duplicate" if d[i] == d[i - 1] else "unsorted"
             raise DataError(f"{where}: {kind} date {d[i]} after {d[i - 1]}; dates must be strictly increasing")
+        if self.asset_class == "stock" and not (weekdays := np.is_busday(d)).all():
+            raise DataError(f"{where}: a stock row on {d[~weekdays][0]}, a weekend; stocks trade on weekdays "
+                            f"(use asset class crypto for every-day data)")
         for name in FIELDS:
             values = getattr(self, name)
             ok = values >= 0 if name == "volume" else values > 0  # NaN fails both
