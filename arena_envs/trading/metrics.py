@@ -18,7 +18,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -111,24 +111,25 @@ def max_drawdown(returns: Sequence[float] | np.ndarray) -> float:
 class Metrics:
     """The five metrics of one window (fractions; NaN where undefined) and its length T."""
 
-    CR: float
-    AR: float
-    AV: float
-    SR: float
-    MDD: float
-    T: int
+    cr: float
+    ar: float
+    av: float
+    sr: float
+    mdd: float
+    n_returns: int
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> dict[str, float | int]:
+        """The paper's labels: ``{"CR", "AR", "AV", "SR", "MDD", "T"}``."""
+        return {"CR": self.cr, "AR": self.ar, "AV": self.av, "SR": self.sr, "MDD": self.mdd, "T": self.n_returns}
 
 
 def five_metrics(returns: Sequence[float] | np.ndarray, periods_per_year: int = TRADING_DAYS_PER_YEAR,
                  ddof: int = 1, eps: float = STD_EPS, risk_free_rate: float = 0.0) -> Metrics:
     r = as_returns(returns)
-    return Metrics(CR=cumulative_return(r), AR=annualised_return(r, periods_per_year),
-                   AV=annualised_volatility(r, periods_per_year, ddof, eps),
-                   SR=sharpe_ratio(r, periods_per_year, ddof, eps, risk_free_rate),
-                   MDD=max_drawdown(r), T=int(r.size))
+    return Metrics(cr=cumulative_return(r), ar=annualised_return(r, periods_per_year),
+                   av=annualised_volatility(r, periods_per_year, ddof, eps),
+                   sr=sharpe_ratio(r, periods_per_year, ddof, eps, risk_free_rate),
+                   mdd=max_drawdown(r), n_returns=int(r.size))
 
 
 def window_bounds(days: Sequence[Any], start: Any, end: Any) -> tuple[int, int]:
