@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -109,6 +110,8 @@ def test_apply_all_ignores_closed_markets_and_target_orders():
     (lambda: Order("TARGET"), "TARGET needs a finite target"),
     (lambda: Order("TARGET", target=float("nan")), "TARGET needs a finite target"),
     (lambda: Order("BUY", target=0.5), "a target goes with TARGET only"),
+    (lambda: PositionRules().apply(SimpleNamespace(kind="buy", size=None, target=None), 0.0), "order kind"),
+    (lambda: PositionRules().apply(SimpleNamespace(kind="SELL", size=2.0, target=None), 0.0), "order size"),
     (lambda: PositionRules("hold_flat"), "position_rule"),
     (lambda: PositionRules(max_exposure=1.5), "max_exposure"),
     (lambda: PositionRules(default_size=0.0), "default_size"),
@@ -158,6 +161,14 @@ def test_fact7_buy_and_hold_every_rule(rule):
     assert m.mdd == pytest.approx(0.1, abs=1e-9)
     assert account.equity == pytest.approx(119790.0, abs=1e-6)
     assert advances[-1].equity == account.equity
+    assert account.return_since(2) == pytest.approx(F1_CLOSES[-1] / F1_CLOSES[2] - 1, abs=1e-12)
+    assert account.drawdown == pytest.approx(1 - 119.79 / 121.0, abs=1e-12)  # the peak was 121
+    assert account.cumulative_return == pytest.approx(0.1979, abs=1e-9)
+
+
+def test_rules_take_any_object_with_the_order_fields():
+    parsed = SimpleNamespace(kind="SELL", size=0.5, target=None, symbol="FIX", meta={})
+    assert PositionRules("ladder").apply(parsed, 1.0) == 0.5
 
 
 def test_fact7_target_buy_then_hold_is_buy_and_hold():
@@ -452,7 +463,7 @@ def test_buy_and_hold_on_sp500_equals_the_price_ratio_for_random_windows(sp500):
             account.advance([rk])
         assert account.exposure[0] == 1.0
         assert account.equity / account.initial_capital == pytest.approx(closes[-1] / closes[0], rel=1e-9)
-        assert account.book_returns[0] == pytest.approx(account.step_returns, abs=0)
+        assert account.book_returns[0] == account.step_returns
         rng = np.random.default_rng(15)
         for _ in range(200):
             i, j = sorted(rng.integers(0, len(days), 2))

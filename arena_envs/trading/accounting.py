@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -66,6 +67,17 @@ class Order:
 HOLD = Order("HOLD")
 
 
+class OrderLike(Protocol):
+    """Anything with an order's fields (an :class:`Order`, or the parser's richer action type)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def size(self) -> float | None: ...
+    @property
+    def target(self) -> float | None: ...
+
+
 def target_orders(weights: Sequence[float] | np.ndarray) -> list[Order]:
     """Target-weight actions (the box action space, one weight per asset) as TARGET orders."""
     return [Order("TARGET", target=float(w)) for w in np.asarray(weights, dtype=float).reshape(-1)]
@@ -95,18 +107,21 @@ class PositionRules:
         lo, hi = self.bounds
         return min(max(float(exposure), lo), hi)
 
-    def apply(self, order: Order, e_prev: float) -> float:
+    def apply(self, order: OrderLike, e_prev: float) -> float:
         """The exposure after ``order`` from ``e_prev``."""
         if order.kind == "TARGET":
-            assert order.target is not None  # checked by Order
+            if order.target is None or not math.isfinite(order.target):
+                raise ValueError(f"TARGET needs a finite target exposure, got {order.target!r}")
             return self.clip(order.target)
         if order.kind == "HOLD":
             return 0.0 if self.rule == "signal" else float(e_prev)
-        size = self.default_size if order.size is None else order.size
+        if order.kind not in ("BUY", "SELL"):
+            raise ValueError(f"order kind must be one of {', '.join(ORDER_KINDS)}, got {order.kind!r}")
+        size = self.default_size if order.size is None else _check_fraction("order size", order.size, low_open=False)
         step = size if order.kind == "BUY" else -size
         return self.clip(e_prev + step if self.rule == "ladder" else step)
 
-    def apply_all(self, orders: Sequence[Order], e_prev: np.ndarray,
+    def apply_all(self, orders: Sequence[OrderLike], e_prev: np.ndarray,
                   is_open: np.ndarray | None = None) -> np.ndarray:
         """One order per asset; an asset whose market is closed keeps its exposure (its order is
         ignored, §4.2)."""
@@ -117,7 +132,7 @@ class PositionRules:
         return np.array([self.apply(o, p) if ok else p for o, p, ok in zip(orders, prev, opened)], dtype=float)
 
 
-def is_noop(order: Order, e_prev: float, e_new: float) -> bool:
+def is_noop(order: OrderLike, e_prev: float, e_new: float) -> bool:
     """A BUY, SELL or TARGET that leaves the exposure where it was (e.g. SELL from flat when
     shorting is off, BUY at the maximum): no cost, still counted as its kind (§4.2)."""
     return order.kind != "HOLD" and e_new == e_prev
@@ -259,12 +274,16 @@ class Account:
     def cumulative_return(self) -> float:
         return self.equity / self.total_initial - 1.0
 
+    def return_since(self, day: int) -> float:
+        """Total return from the close of calendar position ``day`` (e.g. the eval start) to now."""
+        return self.equity / self.equity_curve[day] - 1.0
+
     @property
     def drawdown(self) -> float:
         """Current drawdown from the equity peak (start included), a fraction ≥ 0."""
         return 1.0 - self.equity / self.peak_equity
 
-    def book_equity_of_assets(self) -> np.ndarray:
+    def book_equity_per_asset(self) -> np.ndarray:
         """Equity each asset's exposure refers to: its own book, or the shared book for every asset."""
         if self.book_mode == "per_asset":
             return self.equity_by_book.copy()
@@ -276,7 +295,7 @@ class Account:
         p = np.asarray(prices, dtype=float)
         if p.shape != self.exposure.shape or not np.all(p > 0):
             raise ValueError(f"need one price > 0 per asset ({len(self.assets)}), got {list(p)!r}")
-        units = self.exposure * self.book_equity_of_assets() / p
+        units = self.exposure * self.book_equity_per_asset() / p
         if self.book_mode == "per_asset":
             return units, self.equity_by_book - units * p
         return units, self.equity_by_book - float((units * p).sum())
@@ -286,7 +305,7 @@ class Account:
     def trade_flow(self, new_exposure: Sequence[float] | np.ndarray) -> np.ndarray:
         """Signed notional ``(e_new - e)·W`` per asset this decision would trade (§4.4's F terms)."""
         target = self._checked_exposure(new_exposure)
-        return (target - self.exposure) * self.book_equity_of_assets()
+        return (target - self.exposure) * self.book_equity_per_asset()
 
     def rebalance(self, new_exposure: Sequence[float] | np.ndarray, *, is_open: np.ndarray | None = None,
                   impact_rate: np.ndarray | None = None) -> Rebalance:
@@ -313,7 +332,7 @@ class Account:
         rate = np.full(target.size, self.cost_bps * 1e-4) * np.abs(delta)
         if impact_rate is not None:
             rate = rate + np.asarray(impact_rate, dtype=float) * delta
-        cost = rate * self.book_equity_of_assets()
+        cost = rate * self.book_equity_per_asset()
         self._v_pre = self.equity
         np.subtract.at(self.equity_by_book, book_of_asset, cost)
         self.exposure = target
