@@ -140,6 +140,19 @@ def test_account_call_order_and_shapes_are_checked():
         account.rebalance([1.0])
     with pytest.raises(ValueError, match="finite and > -1"):
         account.advance([-1.5])
+    with pytest.raises(ValueError, match="one finite impact rate per asset"):
+        Account(["A", "B"]).rebalance([1.0, 0.0], impact_rate=np.zeros(3))
+
+
+def test_costs_that_exhaust_a_book_ruin_it_even_if_a_short_then_gains():
+    account = Account(["A"], initial_capital=100.0, cost_bps=6000)  # 60 % of the traded notional
+    account.rebalance([1.0])
+    account.advance([0.0])
+    assert account.equity == pytest.approx(40.0)
+    account.rebalance([-1.0])  # the flip trades 2 × 40 and costs 48: equity -8
+    assert account.equity == pytest.approx(-8.0)
+    advance = account.advance([1.5])  # -8 × (1 - 1.5) would be +4: a dead book must not revive
+    assert advance.ruined == (0,) and account.equity == 0.0 and account.ruined
 
 
 # ---------------------------------------------------------------------------------------------- §10 on F1

@@ -331,7 +331,10 @@ class Account:
         delta = target - self.exposure
         rate = np.full(target.size, self.cost_bps * 1e-4) * np.abs(delta)
         if impact_rate is not None:
-            rate = rate + np.asarray(impact_rate, dtype=float) * delta
+            impact = np.asarray(impact_rate, dtype=float)
+            if impact.shape != delta.shape or not np.all(np.isfinite(impact)):
+                raise ValueError(f"need one finite impact rate per asset ({delta.size}), got {list(impact.ravel())!r}")
+            rate = rate + impact * delta
         cost = rate * self.book_equity_per_asset()
         self._v_pre = self.equity
         np.subtract.at(self.equity_by_book, book_of_asset, cost)
@@ -359,8 +362,9 @@ class Account:
             growth = self.exposure * r
         else:
             growth = np.array([float(self.exposure @ r)])
+        gone = self.equity_by_book <= 0.0  # costs alone can exhaust a book (huge cost_bps)
         self.equity_by_book = self.equity_by_book * (1.0 + growth)
-        ruined = np.flatnonzero((self.equity_by_book <= 0.0) & ~was_closed)
+        ruined = np.flatnonzero(((self.equity_by_book <= 0.0) | gone) & ~was_closed)
         self.equity_by_book[ruined] = 0.0
         self.closed[ruined] = True
         if self.exposure_drift:
