@@ -28,7 +28,8 @@ PACKAGE = "arena_envs"
 LAYERS = ("core", "games", "analysis", "runner", "rl", "cli")
 NOT_GAMES = {"core", "analysis", "runner", "rl"}
 FORBIDDEN = ("baselines", "llm_policies")
-HEAVY = ("torch", "matplotlib", "pygame", "vllm", "transformers", "stable_baselines3", "tensorflow")
+HEAVY = ("torch", "matplotlib", "pygame", "vllm", "transformers", "stable_baselines3", "tensorflow", "pandas", "arch",
+         "scipy")
 
 
 @dataclass(frozen=True)
