@@ -102,7 +102,7 @@ def parse_action(raw: str, assets: Sequence[str]) -> ParsedAction:
     # fold line by line: ascii_fold collapses whitespace, and decision lines need the line breaks
     text = "\n".join(ascii_fold(line) for line in raw.splitlines())
     warnings: list[str] = []
-    read = _from_json_text(text, names, warnings)
+    read, unreadable = _from_json_text(text, names, warnings)
     if read is None:
         plain = _MARKDOWN.sub("", text)
         if len(names) > 1:
@@ -110,7 +110,11 @@ def parse_action(raw: str, assets: Sequence[str]) -> ParsedAction:
         else:
             read = _from_decision_lines(text, warnings) or _from_symbol_lines(plain, names, warnings)
         if read is None:
-            read = _from_whole_text(text, names, warnings)
+            try:
+                read = _from_whole_text(text, names, warnings)
+            except ParseError as error:
+                # a JSON action value that is no action says more than "no action found"
+                raise (unreadable if unreadable is not None and error.code == "no_action" else error) from None
     if isinstance(read, dict):
         orders = tuple(read.get(name, HOLD) for name in names)
         if len(read) < len(names):
@@ -199,13 +203,23 @@ def _span_order(span: str, warnings: list[str], read_size: bool = True) -> Order
 # -- JSON
 
 
-def _from_json_text(text: str, names: tuple[str, ...], warnings: list[str]) -> Order | dict[str, Order] | None:
+class _UnreadableAction(ParseError):
+    """A JSON object whose single action value holds no action (e.g. ``{"signal": "bullish"}``, a
+    sub-role's output quoted in the answer): the parse goes on to the next object and the text."""
+
+
+def _from_json_text(text: str, names: tuple[str, ...],
+                    warnings: list[str]) -> tuple[Order | dict[str, Order] | None, ParseError | None]:
+    """The first JSON object that reads as a decision, and the first one skipped as unreadable."""
     symbols = {_key(n): n for n in names}
+    unreadable: ParseError | None = None
     for obj in _json_objects(text):
-        keys = {str(k).lower() for k in obj}
-        if keys & {*ACTION_KEYS, "actions"} or keys & symbols.keys():
-            return _from_json_object(obj, symbols, warnings)
-    return None
+        if _is_decision_object(obj, symbols):
+            try:
+                return _from_json_object(obj, symbols, warnings), unreadable
+            except _UnreadableAction as error:
+                unreadable = unreadable or ParseError(error.code, str(error))
+    return None, unreadable
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
@@ -268,10 +282,14 @@ def _from_json_object(obj: dict[str, Any], symbols: dict[str, str],
         raise ParseError("no_action", f"JSON 'actions' {_show(actions)} holds no action; write e.g. "
                                       "{\"actions\": {\"BTC\": \"BUY 0.5\"}}")
     value = fields[key]
-    if isinstance(value, dict):
-        return _from_json_object(value, symbols, warnings) if _is_decision_object(value, symbols) else \
-            _json_entry(value, {}, warnings, f"'{key}' value")
-    return _json_entry(value, fields, warnings, f"'{key}' value")
+    if isinstance(value, dict) and _is_decision_object(value, symbols):
+        return _from_json_object(value, symbols, warnings)
+    try:
+        return _json_entry(value, {} if isinstance(value, dict) else fields, warnings, f"'{key}' value")
+    except ParseError as error:
+        if error.code == "no_action":
+            raise _UnreadableAction(error.code, str(error)) from None
+        raise
 
 
 def _is_decision_object(obj: dict[str, Any], symbols: dict[str, str]) -> bool:
