@@ -147,6 +147,8 @@ def test_fact21_multi_asset_lines():
     ("Decision: TARGET price reached, SELL", SELL),  # TARGET without a number is skipped
     ("Decision: SPX: sell 0.2", Order("SELL", 0.2)),
     ("Decision: Buy \u2014 strong momentum", BUY),  # non-ASCII folded
+    ("3. **Final decision**: SELL", SELL),
+    ("> Action = [BUY 0.2]", Order("BUY", 0.2)),
 ])
 def test_decision_spans(raw, order):
     assert parsed(f"Some analysis first.\n{raw}\nThanks.").orders == (order,)
@@ -214,6 +216,8 @@ def test_whole_text_mode():
     ('{\u201caction\u201d: \u201cSELL\u201d}', SELL),  # typographic quotes folded
     ('{"action": "BUY"} then later {"action": "SELL"}', SELL),  # last object first
     ('{"signal": "bullish", "confidence": 0.7}\nDECISION: SELL', SELL),  # no action in it: skipped
+    ('{"symbol": "SPX", "action": "BUY", "size": 0.7}', Order("BUY", 0.7)),
+    ('{"symbol": "S&P 500", "action": "SELL"}', SELL),  # a lone entry's unknown symbol is ignored
 ])
 def test_json_variants(raw, order):
     assert parsed(raw).orders == (order,)
@@ -251,6 +255,10 @@ def test_json_errors():
     ('{"actions": [{"symbol": "ETH", "action": "sell", "size": 0.2}]}', (HOLD, Order("SELL", 0.2)),
      ("missing_asset_default_hold",)),
     ('{"action": "BUY", "size": 0.1}', (Order("BUY", 0.1),) * 2, ("applied_to_all_assets",)),
+    ('```json\n[{"symbol": "BTC", "action": "BUY"}, {"ticker": "ETH", "decision": "SELL 0.5"}]\n```',
+     (BUY, Order("SELL", 0.5)), ()),
+    ('My orders: [{"asset": "eth", "action": "short"}, {"asset": "BTC", "action": "hold"}] done.', (HOLD, SELL), ()),
+    ('{"symbol": "ETH", "action": "BUY"}', (HOLD, BUY), ("missing_asset_default_hold",)),
 ])
 def test_multi_asset(raw, orders, warnings):
     assert parsed(raw, TWO) == ParsedAction(orders, warnings)
@@ -275,6 +283,29 @@ def test_single_asset_symbol_prefix_is_optional():
     assert parsed("spx = sell").orders == (SELL,)
     # one asset: a decision line comes before symbol lines
     assert parsed("SPX: sell-off fears\nDECISION: BUY").orders == (BUY,)
+
+
+def test_parse_error_pickles():
+    import pickle
+    with pytest.raises(ParseError) as err:
+        parse_action("nothing", ONE)
+    copy = pickle.loads(pickle.dumps(err.value))
+    assert (copy.code, str(copy)) == ("no_action", str(err.value))
+
+
+def test_pathological_inputs_stay_fast():
+    import time
+    cases = ["BUY" + " " * 4000 + "x", "Decision:" + " " * 4000, "target" + " " * 4000 + "5", "*" * 4096,
+             "{" * 4096, '{"a":' * 800, "[" * 4096, "1" * 4096, "Decision: BUY" + "(" * 4000, "BTC" + ":" * 4000,
+             "# " * 2000 + "x", '{"action": "buy", "size": "' + " " * 4000 + 'x"}', "buy. " * 800]
+    start = time.perf_counter()
+    for raw in cases * 5:
+        for assets in (ONE, TWO):
+            try:
+                parse_action(raw, assets)
+            except ParseError:
+                pass
+    assert time.perf_counter() - start < 2.0  # about 0.1 s here; quadratic regexes take minutes
 
 
 def test_bad_arguments():
@@ -396,6 +427,9 @@ def test_instructions_follow_the_rules():
         action_instructions(ONE, position_rule="martingale")
     with pytest.raises(ValueError, match="max_exposure"):
         action_instructions(ONE, max_exposure=2.0)
+    assert "default 0.5" in action_instructions(ONE, default_size=0.5)
+    with pytest.raises(ValueError, match="default_size"):
+        action_instructions(ONE, default_size=0.0)
 
 
 def test_instructions_several_assets_show_the_format_that_parses():

@@ -51,18 +51,20 @@ _PCT = r"(?P<pct>[ \t]*(?:%|percent\b|pct\b))?"
 _TOKEN_PATTERN = (
     r"\b(?:(?P<BUY>buy|long|accumulate|overweight)|(?P<SELL>sell|short|reduce|underweight)"
     r"|(?P<HOLD>hold|neutral|wait|keep|stay)|(?P<FLAT>flat|close|exit))\b"
-    r"|\btarget[ \t]*[:=]?[ \t]*(?P<target>" + _NUM + r")" + _PCT
+    r"|\btarget[ \t]*(?:[:=][ \t]*)?(?P<target>" + _NUM + r")" + _PCT
 )
 _TOKEN = re.compile(_TOKEN_PATTERN, re.IGNORECASE)
-_SIZE = re.compile(r"[ \t,(]*(?:size\b[ \t]*)?[:=]?[ \t]*(?P<num>" + _NUM + r")" + _PCT, re.IGNORECASE)
+_SIZE = re.compile(r"[ \t,(]*(?:size\b[ \t]*)?(?:[:=][ \t]*)?(?P<num>" + _NUM + r")" + _PCT, re.IGNORECASE)
 _SIZE_VALUE = re.compile(r"[ \t]*(?P<num>" + _NUM + r")" + _PCT + r"[ \t]*$", re.IGNORECASE)
 _PLAIN_WORD = re.compile(r"\b(buy|sell|hold)\b", re.IGNORECASE)
 _DECISION_LINE = re.compile(
-    r"^[ \t#>*_-]*(?:final[ \t]+answer|final[ \t]+decision|decision|action|trade|recommendation)"
+    r"^[ \t#>*_-]*(?:[0-9]+[.)][ \t*_]*)?"
+    r"(?:final[ \t]+answer|final[ \t]+decision|decision|action|trade|recommendation)"
     r"[ \t*_]*(?:[:=]|-+(?=[ \t]))[ \t*_]*(?P<span>.+)$",
     re.IGNORECASE | re.MULTILINE,
 )
 _MARKDOWN = re.compile(r"[*`]")
+_FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(?P<body>.*)\n[ \t]*```", re.DOTALL)
 _SYMBOL_SEPARATOR = r"[ \t]*[:=-]+>?[ \t]*"
 #: JSON objects are looked for at the last this many ``{`` only (bounds the work on huge answers)
 _MAX_OBJECT_STARTS = 256
@@ -78,6 +80,9 @@ class ParseError(ValueError):
     def __init__(self, code: str, message: str):
         super().__init__(message)
         self.code = code
+
+    def __reduce__(self) -> tuple[type[ParseError], tuple[str, str]]:
+        return ParseError, (self.code, str(self))
 
 
 @dataclass(frozen=True)
@@ -223,27 +228,39 @@ def _from_json_text(text: str, names: tuple[str, ...],
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
-    """The whole text if it is a JSON object, then every object that starts at a ``{``: the one
-    ending last first, an enclosing object before those inside it."""
+    """The whole text (or its one fenced block) if it is JSON, then every JSON value that starts at
+    a ``{`` or ``[``: the one ending last first, an enclosing value before those inside it. A list
+    of per-asset entries (``[{"symbol": ..., "action": ...}]``) stands for ``{"actions": [...]}``."""
     found: list[dict[str, Any]] = []
+    fence = _FENCE.fullmatch(text.strip())
     try:
-        whole = json.loads(text.strip())
+        whole = _as_object(json.loads(fence["body"] if fence else text))
     except (ValueError, RecursionError):
         whole = None
-    if isinstance(whole, dict):
+    if whole is not None:
         found.append(whole)
-    starts = [i for i, ch in enumerate(text) if ch == "{"][-_MAX_OBJECT_STARTS:]
+    starts = [i for i, ch in enumerate(text) if ch in "{["][-_MAX_OBJECT_STARTS:]
     blocks: list[tuple[int, int, dict[str, Any]]] = []
     for start in starts:
         try:
             value, end = _DECODER.raw_decode(text, start)
         except (ValueError, RecursionError):
             continue
-        if isinstance(value, dict):
-            blocks.append((end, -start, value))
+        obj = _as_object(value)
+        if obj is not None:
+            blocks.append((end, -start, obj))
     blocks.sort(key=lambda b: (b[0], b[1]), reverse=True)
     found.extend(b[2] for b in blocks)
     return found
+
+
+def _as_object(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, list) and any(isinstance(v, dict) and _lower_keys(v).keys() & set(SYMBOL_KEYS)
+                                       for v in value):
+        return {"actions": value}
+    return None
 
 
 def _lower_keys(obj: dict[str, Any]) -> dict[str, Any]:
@@ -273,6 +290,10 @@ def _from_json_object(obj: dict[str, Any], symbols: dict[str, str],
         symbol = symbols.get(_key(str(key)))
         if symbol is not None:
             per_asset[symbol] = _json_entry(value, {}, warnings, f"{symbol} entry")
+    named = next((fields[k] for k in SYMBOL_KEYS if isinstance(fields.get(k), str)), None)
+    if not per_asset and named is not None and _key(named) in symbols and _is_decision_object(obj, {}):
+        # one entry {"symbol": "BTC", "action": "BUY"}; a symbol that is no asset is ignored here
+        per_asset[symbols[_key(named)]] = _json_entry(obj, {}, warnings, f"{named} entry")
     if per_asset:
         return per_asset
     if "actions" in fields and not isinstance(actions, (dict, list)):
@@ -386,7 +407,7 @@ def _from_whole_text(text: str, names: tuple[str, ...], warnings: list[str]) -> 
 
 
 def action_instructions(assets: Sequence[str], *, position_rule: str = "target", allow_short: bool = True,
-                        max_exposure: float = 1.0) -> str:
+                        max_exposure: float = 1.0, default_size: float = 1.0) -> str:
     """The action grammar (ASCII) shown in every observation and every LLM agent's system prompt:
     the final-line format and what each action does under ``position_rule`` (spec §4.2)."""
     names = _check_assets(assets)
@@ -394,6 +415,9 @@ def action_instructions(assets: Sequence[str], *, position_rule: str = "target",
         raise ValueError(f"position_rule must be one of {', '.join(POSITION_RULES)}, got {position_rule!r}")
     if not 0.0 < max_exposure <= 1.0:
         raise ValueError(f"max_exposure must be in (0, 1], got {max_exposure!r}")
+    if not 0.0 < default_size <= 1.0:
+        raise ValueError(f"default_size must be in (0, 1], got {default_size!r}")
+    size = f"s in 0..1, default {default_size:g}"
     hi = f"{max_exposure:g}"
     lo = f"-{hi}" if allow_short else "0"
     where = "the asset" if len(names) == 1 else "an asset"
@@ -403,12 +427,12 @@ def action_instructions(assets: Sequence[str], *, position_rule: str = "target",
         + ("" if allow_short else "; short selling is off") + ".",
     ]
     if position_rule == "ladder":
-        lines += [f"- BUY [s]: raise the position by s (s in 0..1, default 1), at most {hi}.",
+        lines += [f"- BUY [s]: raise the position by s ({size}), at most {hi}.",
                   f"- SELL [s]: lower the position by s, at least {lo}.",
                   "- HOLD: keep the position."]
     else:
         sell = f"go short s (position -s, at least {lo})" if allow_short else "sell out (position 0; no shorting)"
-        lines += [f"- BUY [s]: go long s (position +s, s in 0..1, default 1, at most {hi}).",
+        lines += [f"- BUY [s]: go long s (position +s, {size}, at most {hi}).",
                   f"- SELL [s]: {sell}."]
         lines.append("- HOLD: keep the position." if position_rule == "target"
                      else "- HOLD: no position for the next day (position 0).")
