@@ -95,7 +95,8 @@ def test_fact20_empty_and_random_text_space_samples():
     assert codes == {"no_action"}  # printable noise holds no BUY/SELL/HOLD word, no decision line
 
 
-FRAGMENTS = ["DECISION:", "Final answer =", "**", "`", "BUY", "sell", "Hold", "long", "CLOSE", "TARGET", "size",
+FRAGMENTS = ["1" + "0" * 400, "1e400", "NaN", "true", '"target"',
+             "DECISION:", "Final answer =", "**", "`", "BUY", "sell", "Hold", "long", "CLOSE", "TARGET", "size",
              "BTC", "ETH:", "SPX", "{", "}", '"action"', '"BTC"', '"actions"', '"size"', ":", ",", "[", "]", '"',
              "-", "=", "%", "0.5", "1", "150", "-0.3", "1,000", "\n", "\n", " ", " ", "\u2014", "\u00e9", "x"]
 
@@ -229,6 +230,14 @@ def test_json_size_key_rules():
     assert parsed('{"action": "BUY", "size": "lots"}') == ParsedAction((BUY,), ("size_ignored",))
     assert parsed('{"action": "BUY 0.9", "size": 0.3}').orders == (Order("BUY", 0.3),)  # the key wins
     assert parsed('{"action": "HOLD", "size": 0.3}').orders == (HOLD,)
+    assert parsed('{"action": "SELL", "size": 1}').orders == (Order("SELL", 1.0),)
+    huge = "1" + "0" * 400
+    assert parsed('{"action": "BUY", "size": ' + huge + "}") == ParsedAction((BUY,), ("size_ignored",))
+    assert parsed('{"action": "BUY", "size": 1e400}') == ParsedAction((BUY,), ("size_ignored",))
+    assert parsed('{"action": "BUY", "size": NaN}') == ParsedAction((BUY,), ("size_ignored",))
+    assert parsed('{"action": "BUY", "size": true}') == ParsedAction((BUY,), ("size_ignored",))
+    assert parsed('{"action": "TARGET", "target": 1e-05}').orders == (Order("TARGET", target=1e-05),)
+    assert error_code('{"action": "TARGET", "target": ' + huge + "}") == "bad_target"
 
 
 def test_json_errors():
@@ -305,7 +314,14 @@ def test_pathological_inputs_stay_fast():
                 parse_action(raw, assets)
             except ParseError:
                 pass
-    assert time.perf_counter() - start < 2.0  # about 0.1 s here; quadratic regexes take minutes
+    # about 0.2 s here; overlapping whitespace runs in a regex make it quadratic
+    assert time.perf_counter() - start < 2.0
+
+
+def test_json_nested_near_the_recursion_limit():
+    for depth in range(900, 1000, 3):
+        raw = '{"action": ' + "[" * depth + "]" * depth + "}"
+        assert error_code(raw) == "no_action"
 
 
 def test_bad_arguments():
@@ -369,7 +385,7 @@ def read_canonical(text: str, assets) -> tuple[Order, ...]:
     return tuple(orders)
 
 
-@pytest.mark.parametrize("assets", [ONE, TWO, ["SPX", "NDX", "BRK.B"]])
+@pytest.mark.parametrize("assets", [ONE, TWO, ["SPX", "NDX", "BRK.B"], ["S&P 500", "^GSPC", "btc"]])
 def test_constraint_accepts_only_strings_that_parse_as_they_read(assets):
     constraint = decision_constraint(assets)
     assert constraint.kind == "regex"

@@ -3,9 +3,12 @@ every observation and system prompt shows, the guided-decoding constraint and th
 
 :func:`parse_action` reads, in order:
 
-1. JSON: the whole text, else every ``{...}`` object in it (last to first; an enclosing object
-   before the ones inside it). The first object with an ``action``/``decision``/``signal``/``trade``
-   key, an ``actions`` key or an asset's name as a key wins.
+1. JSON: the whole text (or its one fenced block), else every ``{...}`` object in it (last to
+   first; an enclosing object before the ones inside it; a ``[...]`` list of ``{"symbol": ...}``
+   entries counts as ``{"actions": [...]}``). The first object with an ``action``/``decision``/
+   ``signal``/``trade`` key, an ``actions`` key or an asset's name as a key wins, unless its single
+   action value holds no action (``{"signal": "bullish"}``, a quoted sub-role output): then the
+   search goes on.
 2. Several assets: ``SYM: <token> [size]`` anywhere in the text (last one per asset wins).
 3. The last decision line ``Decision|Action|Trade|Recommendation|Final answer|Final decision :|=|-
    <span>`` whose span holds an action token (optional markdown ``**``, ``#``, ``>``, ``-``).
@@ -151,8 +154,16 @@ def _expected(names: tuple[str, ...]) -> str:
             f"({', '.join(names)})")
 
 
+def _dumps(value: object) -> str:
+    """A JSON value as text; one nested near the recursion limit (it parsed, one level up) as a mark."""
+    try:
+        return json.dumps(value)
+    except RecursionError:
+        return "[deeply nested JSON]"
+
+
 def _show(value: object, limit: int = 40) -> str:
-    text = value if isinstance(value, str) else json.dumps(value)
+    text = value if isinstance(value, str) else _dumps(value)
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
@@ -182,8 +193,9 @@ def _order_at(match: re.Match[str], text: str, warnings: list[str], read_size: b
         if match["pct"]:
             value /= 100.0
         if not -1.0 <= value <= 1.0:
-            raise ParseError("bad_target", f"TARGET {match['target']}{'%' if match['pct'] else ''} is out of range; "
-                                           "TARGET takes a number in [-1, 1] (or -100%..100%), e.g. 'TARGET -0.5'")
+            written = _show(match["target"] + ("%" if match["pct"] else ""), 20)
+            raise ParseError("bad_target", f"TARGET {written} is out of range; TARGET takes a number in [-1, 1] "
+                                           "(or -100%..100%), e.g. 'TARGET -0.5'")
         return Order("TARGET", target=value + 0.0)
     if match["FLAT"]:
         return Order("TARGET", target=0.0)
@@ -336,9 +348,10 @@ def _json_entry(value: Any, fields: dict[str, Any], warnings: list[str], where: 
             raise ParseError("no_action", f"JSON {where} {_show(value)} has no action key; "
                                           "write e.g. {\"action\": \"BUY\", \"size\": 0.5}")
         value = fields[key]
-    span = value if isinstance(value, str) else json.dumps(value)
+    span = value if isinstance(value, str) else _dumps(value)
     if span.strip().lower() == "target" and "target" in fields:
-        span = f"TARGET {fields['target']}"
+        target = fields["target"]
+        span = f"TARGET {_plain(target) if isinstance(target, float) and math.isfinite(target) else target}"
     size_key = next((k for k in SIZE_KEYS if fields.get(k) is not None), None)
     order = _span_order(span, warnings, read_size=size_key is None)
     if order is None:
@@ -350,9 +363,14 @@ def _json_entry(value: Any, fields: dict[str, Any], warnings: list[str], where: 
 
 
 def _json_size(value: Any, warnings: list[str]) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, bool):
+        pass
+    elif isinstance(value, int):  # any size: compared as an int, never converted when huge
+        if 0 <= value <= 1:
+            return float(value)
+    elif isinstance(value, float):
         if math.isfinite(value):
-            return _size_value(repr(float(value)), False, warnings)
+            return _size_value(repr(value), False, warnings)
     elif isinstance(value, str):
         match = _SIZE_VALUE.match(value)
         if match is not None:
