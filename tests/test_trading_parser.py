@@ -118,6 +118,31 @@ def test_fact21_multi_asset_lines():
     assert parsed("BTC: BUY", TWO) == ParsedAction((BUY, HOLD), ("missing_asset_default_hold",))
 
 
+JSON_KEYS = st.sampled_from(["action", "Decision", "signal", "trade", "actions", "size", "weight", "target",
+                              "symbol", "ticker", "BTC", "eth", "SPX", "DOGE", "reason"])
+JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True),
+                        st.sampled_from(["BUY", "sell 0.5", "TARGET", "TARGET -2", "hold", "50%", "BTC", "long 150%"]),
+                        st.text(max_size=20))
+JSON_VALUES = st.recursive(JSON_LEAVES, lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                                st.dictionaries(JSON_KEYS, inner, max_size=4)),
+                           max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.dictionaries(JSON_KEYS, JSON_VALUES, max_size=5), st.sampled_from(["{}", "```json\n{}\n```", "x {} y"]),
+       st.text(max_size=200))
+def test_json_soup_raises_only_parse_errors(obj, frame, noise):
+    import json
+    for raw in (frame.format(json.dumps(obj)), noise + "\n" + json.dumps(obj), noise):
+        for assets in (ONE, TWO):
+            try:
+                result = parse_action(raw, assets)
+            except ParseError as error:
+                assert error.code in ERROR_CODES and "\n" not in str(error)
+            else:
+                assert len(result.orders) == len(assets) and set(result.warnings) <= set(WARNINGS)
+
+
 # ------------------------------------------------------------------ step by step (§7.4)
 
 
