@@ -252,6 +252,8 @@ class TradingEnv(TextAECEnv):
         last_open = np.array([first + int(np.flatnonzero(opened[:, j])[-1]) if opened[:, j].any() else first
                               for j in range(self.n_assets)])
         self._last_open = last_open
+        rows = np.arange(len(self.market.dates))[:, None]
+        self._tradable_rows = self._open & (rows < last_open)  # what takes orders, per row and asset
         self._eval_row = int(np.searchsorted(self.market.dates, as_day(self.eval_start)))
         o = self.options
         self.accounts = {a: Account(self.assets, o["initial_capital"], cost_bps=o["cost_bps"], book_mode=o["book_mode"],
@@ -292,9 +294,6 @@ class TradingEnv(TextAECEnv):
     def phase_name(self) -> str:
         return "eval" if self._row >= self._eval_row else "warmup"
 
-    def _tradable(self, row: int) -> np.ndarray:
-        return self._open[row] & (row < self._last_open)
-
     # ------------------------------------------------------------------ the market part of a day
 
     def market_day(self) -> MarketDay:
@@ -329,13 +328,13 @@ class TradingEnv(TextAECEnv):
                       for j, h in enumerate(self._histories)]
             self._blocks = blocks
             block_text = "\n".join(line for b in blocks for line in b.lines())
-            feats = np.zeros(len(self.feature_names), dtype=np.float64)
+            values: list[float] = []
             for j, h in enumerate(self._histories):
-                feats[8 * j: 8 * j + 5] = h.stats(day.own_last[j])
-                feats[8 * j + 6] = float(day.is_open[j])
-                feats[8 * j + 7] = min(len(day.news[j]), 10) / 10
-            np.nan_to_num(feats, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
-            tradable = self._tradable(self._row).astype(np.int8)
+                values += h.stats(day.own_last[j])
+                values += (0.0, float(day.is_open[j]), min(len(day.news[j]), 10) / 10)
+            values += (0.0, 0.0, 0.0)
+            feats = np.array([x if math.isfinite(x) else 0.0 for x in values])  # not computable: 0.0
+            tradable = self._tradable_rows[self._row].astype(np.int8)
             if self.n_assets == 1:
                 mask: Any = np.array([1, tradable[0], tradable[0]], dtype=np.int8)
                 mask.setflags(write=False)
@@ -361,25 +360,26 @@ class TradingEnv(TextAECEnv):
     def _compute_account_values(self, agent: str) -> tuple[Any, ...]:
         acct = self.accounts[agent]
         equity = acct.equity_curve[-1]  # observations come after an advance: the curve's last point
-        prices = self._last_close[self._row]
-        notional = acct.exposure * acct.book_equity_per_asset()
-        with np.errstate(invalid="ignore", divide="ignore"):
-            units = np.where(prices > 0, notional / prices, 0.0)
-        k = self.step_index
+        exposure = acct.exposure.tolist()
+        books = acct.equity_by_book.tolist()
+        book_equity = books if len(books) == len(exposure) else books * len(exposure)
+        notional = [e * w for e, w in zip(exposure, book_equity)]
+        units = [x / p if p > 0 else 0.0 for x, p in zip(notional, self._last_close[self._row].tolist())]
         k_eval = max(self._eval_row - self._start, 0)  # a random window may start inside evaluation
-        cum_eval = equity / acct.equity_curve[k_eval] - 1.0 if 0 <= k_eval <= k else None
-        return (equity, acct.total_initial, tuple(acct.exposure.tolist()), tuple(units.tolist()),
-                equity / acct.total_initial - 1.0, cum_eval, tuple(self._recent[agent]), notional)
+        cum_eval = equity / acct.equity_curve[k_eval] - 1.0 if k_eval <= self.step_index else None
+        capital = acct.total_initial
+        return (equity, capital, tuple(exposure), tuple(units), equity / capital - 1.0, cum_eval,
+                tuple(self._recent[agent]), notional)
 
     def _account_text(self, agent: str) -> tuple[list[str], str | None]:
         equity, capital, exposure, units, cum, cum_eval, recent, notional = self._account_values(agent)
         acct = self.accounts[agent]
         curve = acct.equity_curve
         view = tx.AccountView(
-            agent=agent, equity=equity, initial_capital=capital, cash=equity - float(notional.sum()),
+            agent=agent, equity=equity, initial_capital=capital, cash=equity - sum(notional),
             day_pnl=curve[-1] - curve[-2] if len(curve) > 1 else 0.0,
             day_return=acct.step_returns[-1] if acct.step_returns else 0.0,
-            positions=tuple(zip(self.assets, exposure, units, (float(x) for x in notional))),
+            positions=tuple(zip(self.assets, exposure, units, notional)),
             cum_return=cum, cum_return_eval=cum_eval, previous=recent[-1] if recent else None, recent=recent)
         return tx.account_lines(view)
 
@@ -542,7 +542,7 @@ class TradingEnv(TextAECEnv):
     def _resolve_day(self) -> None:
         row, o = self._row, self.options
         date = self._date_str[row]
-        tradable = self._tradable(row)
+        tradable = self._tradable_rows[row]
         moves = self._phase.moves
         agents = list(moves)
         before = {a: self.accounts[a].exposure.copy() for a in agents}
@@ -554,28 +554,28 @@ class TradingEnv(TextAECEnv):
             adv = np.array([h.adv(t) for h, t in zip(self._histories, day.own_last)])
             rates = impact_rates(flows, adv, o["price_impact"]) * tradable
         returns, opened = self._asset_ret[row + 1], self._open[row + 1]
+        returns_list, open_list = returns.tolist(), tradable.tolist()
         warm = row < self._eval_row and not o["reward_during_warmup"]
         decisions, equity, step_returns = {}, {}, {}
         for a in agents:
             acct, move, pending = self.accounts[a], moves[a], self._pending.pop(a)
             rebalance = acct.rebalance(targets[a], is_open=tradable, impact_rate=rates)
             advance = acct.advance(returns, opened)
-            reward = 0.0 if warm else step_reward(o["reward_type"], advance, returns, opened)
-            self.rewards[a] = reward
-            after = rebalance.exposure
+            self.rewards[a] = 0.0 if warm else step_reward(o["reward_type"], advance, returns, opened)
+            e0, e1 = before[a].tolist(), rebalance.exposure.tolist()
             invalid = pending["invalid"]
-            noops, ignored = [], []
+            noop, ignored = False, []
             for j, order in enumerate(move.orders):
-                kind = order.kind
-                if not tradable[j]:
+                kind, is_noop_j = order.kind, False
+                if not open_list[j]:
                     if kind != "HOLD":
                         ignored.append(self.assets[j])
                     kind = "HOLD"
-                noop = bool(tradable[j]) and is_noop(order, float(before[a][j]), float(after[j]))
-                noops.append(noop)
-                self.decisions[a][j].append(
-                    Decision(kind, float(before[a][j]), float(after[j]), invalid, noop, invalid))
-                self._held[a][j].append(float(after[j] * returns[j]))
+                else:
+                    is_noop_j = is_noop(order, e0[j], e1[j])
+                    noop = noop or is_noop_j
+                self.decisions[a][j].append(Decision(kind, e0[j], e1[j], invalid, is_noop_j, invalid))
+                self._held[a][j].append(e1[j] * returns_list[j])
             action = ", ".join(f"{s} {_span(x)}" for s, x in zip(self.assets, move.orders)) if self.n_assets > 1 \
                 else _span(move.orders[0])
             if invalid:
@@ -584,23 +584,22 @@ class TradingEnv(TextAECEnv):
             recent.append((date, action, advance.step_return))
             del recent[:-RECENT_DECISIONS]
             self._results[a] = {
-                **{k: v for k, v in pending.items() if k not in ("raw", "invalid")},
-                "noop": any(noops), "ignored_closed": ignored,
-                "exposure_before": dict(zip(self.assets, before[a].tolist())),
-                "exposure_after": dict(zip(self.assets, after.tolist())), "cost": rebalance.total_cost,
-                "asset_returns": dict(zip(self.assets, returns.tolist())), "step_return": advance.step_return,
-                "equity": advance.equity,
+                "parsed": pending["parsed"], "parse_error": pending["parse_error"],
+                "parse_warnings": pending["parse_warnings"], "noop": noop, "ignored_closed": ignored,
+                "exposure_before": dict(zip(self.assets, e0)), "exposure_after": dict(zip(self.assets, e1)),
+                "cost": rebalance.total_cost, "asset_returns": dict(zip(self.assets, returns_list)),
+                "step_return": advance.step_return, "equity": advance.equity,
                 "equity_by_asset": dict(zip(self.assets, acct.book_equity_per_asset().tolist()))}
             decisions[a] = {"raw": pending["raw"],
                             "parsed": [[x.kind, x.target if x.kind == "TARGET" else x.size] for x in move.orders],
-                            "exposure": after.tolist()}
+                            "exposure": e1}
             equity[a], step_returns[a] = advance.equity, advance.step_return
             if acct.ruined:
                 self.terminations[a] = True
         assert self.record is not None
         self.record.add("day", date=date, next_date=self._date_str[row + 1],
                         phase="eval" if row >= self._eval_row else "warmup", decisions=decisions, equity=equity,
-                        step_return=step_returns, asset_returns=returns.tolist(),
+                        step_return=step_returns, asset_returns=returns_list,
                         closes=[_jsonable_number(float(c)) for c in self.market.close[row + 1]])
         self._row += 1
         self._clear_day()
