@@ -262,6 +262,7 @@ class TradingEnv(TextAECEnv):
         self.decisions: dict[str, list[list[Decision]]] = {a: [[] for _ in self.assets] for a in self.possible_agents}
         self._held: dict[str, list[list[float]]] = {a: [[] for _ in self.assets] for a in self.possible_agents}
         self._recent: dict[str, list[tuple[str, str, float | None]]] = {a: [] for a in self.possible_agents}
+        self._recent_text: dict[str, list[str]] = {a: [] for a in self.possible_agents}
         self._results: dict[str, dict[str, Any]] = {a: {} for a in self.possible_agents}
         self._pending: dict[str, dict[str, Any]] = {}
         self._errors: dict[str, str] = {}
@@ -380,7 +381,8 @@ class TradingEnv(TextAECEnv):
             day_pnl=curve[-1] - curve[-2] if len(curve) > 1 else 0.0,
             day_return=acct.step_returns[-1] if acct.step_returns else 0.0,
             positions=tuple(zip(self.assets, exposure, units, notional)),
-            cum_return=cum, cum_return_eval=cum_eval, previous=recent[-1] if recent else None, recent=recent)
+            cum_return=cum, cum_return_eval=cum_eval, previous=recent[-1] if recent else None,
+            recent=tuple(self._recent_text[agent]))
         return tx.account_lines(view)
 
     def _header(self, agent: str) -> str:
@@ -580,9 +582,10 @@ class TradingEnv(TextAECEnv):
                 else _span(move.orders[0])
             if invalid:
                 action += " (invalid answer, fallback)"
-            recent = self._recent[a]
+            recent, entries = self._recent[a], self._recent_text[a]
             recent.append((date, action, advance.step_return))
-            del recent[:-RECENT_DECISIONS]
+            entries.append(tx.decision_entry(date, action, advance.step_return))
+            del recent[:-RECENT_DECISIONS], entries[:-RECENT_DECISIONS]
             self._results[a] = {
                 "parsed": pending["parsed"], "parse_error": pending["parse_error"],
                 "parse_warnings": pending["parse_warnings"], "noop": noop, "ignored_closed": ignored,
