@@ -246,6 +246,9 @@ def test_decisions_are_simultaneous():
     env.reset(seed=0)
     env.step(1)  # trader_0 buys
     assert all(r == 0.0 for r in env.rewards.values())
+    own = env.unwrapped.infos["trader_0"]  # its parsed decision shows at once, its results at the day's end
+    assert own["parsed"] == {"SPX": {"kind": "BUY", "size": None, "target": None}} and "step_return" not in own
+    assert "parsed" not in env.unwrapped.infos["trader_1"]
     for first_move in (0, 2):
         other = trading_v0.env(n_agents=3)
         other.reset(seed=0)
