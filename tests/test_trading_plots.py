@@ -69,6 +69,9 @@ def test_figures_name_the_seats_and_say_synthetic():
     fig = drawdown_figure(record, SEATS)
     drawn = {line.get_label(): line.get_ydata() for line in fig.axes[0].get_lines()}
     assert list(drawn["trader_0: buy_and_hold"]) == pytest.approx([0, 0, 20, 16, 0])
+    labelled = two_agent_record()
+    labelled["events"][0]["label"] = "SYNTHETIC gbm seed 0"  # a label that says it already: said once
+    assert equity_figure(labelled).axes[0].get_title().count("SYNTHETIC") == 1
     real = equity_figure(two_agent_record(synthetic=False), SEATS).axes[0].get_title()
     assert "SYNTHETIC" not in real and "S&P 500 (arch)" in real
 

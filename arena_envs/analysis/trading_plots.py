@@ -72,9 +72,11 @@ def drawdown_percent(equity: np.ndarray) -> np.ndarray:
 
 
 def _title(what: str, curves: EpisodeCurves, episode: int | None) -> str:
-    data = f"SYNTHETIC data: {curves.label}" if curves.synthetic else f"data: {curves.label}"
+    label = curves.label
+    if curves.synthetic and "SYNTHETIC" not in label:
+        label = f"SYNTHETIC data: {label}"
     where = "" if episode is None else f", episode {episode}"
-    return f"trading_v0 {what}{where} ({data})"
+    return f"trading_v0 {what}{where} ({label})"
 
 
 def _draw(curves: EpisodeCurves, seats: Mapping[str, str] | None, transform: Any, what: str, ylabel: str,
