@@ -209,3 +209,18 @@ def test_bad_arguments_get_one_clear_line(cls, kwargs, message):
     with pytest.raises(ValueError) as err:
         cls(**kwargs)
     assert str(err.value) == message
+
+
+def test_the_entry_points_name_the_rules():
+    import tomllib
+    from pathlib import Path
+
+    from arena_envs.runner.policy_specs import load_object
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text("utf-8"))
+    table = pyproject["project"]["entry-points"]["arena_envs.policies"]
+    trading = {key: load_object(value) for key, value in table.items() if key.startswith("trading_v0/")}
+    assert trading == {"trading_v0/rule": SmaCrossover, "trading_v0/buy_and_hold": BuyAndHold,
+                       "trading_v0/cash": Cash, "trading_v0/short_and_hold": ShortAndHold,
+                       "trading_v0/sma_crossover": SmaCrossover, "trading_v0/momentum": Momentum,
+                       "trading_v0/mean_reversion": MeanReversion, "trading_v0/random": RandomTrader}
