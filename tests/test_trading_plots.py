@@ -51,6 +51,13 @@ def test_curves_of_a_hand_built_record():
     assert curves.synthetic is True
 
 
+def test_a_closed_asset_does_not_move_its_buy_and_hold_curve():
+    record = two_agent_record()
+    record["events"][2]["asset_returns"] = [None]
+    record["events"][3]["asset_returns"] = [float("nan")]
+    assert episode_curves(record).buy_and_hold["SYS"] == pytest.approx([1000.0, 1100.0, 1100.0, 1100.0, 1430.0])
+
+
 def test_drawdown_is_a_positive_percentage_from_the_running_peak():
     assert drawdown_percent(np.array([1000.0, 1100.0, 880.0, 924.0, 1201.2])) == pytest.approx([0, 0, 20, 16, 0])
     assert drawdown_percent(np.array([100.0, 50.0])) == pytest.approx([0, 50])  # the start is a peak

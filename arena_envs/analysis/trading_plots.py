@@ -57,8 +57,9 @@ def episode_curves(record: Record) -> EpisodeCurves:
     capital = float(start["initial_capital"])
     agents = list(days[0]["equity"]) if days else []
     equity = {agent: np.array([capital] + [float(d["equity"][agent]) for d in days]) for agent in agents}
-    returns = np.array([[0.0 if r is None else float(r) for r in d["asset_returns"]] for d in days],
+    returns = np.array([[np.nan if r is None else r for r in d["asset_returns"]] for d in days],
                        dtype=np.float64).reshape(len(days), len(start["assets"]))
+    returns[~np.isfinite(returns)] = 0.0  # a closed asset's book does not move
     buy_and_hold = {sym: capital * wealth_curve(returns[:, j]) for j, sym in enumerate(start["assets"])}
     first_eval = next((d["date"] for d in days if d.get("phase") == "eval"), None)
     return EpisodeCurves(dates, equity, buy_and_hold, None if first_eval is None else np.datetime64(first_eval, "D"),
