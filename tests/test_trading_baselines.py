@@ -1,14 +1,21 @@
 """The trading rule baselines (spec §6): each rule on hand-computed close series, the edge cases,
-the seeded random trader, the spec-string arguments."""
+the seeded random trader, the spec-string arguments and entry points, and every baseline in a
+full episode on real S&P 500 data."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+import tomllib
 
+from arena_envs import trading_v0
+from arena_envs.runner.policy_specs import load_object, parse_arguments
 from arena_envs.trading.accounting import Order
+from arena_envs.trading.data import ArchSource
 from baselines.trading_rules import (
     BuyAndHold,
     Cash,
@@ -185,8 +192,6 @@ def test_policies_are_rule_policies_that_read_no_text():
 
 
 def test_spec_string_arguments_reach_the_rules():
-    from arena_envs.runner.policy_specs import parse_arguments
-
     rule = SmaCrossover(**parse_arguments("fast=3+slow=10", "sma_crossover:fast=3+slow=10"))
     assert (rule.fast, rule.slow) == (3, 10)
     momentum = Momentum(**parse_arguments("lookback=4+threshold=0.02", "momentum"))
@@ -212,11 +217,6 @@ def test_bad_arguments_get_one_clear_line(cls, kwargs, message):
 
 
 def test_the_entry_points_name_the_rules():
-    import tomllib
-    from pathlib import Path
-
-    from arena_envs.runner.policy_specs import load_object
-
     pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text("utf-8"))
     table = pyproject["project"]["entry-points"]["arena_envs.policies"]
     trading = {key: load_object(value) for key, value in table.items() if key.startswith("trading_v0/")}
@@ -224,3 +224,82 @@ def test_the_entry_points_name_the_rules():
                        "trading_v0/cash": Cash, "trading_v0/short_and_hold": ShortAndHold,
                        "trading_v0/sma_crossover": SmaCrossover, "trading_v0/momentum": Momentum,
                        "trading_v0/mean_reversion": MeanReversion, "trading_v0/random": RandomTrader}
+
+
+# --- full episodes on real S&P 500 data (arch) ---------------------------------------------------
+
+BASELINES = {"buy_and_hold": BuyAndHold, "cash": Cash, "short_and_hold": ShortAndHold,
+             "sma_crossover": SmaCrossover, "momentum": Momentum, "mean_reversion": MeanReversion,
+             "random": RandomTrader}
+
+
+@pytest.fixture(scope="module")
+def arch_episode() -> tuple[Any, dict[str, str], list[str]]:
+    """Every baseline in one seat of a default ``trading_v0`` episode (S&P 500, 2018); the unwrapped
+    env, seat -> baseline name, and every problem seen in an info after a decision."""
+    env = trading_v0.env(n_agents=len(BASELINES))
+    seats = dict(zip(env.possible_agents, BASELINES))
+    policies = {agent: BASELINES[name]() for agent, name in seats.items()}
+    env.reset(seed=0)
+    for i, (agent, policy) in enumerate(policies.items()):
+        policy.bind(env.unwrapped)
+        policy.reset(agent, i)
+    problems = []
+    for agent in env.agent_iter():
+        obs, _, term, trunc, info = env.last()
+        env.step(None if term or trunc else policies[agent].act(obs, info))
+        after = env.unwrapped.infos.get(agent, {})
+        if not (term or trunc) and any(after.get(key) for key in ("parse_error", "parse_warnings", "invalid",
+                                                                   "invalid_action", "fallback", "ignored_closed")):
+            problems.append(f"{seats[agent]} on {after.get('date')}: {after}")
+    return env.unwrapped, seats, problems
+
+
+def test_every_baseline_plays_a_real_episode_without_an_invalid_decision(arch_episode):
+    raw, seats, problems = arch_episode
+    assert problems == []
+    agents = raw.episode_metrics()["agents"]
+    for agent, name in seats.items():
+        stats = agents[agent]
+        assert (stats["n_invalid"], stats["fallback_rate"], stats["parse_error_rate"]) == (0, 0.0, 0.0), name
+        assert stats["n_buy"] + stats["n_sell"] + stats["n_hold"] == 105, name  # every cycle of 2018-05-01..09-27
+    by_name = {name: agents[agent] for agent, name in seats.items()}
+    for name in ("sma_crossover", "momentum", "mean_reversion", "random"):  # the technical rules do trade both ways
+        assert by_name[name]["n_buy"] > 0 and by_name[name]["n_sell"] > 0, name
+
+
+def _spx() -> Any:
+    return ArchSource().load(["SPX"]).series("SPX")
+
+
+def test_buy_and_hold_earns_the_index_and_cash_nothing(arch_episode):
+    raw, seats, _ = arch_episode
+    metrics = raw.episode_metrics()
+    by_name = {name: metrics["agents"][agent] for agent, name in seats.items()}
+    spx = _spx()
+    first = int(np.searchsorted(spx.dates, np.datetime64("2018-08-01")))  # first day >= eval start
+    last = int(np.searchsorted(spx.dates, np.datetime64("2018-09-28"), side="right")) - 1  # last day <= end
+    expected = spx.close[last] / spx.close[first] - 1.0
+    assert by_name["buy_and_hold"]["cr"] == pytest.approx(expected, abs=1e-9)
+    assert metrics["game"]["buy_and_hold"]["SPX"]["cr"] == pytest.approx(by_name["buy_and_hold"]["cr"], abs=1e-9)
+    assert by_name["cash"]["cr"] == 0.0
+    assert by_name["cash"]["full"]["cr"] == 0.0
+    # short all along: the product of (1 - R) over the window, not -CR(B&H)
+    returns = spx.close[first + 1:last + 1] / spx.close[first:last] - 1.0
+    assert by_name["short_and_hold"]["cr"] == pytest.approx(np.prod(1.0 - returns) - 1.0, abs=1e-9)
+
+
+def test_the_rules_decide_from_the_last_sixty_closes(arch_episode):
+    """Each day's recorded decision of the technical rules equals the rule applied to the arch
+    closes up to that day (at most history_window = 60 of them), read independently of the env."""
+    raw, seats, _ = arch_episode
+    spx = _spx()
+    rules = {"sma_crossover": SmaCrossover(), "momentum": Momentum(), "mean_reversion": MeanReversion()}
+    days = [e for e in raw.episode_record()["events"] if e["type"] == "day"]
+    history_start = int(np.searchsorted(spx.dates, np.datetime64("2018-01-02")))
+    for day in days:
+        today = int(np.searchsorted(spx.dates, np.datetime64(day["date"])))
+        closes = spx.close[max(history_start, today - 59):today + 1]
+        for agent, name in seats.items():
+            if name in rules:
+                assert day["decisions"][agent]["parsed"][0][0] == rules[name].signal(closes).kind, (name, day["date"])
