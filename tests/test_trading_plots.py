@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import tomllib
 
 from arena_envs.analysis.trading_plots import (
     drawdown_figure,
@@ -16,6 +17,12 @@ from arena_envs.analysis.trading_plots import (
     write_episode_figures,
     write_figures,
 )
+from arena_envs.core import Policy
+from arena_envs.runner.cli import main
+from arena_envs.runner.figures import write_run_figures
+from arena_envs.runner.policy_specs import load_object, parse_arguments
+from arena_envs.runner.results import read_record
+from arena_envs.runner.runner import RunConfig, run
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 DATES = ["2025-08-01", "2025-08-04", "2025-08-05", "2025-08-06", "2025-08-07"]
@@ -106,9 +113,57 @@ def pngs(folder: Path) -> list[str]:
 
 
 def test_a_run_of_an_environment_without_figures_writes_none(tmp_path):
-    from arena_envs.runner.figures import write_run_figures
-    from arena_envs.runner.runner import RunConfig, run
-
     summary = run(RunConfig(env="tests._tiny_game:env", players=("random",) * 3, episodes=1), tmp_path / "r")
     assert write_run_figures("tests._tiny_game:env", summary.out) == []
     assert not (summary.out / "figures").exists()
+
+
+# --- runs of trading_v0 ------------------------------------------------------------------------------
+
+PLAYERS = ("buy_and_hold", "cash", "momentum", "mean_reversion")
+
+
+def checkout_policy(spec: str, env: str) -> Policy:
+    """What ``arena run`` builds for ``spec``, read from this checkout's pyproject (the installed
+    entry points may be older)."""
+    with open(Path(__file__).parents[1] / "pyproject.toml", "rb") as f:
+        table = tomllib.load(f)["project"]["entry-points"]["arena_envs.policies"]
+    name, _, rest = spec.partition(":")
+    return load_object(table[f"{env}/{name}"])(**parse_arguments(rest, spec))
+
+
+def test_a_trading_run_writes_the_figures_of_its_episodes(tmp_path):
+    config = RunConfig(env="trading_v0", players=PLAYERS, episodes=2)
+    summary = run(config, tmp_path / "run", policy_factory=checkout_policy)
+    assert pngs(summary.out) == ["drawdown_ep0000.png", "drawdown_ep0001.png", "equity_ep0000.png",
+                                 "equity_ep0001.png"]
+    for name in pngs(summary.out):
+        assert (summary.out / "figures" / name).read_bytes()[:8] == PNG_MAGIC
+    # the plotted curves are the episode's: each agent's eval-window growth is its CR
+    entry = summary.episodes[1]
+    record = read_record(summary.out, 1)
+    curves = episode_curves(record)
+    assert curves.eval_start == np.datetime64("2018-08-01")
+    at = int(np.searchsorted(curves.dates, curves.eval_start))
+    for agent, values in curves.equity.items():
+        assert values[-1] / values[at] - 1 == pytest.approx(entry["metrics"]["agents"][agent]["cr"], abs=1e-9)
+    assert curves.buy_and_hold["SPX"][-1] / curves.buy_and_hold["SPX"][at] - 1 == pytest.approx(
+        entry["metrics"]["game"]["buy_and_hold"]["SPX"]["cr"], abs=1e-9)
+    labels = [line.get_label() for line in equity_figure(record, entry["seats"], 1).axes[0].get_lines()]
+    assert {f"{agent}: {label}" for agent, label in entry["seats"].items()} <= set(labels)
+
+
+def test_no_plots_writes_none(tmp_path):
+    config = RunConfig(env="trading_v0", players=PLAYERS, episodes=1)
+    summary = run(config, tmp_path / "run", policy_factory=checkout_policy, plots=False)
+    assert summary.finished == 1 and pngs(summary.out) == []
+
+
+def test_the_cli_writes_figures_unless_no_plots(tmp_path, capsys):
+    """Through ``arena run`` (``random`` is a policy of every install: the trading one when this
+    checkout's entry points are installed, else the generic one)."""
+    args = ["run", "trading_v0", "--players", "random*4", "--episodes", "1", "--out"]
+    assert main([*args, str(tmp_path / "plots")]) == 0
+    assert pngs(tmp_path / "plots") == ["drawdown_ep0000.png", "equity_ep0000.png"]
+    assert main([*args, str(tmp_path / "none"), "--no-plots"]) == 0
+    assert (tmp_path / "none" / "episodes.jsonl").exists() and pngs(tmp_path / "none") == []
