@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tomllib
 
+from arena_envs import trading_v0
 from arena_envs.analysis.trading_plots import (
     drawdown_figure,
     drawdown_percent,
@@ -18,11 +19,14 @@ from arena_envs.analysis.trading_plots import (
     write_figures,
 )
 from arena_envs.core import Policy
+from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner.cli import main
 from arena_envs.runner.figures import write_run_figures
 from arena_envs.runner.policy_specs import load_object, parse_arguments
 from arena_envs.runner.results import read_record
 from arena_envs.runner.runner import RunConfig, run
+from baselines.trading_rules import BuyAndHold, Cash, Momentum
+from tests.play_helpers import play
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 DATES = ["2025-08-01", "2025-08-04", "2025-08-05", "2025-08-06", "2025-08-07"]
@@ -167,3 +171,21 @@ def test_the_cli_writes_figures_unless_no_plots(tmp_path, capsys):
     assert pngs(tmp_path / "plots") == ["drawdown_ep0000.png", "equity_ep0000.png"]
     assert main([*args, str(tmp_path / "none"), "--no-plots"]) == 0
     assert (tmp_path / "none" / "episodes.jsonl").exists() and pngs(tmp_path / "none") == []
+
+
+def test_curves_of_a_two_asset_synthetic_episode():
+    """Two books per agent (per_asset mode): the starting equity is twice the capital; each curve's
+    eval-window growth is the agent's CR; the title says SYNTHETIC."""
+    raw = play(trading_v0.env(**ENVIRONMENTS["trading_v0"].variants["two_assets_weights"]),
+               [BuyAndHold(), Cash(), Momentum()])
+    record, metrics = raw.episode_record(), raw.episode_metrics()
+    curves = episode_curves(record)
+    assert list(curves.buy_and_hold) == ["SYS", "SYC"]
+    assert list(curves.equity["trader_1"]) == [200000.0] * len(curves.dates)  # cash, two books of 100000
+    at = int(np.searchsorted(curves.dates, curves.eval_start))
+    for agent, values in curves.equity.items():
+        assert values[-1] / values[at] - 1 == pytest.approx(metrics["agents"][agent]["cr"], abs=1e-9)
+    # buy and hold in both books: the mean of the two assets' curves
+    both = (curves.buy_and_hold["SYS"] + curves.buy_and_hold["SYC"]) / 2
+    assert curves.equity["trader_0"] == pytest.approx(both, rel=1e-12)
+    assert "SYNTHETIC" in equity_figure(record).axes[0].get_title()

@@ -4,8 +4,9 @@ Everything is read from an episode record (``TradingEnv.episode_record()``): its
 (dates, assets, initial capital, data label, synthetic flag) and one ``day`` event per decision
 cycle (each agent's equity after the advance, the assets' returns, the phase). Per episode:
 
-* ``equity_ep{N:04d}.png``: every agent's equity, the buy-and-hold equity of each asset (one
-  fully long book from the same capital), a vertical line where the evaluation window starts;
+* ``equity_ep{N:04d}.png``: every agent's equity (all its books), the buy-and-hold equity of each
+  asset (the same starting equity held fully long in that asset), a vertical line where the
+  evaluation window starts;
 * ``drawdown_ep{N:04d}.png``: the same series as drawdowns from their running peak, in percent.
 
 The title names the data; synthetic data says SYNTHETIC there. Figures are built on
@@ -29,12 +30,12 @@ Record = Mapping[str, Any]
 
 @dataclass(frozen=True)
 class EpisodeCurves:
-    """The plotted series of one episode: point 0 is the start (the initial capital), point k the
+    """The plotted series of one episode: point 0 is the start (the starting equity), point k the
     close after the k-th decision cycle's advance."""
 
     dates: np.ndarray  #: datetime64[D], one per point
     equity: dict[str, np.ndarray]  #: agent -> equity (USD) per point
-    buy_and_hold: dict[str, np.ndarray]  #: asset -> equity of a fully long book per point
+    buy_and_hold: dict[str, np.ndarray]  #: asset -> the starting equity held fully long in it, per point
     eval_start: np.datetime64 | None  #: the date of the first evaluation decision
     label: str  #: the data label of the start event
     synthetic: bool
@@ -54,13 +55,16 @@ def episode_curves(record: Record) -> EpisodeCurves:
     if len(dates) != len(days) + 1:
         raise ValueError(f"the start event lists {len(dates)} dates for {len(days)} day events; "
                          f"expected one date per decision day plus the last day ({len(days) + 1})")
-    capital = float(start["initial_capital"])
+    assets = list(start["assets"])
+    # the start event's capital is per book: per_asset mode (the default) keeps one book per asset
+    books = len(assets) if record.get("config", {}).get("book_mode", "per_asset") == "per_asset" else 1
+    capital = float(start["initial_capital"]) * books
     agents = list(days[0]["equity"]) if days else []
     equity = {agent: np.array([capital] + [float(d["equity"][agent]) for d in days]) for agent in agents}
     returns = np.array([[np.nan if r is None else r for r in d["asset_returns"]] for d in days],
-                       dtype=np.float64).reshape(len(days), len(start["assets"]))
+                       dtype=np.float64).reshape(len(days), len(assets))
     returns[~np.isfinite(returns)] = 0.0  # a closed asset's book does not move
-    buy_and_hold = {sym: capital * wealth_curve(returns[:, j]) for j, sym in enumerate(start["assets"])}
+    buy_and_hold = {sym: capital * wealth_curve(returns[:, j]) for j, sym in enumerate(assets)}
     first_eval = next((d["date"] for d in days if d.get("phase") == "eval"), None)
     return EpisodeCurves(dates, equity, buy_and_hold, None if first_eval is None else np.datetime64(first_eval, "D"),
                          str(start.get("label", "")), bool(start.get("synthetic", False)))
@@ -80,6 +84,9 @@ def _title(what: str, curves: EpisodeCurves, episode: int | None) -> str:
     return f"trading_v0 {what}{where} ({label})"
 
 
+_BH_STYLES = ("--", "-.", (0, (1, 1)), (0, (5, 1, 1, 1, 1, 1)))  # one per asset, grey
+
+
 def _draw(curves: EpisodeCurves, seats: Mapping[str, str] | None, transform: Any, what: str, ylabel: str,
           episode: int | None) -> Figure:
     fig = Figure(figsize=(10, 5.2), layout="constrained")
@@ -87,8 +94,9 @@ def _draw(curves: EpisodeCurves, seats: Mapping[str, str] | None, transform: Any
     for agent, values in curves.equity.items():
         name = f"{agent}: {seats[agent]}" if seats and agent in seats else agent
         ax.plot(curves.dates, transform(values), lw=1.6, label=name)
-    for sym, values in curves.buy_and_hold.items():
-        ax.plot(curves.dates, transform(values), lw=1.2, ls="--", color="0.35", alpha=0.8, label=f"buy & hold {sym}")
+    for j, (sym, values) in enumerate(curves.buy_and_hold.items()):
+        ax.plot(curves.dates, transform(values), lw=1.2, ls=_BH_STYLES[j % len(_BH_STYLES)], color="0.35", alpha=0.8,
+                label=f"buy & hold {sym}")
     if curves.eval_start is not None:
         ax.axvline(float(date2num(curves.eval_start)), color="tab:red", ls=":", lw=1.2, label="evaluation start")
     ax.set_title(_title(what, curves, episode))
