@@ -141,6 +141,7 @@ def test_a_trading_run_writes_the_figures_of_its_episodes(tmp_path):
     summary = run(config, tmp_path / "run", policy_factory=checkout_policy)
     assert pngs(summary.out) == ["drawdown_ep0000.png", "drawdown_ep0001.png", "equity_ep0000.png",
                                  "equity_ep0001.png"]
+    assert sorted(p.name for p in summary.figures) == pngs(summary.out)
     for name in pngs(summary.out):
         assert (summary.out / "figures" / name).read_bytes()[:8] == PNG_MAGIC
     # the plotted curves are the episode's: each agent's eval-window growth is its CR
@@ -160,7 +161,7 @@ def test_a_trading_run_writes_the_figures_of_its_episodes(tmp_path):
 def test_no_plots_writes_none(tmp_path):
     config = RunConfig(env="trading_v0", players=PLAYERS, episodes=1)
     summary = run(config, tmp_path / "run", policy_factory=checkout_policy, plots=False)
-    assert summary.finished == 1 and pngs(summary.out) == []
+    assert summary.finished == 1 and pngs(summary.out) == [] and summary.figures == []
 
 
 def test_the_cli_writes_figures_unless_no_plots(tmp_path, capsys):
@@ -169,7 +170,9 @@ def test_the_cli_writes_figures_unless_no_plots(tmp_path, capsys):
     args = ["run", "trading_v0", "--players", "random*4", "--episodes", "1", "--out"]
     assert main([*args, str(tmp_path / "plots")]) == 0
     assert pngs(tmp_path / "plots") == ["drawdown_ep0000.png", "equity_ep0000.png"]
+    assert f"figures: 2 written to {tmp_path / 'plots' / 'figures'}" in capsys.readouterr().out
     assert main([*args, str(tmp_path / "none"), "--no-plots"]) == 0
+    assert "figures:" not in capsys.readouterr().out
     assert (tmp_path / "none" / "episodes.jsonl").exists() and pngs(tmp_path / "none") == []
 
 

@@ -98,6 +98,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         _record(summary.out, args.record)
     print(f"results: {summary.out} ({summary.played} episodes played, {summary.resumed} already there, "
           f"{summary.finished}/{config.episodes} finished)")
+    if summary.figures:
+        print(f"figures: {len(summary.figures)} written to {summary.figures[0].parent}")
     print(leaderboard_text(summary.out))
     return 0
 

@@ -90,6 +90,7 @@ class RunSummary:
     config: RunConfig
     played: int
     resumed: int  # episodes already in the folder when the run started
+    figures: list[Path] = field(default_factory=list)  # written into out/figures (arena_envs.runner.figures)
 
     @property
     def finished(self) -> int:
@@ -211,9 +212,8 @@ class Runner:
                     policy.close()
             for env in self._envs:
                 env.close()
-        if self.plots:
-            write_run_figures(self.config.env, self.folder.path)
-        return RunSummary(self.folder.path, self.config, played, resumed)
+        figures = write_run_figures(self.config.env, self.folder.path) if self.plots else []
+        return RunSummary(self.folder.path, self.config, played, resumed, figures)
 
     async def _play(self, episode: int, policies: list[Policy], hooks: list[tuple[bool, bool, bool]],
                     env: AECEnv) -> tuple[dict[str, Any], bytes, bytes]:
