@@ -246,6 +246,9 @@ def test_decisions_are_simultaneous():
     env.reset(seed=0)
     env.step(1)  # trader_0 buys
     assert all(r == 0.0 for r in env.rewards.values())
+    own = env.unwrapped.infos["trader_0"]  # its parsed decision shows at once, its results at the day's end
+    assert own["parsed"] == {"SPX": {"kind": "BUY", "size": None, "target": None}} and "step_return" not in own
+    assert "parsed" not in env.unwrapped.infos["trader_1"]
     for first_move in (0, 2):
         other = trading_v0.env(n_agents=3)
         other.reset(seed=0)
@@ -529,3 +532,14 @@ def test_bad_options_are_one_line_errors():
         with pytest.raises(ValueError) as err:
             TradingEnv(**kwargs)
         assert "\n" not in str(err.value), kwargs
+
+
+def test_a_ruined_agent_leaves_alone_and_the_others_go_on():
+    env = trading_v0.env(n_agents=2, cost_bps=20000.0)  # a trade costs twice the book: ruin
+    env.reset(seed=0)
+    steps = play(env, {"trader_0": always(1), "trader_1": always(0)})
+    assert steps == {"trader_0": 1, "trader_1": 105}
+    accounts = env.unwrapped.accounts
+    assert accounts["trader_0"].equity == 0.0 and accounts["trader_1"].equity == 100000.0
+    metrics = env.unwrapped.episode_metrics()["agents"]
+    assert metrics["trader_0"]["full"]["cr"] == -1.0 and metrics["trader_1"]["full"]["cr"] == 0.0

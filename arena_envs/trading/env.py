@@ -262,8 +262,11 @@ class TradingEnv(TextAECEnv):
         self.decisions: dict[str, list[list[Decision]]] = {a: [[] for _ in self.assets] for a in self.possible_agents}
         self._held: dict[str, list[list[float]]] = {a: [[] for _ in self.assets] for a in self.possible_agents}
         self._recent: dict[str, list[tuple[str, str, float | None]]] = {a: [] for a in self.possible_agents}
+        self._recent_text: dict[str, list[str]] = {a: [] for a in self.possible_agents}
         self._results: dict[str, dict[str, Any]] = {a: {} for a in self.possible_agents}
-        self._pending: dict[str, dict[str, Any]] = {}
+        #: per agent that decided today: (its parse info, shown in its info until the day resolves;
+        #: the raw answer; whether it fell back)
+        self._pending: dict[str, tuple[dict[str, Any], str | None, bool]] = {}
         self._errors: dict[str, str] = {}
         self._phase: SimultaneousPhase[str, Move] = SimultaneousPhase(self.possible_agents)
         self._clear_day()
@@ -380,7 +383,8 @@ class TradingEnv(TextAECEnv):
             day_pnl=curve[-1] - curve[-2] if len(curve) > 1 else 0.0,
             day_return=acct.step_returns[-1] if acct.step_returns else 0.0,
             positions=tuple(zip(self.assets, exposure, units, notional)),
-            cum_return=cum, cum_return_eval=cum_eval, previous=recent[-1] if recent else None, recent=recent)
+            cum_return=cum, cum_return_eval=cum_eval, previous=recent[-1] if recent else None,
+            recent=tuple(self._recent_text[agent]))
         return tx.account_lines(view)
 
     def _header(self, agent: str) -> str:
@@ -451,7 +455,7 @@ class TradingEnv(TextAECEnv):
         info = dict(base)
         pending = self._pending.get(agent)
         if pending is not None:
-            info.update(pending)
+            info.update(pending[0])
         return info
 
     # ------------------------------------------------------------------ actions
@@ -526,11 +530,10 @@ class TradingEnv(TextAECEnv):
         raw = self._answer if isinstance(self._answer, str) else None
         error = self._errors.pop(agent, None) if fell_back else None
         self._errors.pop(agent, None)
-        self._pending[agent] = {
-            "parsed": {sym: {"kind": o.kind, "size": o.size, "target": o.target}
-                       for sym, o in zip(self.assets, move.orders)},
-            "parse_error": error, "parse_warnings": list(move.warnings),
-            "raw": None if raw is None else raw[:RAW_CHARS], "invalid": fell_back}
+        parse = {"parsed": {sym: {"kind": o.kind, "size": o.size, "target": o.target}
+                            for sym, o in zip(self.assets, move.orders)},
+                 "parse_error": error, "parse_warnings": list(move.warnings)}
+        self._pending[agent] = (parse, None if raw is None else raw[:RAW_CHARS], fell_back)
         if self._phase.submit(agent, move):
             self._resolve_day()
 
@@ -558,12 +561,12 @@ class TradingEnv(TextAECEnv):
         warm = row < self._eval_row and not o["reward_during_warmup"]
         decisions, equity, step_returns = {}, {}, {}
         for a in agents:
-            acct, move, pending = self.accounts[a], moves[a], self._pending.pop(a)
+            acct, move = self.accounts[a], moves[a]
+            parse, raw, invalid = self._pending.pop(a)
             rebalance = acct.rebalance(targets[a], is_open=tradable, impact_rate=rates)
             advance = acct.advance(returns, opened)
             self.rewards[a] = 0.0 if warm else step_reward(o["reward_type"], advance, returns, opened)
             e0, e1 = before[a].tolist(), rebalance.exposure.tolist()
-            invalid = pending["invalid"]
             noop, ignored = False, []
             for j, order in enumerate(move.orders):
                 kind, is_noop_j = order.kind, False
@@ -580,17 +583,17 @@ class TradingEnv(TextAECEnv):
                 else _span(move.orders[0])
             if invalid:
                 action += " (invalid answer, fallback)"
-            recent = self._recent[a]
+            recent, entries = self._recent[a], self._recent_text[a]
             recent.append((date, action, advance.step_return))
-            del recent[:-RECENT_DECISIONS]
+            entries.append(tx.decision_entry(date, action, advance.step_return))
+            del recent[:-RECENT_DECISIONS], entries[:-RECENT_DECISIONS]
             self._results[a] = {
-                "parsed": pending["parsed"], "parse_error": pending["parse_error"],
-                "parse_warnings": pending["parse_warnings"], "noop": noop, "ignored_closed": ignored,
+                **parse, "noop": noop, "ignored_closed": ignored,
                 "exposure_before": dict(zip(self.assets, e0)), "exposure_after": dict(zip(self.assets, e1)),
                 "cost": rebalance.total_cost, "asset_returns": dict(zip(self.assets, returns_list)),
                 "step_return": advance.step_return, "equity": advance.equity,
                 "equity_by_asset": dict(zip(self.assets, acct.book_equity_per_asset().tolist()))}
-            decisions[a] = {"raw": pending["raw"],
+            decisions[a] = {"raw": raw,
                             "parsed": [[x.kind, x.target if x.kind == "TARGET" else x.size] for x in move.orders],
                             "exposure": e1}
             equity[a], step_returns[a] = advance.equity, advance.step_return

@@ -86,7 +86,12 @@ class AccountView:
     cum_return: float
     cum_return_eval: float | None
     previous: tuple[str, str, float | None] | None  #: (date, action, realised)
-    recent: tuple[tuple[str, str, float | None], ...]
+    recent: tuple[str, ...]  #: :func:`decision_entry` of the last decisions, oldest first
+
+
+def decision_entry(date: str, action: str, realised: float | None) -> str:
+    """One entry of the "Recent decisions" line (formatted once, when the day is resolved)."""
+    return f"{date} {action} ({pct(realised)})"
 
 
 def account_lines(a: AccountView) -> tuple[list[str], str | None]:
@@ -106,7 +111,7 @@ def account_lines(a: AccountView) -> tuple[list[str], str | None]:
         lines.append(f"Previous decision ({d}): {action} -> realised {pct(realised)}")
     recent = None
     if a.recent:
-        recent = "Recent decisions: " + ", ".join(f"{d} {action} ({pct(r)})" for d, action, r in a.recent)
+        recent = "Recent decisions: " + ", ".join(a.recent)
     return lines, recent
 
 
