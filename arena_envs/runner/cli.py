@@ -3,7 +3,7 @@
     arena list
     arena policies ENV
     arena run ENV --players p1,p2,... --episodes N --seed S [--out DIR] [--concurrency K]
-              [--env-arg key=value ...] [--fixed-seats] [--no-progress] [--record DIR]
+              [--env-arg key=value ...] [--fixed-seats] [--no-progress] [--record DIR] [--no-plots]
     arena replay RESULTS_DIR --episode N [--out FILE] [--fps F]
     arena leaderboard DIR
     arena run gamma ...           the γ-Bench suite (arena_envs.runner.gamma_suite, its own options)
@@ -87,7 +87,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.record:  # fail before playing, not after
         check_drawable(config.env, dict(config.env_kwargs))
     try:
-        summary = run(config, out, concurrency=args.concurrency, progress=progress)
+        summary = run(config, out, concurrency=args.concurrency, progress=progress, plots=not args.no_plots)
     except RunError as err:
         print(f"arena: run stopped: {err}\narena: finished episodes are kept in {out}; "
               "run the same command again to resume", file=sys.stderr)
@@ -98,6 +98,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         _record(summary.out, args.record)
     print(f"results: {summary.out} ({summary.played} episodes played, {summary.resumed} already there, "
           f"{summary.finished}/{config.episodes} finished)")
+    if summary.figures:
+        print(f"figures: {len(summary.figures)} written to {summary.figures[0].parent}")
     print(leaderboard_text(summary.out))
     return 0
 
@@ -140,6 +142,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--record", metavar="DIR",
                    help="after the run, write DIR/episode_<N>.mp4 (or .gif) for each episode, re-rendered from the log")
+    r.add_argument("--no-plots", action="store_true",
+                   help="write no figures into the results folder (trading_v0 writes equity and drawdown PNGs)")
     r.set_defaults(func=cmd_run)
     rp = sub.add_parser("replay", help="re-render a finished episode of a results folder into a video")
     rp.add_argument("dir", help="results folder")

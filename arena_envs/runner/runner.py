@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 
 from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
+from arena_envs.runner.figures import write_run_figures
 from arena_envs.runner.leaderboard import Standings, rating_of, write_leaderboard
 from arena_envs.runner.policy_specs import make_policy, player_labels
 from arena_envs.runner.results import (
@@ -89,6 +90,7 @@ class RunSummary:
     config: RunConfig
     played: int
     resumed: int  # episodes already in the folder when the run started
+    figures: list[Path] = field(default_factory=list)  # written into out/figures (arena_envs.runner.figures)
 
     @property
     def finished(self) -> int:
@@ -125,13 +127,14 @@ class Runner:
 
     def __init__(self, config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: bool = False,
                  make_env: EnvFactory | None = None, policy_factory: PolicyFactory | None = None,
-                 sync_interval: float = SYNC_INTERVAL):
+                 sync_interval: float = SYNC_INTERVAL, plots: bool = True):
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.config = config
         self.labels = config.labels
         self.concurrency = concurrency
         self.progress = progress
+        self.plots = plots
         self.make_env = make_env or env_factory(config.env, config.env_kwargs)
         self.policy_factory = policy_factory or make_policy
         self._envs = [self.make_env()]  # the first worker's
@@ -209,7 +212,8 @@ class Runner:
                     policy.close()
             for env in self._envs:
                 env.close()
-        return RunSummary(self.folder.path, self.config, played, resumed)
+        figures = write_run_figures(self.config.env, self.folder.path) if self.plots else []
+        return RunSummary(self.folder.path, self.config, played, resumed, figures)
 
     async def _play(self, episode: int, policies: list[Policy], hooks: list[tuple[bool, bool, bool]],
                     env: AECEnv) -> tuple[dict[str, Any], bytes, bytes]:
@@ -325,16 +329,18 @@ async def arun(config: RunConfig, out: str | Path, **options: Any) -> RunSummary
 
 def run(config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: bool = False,
         make_env: EnvFactory | None = None, policy_factory: PolicyFactory | None = None,
-        sync_interval: float = SYNC_INTERVAL) -> RunSummary:
+        sync_interval: float = SYNC_INTERVAL, plots: bool = True) -> RunSummary:
     """Play the episodes of ``config`` missing from results folder ``out`` (creating or resuming it).
 
     ``make_env`` overrides how environments are built (default: ``config.env`` with
     ``config.env_kwargs``; one per worker, reset for every episode); ``policy_factory(spec,
     env_name)`` overrides how specs become policies; ``sync_interval`` is the most seconds between
-    two group commits (:mod:`arena_envs.runner.results`; 0 commits every episode on its own).
+    two group commits (:mod:`arena_envs.runner.results`; 0 commits every episode on its own);
+    ``plots``: whether a finished run writes its environment's figures into ``out/figures``
+    (:mod:`arena_envs.runner.figures`; ``trading_v0`` has some).
     Raises :class:`RunError` when a policy or the environment raises (finished episodes are kept)
     and ``ValueError`` for a bad configuration or a folder holding another configuration.
     """
     runner = Runner(config, out, concurrency=concurrency, progress=progress, make_env=make_env,
-                    policy_factory=policy_factory, sync_interval=sync_interval)
+                    policy_factory=policy_factory, sync_interval=sync_interval, plots=plots)
     return asyncio.run(runner.run())
