@@ -19,6 +19,12 @@ Who is Spy is timed twice too: with random legal actions (random text: clues, un
 and (row ``who_is_spy_v0 rule``) played by its rule player, ``baselines.wis_agents.LexiconAgent``,
 in every seat (text mode; goal >= 1.0).
 
+The trading arena is timed in trading *days* per CPU second (rows ``trading_v0 rule, N traders``),
+every seat played by the default rule trader (``baselines.trading_rules.SmaCrossover``, reading
+``info["snapshot"]``) on the default real S&P 500 window: with one trader (the paper's setting:
+every AMA agent trades its own run; goal >= 1.0) and with the default four (a day is then four
+decisions).
+
     python benchmarks/bench_env_steps.py [--envs auction_v0,el_farol_v0] [--decisions 5000] [--runs 5] [--quick]
 """
 from __future__ import annotations
@@ -36,6 +42,7 @@ from pettingzoo.classic import connect_four_v3
 
 from arena_envs.registration import ENVIRONMENTS, env_module
 from baselines.tank_random import RandomTank
+from baselines.trading_rules import SmaCrossover
 from baselines.wis_agents import LexiconAgent
 
 
@@ -54,6 +61,7 @@ def main() -> None:
     builders: dict[str, Callable[[], Any]] = {"connect_four_v3": connect_four_v3.env}
     tanks: set[str] = set()  # the rows played by the paper's random tank rather than masked sampling
     seated: dict[str, Callable[[], Any]] = {}  # other rows played by a policy in every seat: its class
+    per_day: dict[str, int] = {}  # rows timed in days: decisions per day
     for name in args.envs.split(","):
         if name == "tank_battle_v0":
             for stage in (int(k) for k in args.tank_stages.split(",")):
@@ -65,6 +73,11 @@ def main() -> None:
         if name == "who_is_spy_v0":
             builders[f"{name} rule"] = env_module(name).env
             seated[f"{name} rule"] = LexiconAgent
+        if name == "trading_v0":
+            for traders in (1, 4):
+                row = f"{name} rule, {traders} trader{'s' if traders > 1 else ''}"
+                builders[row] = functools.partial(env_module(name).env, n_agents=traders)
+                seated[row], per_day[row] = SmaCrossover, traders
     rates: dict[str, list[float]] = {name: [] for name in builders}
     for run in range(args.runs):
         for name, build in builders.items():
@@ -72,12 +85,14 @@ def main() -> None:
             policies = {agent: RandomTank(native=True) for agent in env.possible_agents} if name in tanks else None
             if name in seated:
                 policies = {agent: seated[name]() for agent in env.possible_agents}
-            rates[name].append(decisions / play(env, decisions, seed=run, policies=policies).total)
+            spent = play(env, decisions, seed=run, policies=policies).total
+            rates[name].append(decisions / per_day.get(name, 1) / spent)
     reference = rates["connect_four_v3"]
     print(f"{'environment':<30}{'decisions/s':>13}{'ratio':>8}   (CPU time, median of {args.runs} interleaved runs)")
     for name, values in rates.items():
         ratio = statistics.median(v / r for v, r in zip(values, reference))
-        print(f"{name:<30}{statistics.median(values):>13,.0f}{ratio:>8.2f}")
+        unit = " (days/s)" if name in per_day else ""
+        print(f"{name:<30}{statistics.median(values):>13,.0f}{ratio:>8.2f}{unit}")
     if "tank_battle_v0" in args.envs.split(",") and args.frames:
         frame_rates = [tank_frames(args.frames, seed=run) for run in range(args.runs)]
         print(f"tank_battle_v0 rgb_array frames/s (stage 7, CPU time, median of {args.runs}): "
