@@ -22,6 +22,7 @@ import pytest
 from arena_envs.analysis.gamma_importer import (
     DEFAULT_MODEL,
     LOG_GAMES,
+    SkippedLogWarning,
     load_log,
     parse_log_name,
     rescore,
@@ -29,6 +30,7 @@ from arena_envs.analysis.gamma_importer import (
 )
 from arena_envs.gamma.history import GAMES, missing_keys
 from arena_envs.gamma.scoring import score, table_row
+from arena_envs.runner.cli import main as cli_main
 
 REFERENCE = Path(os.environ.get("ARENA_REFERENCE_DATA")
                  or Path(__file__).resolve().parents[1].parent / "shared" / "reference_data")
@@ -207,7 +209,17 @@ def test_scan_reports_bad_files_in_one_line_and_imports_the_others(tmp_path):
         _write(tmp_path, "guessing_game/guessing_game_v1_3.json", _guess_log([[1, 2, 3]]) | {"round_records": [
             {"responses": [1, 2], "mean": 1.5, "mean_ratio": 1.0, "winner": 1}]}): "responses must list 3 answers",
     }
-    scan = scan_logs(tmp_path)
+    with pytest.warns(SkippedLogWarning) as caught:
+        scan = scan_logs(tmp_path)
+    assert sorted(str(w.message).partition(": ")[0] for w in caught) == sorted(map(str, bad))  # one line per file
+    assert all("\n" not in str(w.message) for w in caught)
+    assert scan.summary().splitlines() == [
+        "13 files read: 5 imported, 8 skipped",
+        "  skipped 5: content the importer cannot convert",
+        "  skipped 1: a field is missing",
+        "  skipped 1: name outside the γ-Bench convention",
+        "  skipped 1: not valid JSON",
+    ]
     assert {info.path for info, _ in scan.logs} == good
     reasons = {problem.path: problem.reason for problem in scan.problems}
     assert set(reasons) == set(bad)
@@ -229,10 +241,12 @@ def test_rescore_uses_numbered_default_runs_only(tmp_path):
     for name in ("guessing_game_v1", "guessing_game_v1_cot1", "guessing_game_v1_r0", "guessing_game_v2_1"):
         _write(tmp_path, f"guessing_game/{name}.json", _guess_log([[100, 100, 100]]))  # score 0
     _write(tmp_path, "guessing_game/guessing_game_v1_3.json", "not json")  # reported, left out
-    rows = rescore(tmp_path)
+    with pytest.warns(SkippedLogWarning, match="guessing_game_v1_3.json: not valid JSON"):
+        rows = rescore(tmp_path)
     assert set(rows) == {DEFAULT_MODEL}
     assert rows[DEFAULT_MODEL]["guess_two_thirds_v0"] == {"mean": 75.0, "std": pytest.approx(math.sqrt(1250)), "n": 2}
-    assert rescore(tmp_path, version="v2")[DEFAULT_MODEL]["guess_two_thirds_v0"]["mean"] == 0.0
+    with pytest.warns(SkippedLogWarning):
+        assert rescore(tmp_path, version="v2")[DEFAULT_MODEL]["guess_two_thirds_v0"]["mean"] == 0.0
 
 
 # --- the published logs --------------------------------------------------------------------------
@@ -362,3 +376,39 @@ def test_rescore_folder_gives_both_published_columns(data):
     for column, (mean, std) in TABLE_1_GPT4.items():
         assert rows["gpt-4-0125-preview"][column]["mean"] == pytest.approx(mean, abs=0.06), column
         assert rows["gpt-4-0125-preview"][column]["std"] == pytest.approx(std, abs=0.06), column
+
+
+# --- arena rescore -------------------------------------------------------------------------------
+
+def test_arena_rescore_names_each_skipped_file_and_prints_the_table(tmp_path, capsys):
+    _write(tmp_path, "guessing_game/guessing_game_v1_1.json", _guess_log([[0, 0, 0]]))
+    _write(tmp_path, "guessing_game/llama-3.1-8b_guessing_game_v1_1.json", _guess_log([[50, 50, 50]]))
+    _write(tmp_path, "guessing_game/guessing_game_v1_cot1.json", _guess_log([[50, 50, 50]]))
+    bad = _write(tmp_path, "guessing_game/guessing_game_v1_2.json", "{")
+    assert cli_main(["rescore", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [f"warning: skipped {bad}: not valid JSON: Expecting property name enclosed in "
+                                "double quotes (line 1, column 2)"]
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["model", "Guess", "2/3"] and lines[0].split()[-2:] == ["Overall", "runs"]
+    assert lines[1].split() == [DEFAULT_MODEL, "100.0±0.0", *["-"] * 7, "100.0±0.0", "1"]  # games without runs: -
+    assert lines[2].split() == ["llama-3.1-8b", "50.0±0.0", *["-"] * 7, "50.0±0.0", "1"]
+    assert lines[3] == "4 files read: 3 imported, 1 skipped"
+    assert lines[4] == "  skipped 1: not valid JSON"
+    assert "in the table: 2 numbered default runs" in lines[5] and "not tabled: 1 other" in lines[5]
+
+
+def test_arena_rescore_refuses_a_missing_folder_in_one_line(tmp_path, capsys):
+    assert cli_main(["rescore", str(tmp_path / "nowhere")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_arena_rescore_reads_all_published_files(data, capsys):
+    assert cli_main(["rescore", str(data)]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""  # nothing skipped, so no warning line
+    files = len(list(data.rglob("*.json")))
+    assert files == 510
+    assert f"{files} files read: {files} imported, 0 skipped" in out.splitlines()
+    table = {line.split()[0]: line.split() for line in out.splitlines()[1:10]}
+    assert set(table) == MODELS and all(cells[-1] == "5" for cells in table.values())

@@ -11,12 +11,16 @@ the players' starting tokens in ``player_data`` for randomly initialised Public 
 chat transcripts carry nothing a score needs.
 
 :func:`scan_logs` reads a whole folder and never stops on one file: a file it cannot import is
-reported with a one-line reason (:class:`LogProblem`).
+reported with a one-line reason (:class:`LogProblem`) and one :class:`SkippedLogWarning` naming
+the file and the reason; :meth:`LogScan.summary` says how many files were read, imported and
+skipped, and why.
 """
 from __future__ import annotations
 
 import json
 import re
+import warnings
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -307,10 +311,15 @@ def load_log(path: str | Path) -> GameLog:
 
 @dataclass(frozen=True)
 class LogProblem:
-    """A file :func:`scan_logs` did not import, and why (one line)."""
+    """A file :func:`scan_logs` did not import: the kind of problem and the reason (one line)."""
 
     path: Path
     reason: str
+    kind: str = "content the importer cannot convert"  #: what the summary groups skipped files by
+
+
+class SkippedLogWarning(UserWarning):
+    """A file of a scanned folder is not a γ-Bench run the importer can read (one per file)."""
 
 
 @dataclass
@@ -320,36 +329,54 @@ class LogScan:
     logs: list[tuple[LogFile, GameLog]] = field(default_factory=list)
     problems: list[LogProblem] = field(default_factory=list)
 
+    def summary(self) -> str:
+        """``"<n> files read: <i> imported, <s> skipped"``, then one line per kind of problem (most first)."""
+        lines = [f"{len(self.logs) + len(self.problems)} files read: {len(self.logs)} imported, "
+                 f"{len(self.problems)} skipped"]
+        kinds = Counter(p.kind for p in self.problems)
+        lines += [f"  skipped {count}: {kind}" for kind, count in sorted(kinds.items(), key=lambda kc: (-kc[1], kc[0]))]
+        return "\n".join(lines)
+
 
 #: What a bad file can raise while being read and converted (the scan goes on after each).
 _FILE_ERRORS = (OSError, ValueError, LookupError, TypeError, ArithmeticError)
 
 
-def _one_line(error: Exception) -> str:
+def _problem(path: Path, error: Exception) -> LogProblem:
     if isinstance(error, json.JSONDecodeError):
-        text = f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
+        kind, text = "not valid JSON", f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
     elif isinstance(error, KeyError):
-        text = f"missing field {error.args[0]!r}"
+        kind, text = "a field is missing", f"missing field {error.args[0]!r}"
+    elif isinstance(error, OSError):
+        kind, text = "unreadable", f"{type(error).__name__}: {error}"
     elif isinstance(error, ValueError):
-        text = str(error)
+        kind, text = "content the importer cannot convert", str(error)
     else:
-        text = f"{type(error).__name__}: {error}"
-    return " ".join(text.split())
+        kind, text = "content the importer cannot convert", f"{type(error).__name__}: {error}"
+    return LogProblem(path, " ".join(text.split()), kind)
 
 
 def scan_logs(root: str | Path) -> LogScan:
     """Every ``*.json`` log under ``root`` (the published ``raw_results`` layout), sorted by path.
 
     Never stops on one file: a file that cannot be imported (name outside the convention, broken
-    JSON, a setting or result type the importer cannot convert) lands in ``problems`` with its reason.
+    JSON, a setting or result type the importer cannot convert) lands in ``problems`` with its reason
+    and is announced by one :class:`SkippedLogWarning` line (``"<path>: <reason>"``).
     """
     scan = LogScan()
     for path in sorted(Path(root).rglob("*.json")):
         try:
             info = parse_log_name(path)
-            scan.logs.append((info, _read(info)))
-        except _FILE_ERRORS as error:
-            scan.problems.append(LogProblem(path, _one_line(error)))
+        except ValueError as error:
+            problem = LogProblem(path, str(error), "name outside the γ-Bench convention")
+        else:
+            try:
+                scan.logs.append((info, _read(info)))
+                continue
+            except _FILE_ERRORS as error:
+                problem = _problem(path, error)
+        scan.problems.append(problem)
+        warnings.warn(f"{problem.path}: {problem.reason}", SkippedLogWarning, stacklevel=2)
     return scan
 
 
@@ -357,22 +384,25 @@ def scan_logs(root: str | Path) -> LogScan:
 SCORED_LOG_GAMES = tuple(g for g in LOG_GAMES if g != "bar_game_explicit")
 
 
+def in_table(info: LogFile, log: GameLog, version: str = "v1") -> bool:
+    """Whether :func:`rescore` puts this imported log in the table: a numbered default run of
+    prompt ``version`` in a scored setting (implicit El Farol, first-price auction)."""
+    return (info.default_run and info.log_game in SCORED_LOG_GAMES and info.version == version
+            and log["params"].get("mode") != "second")
+
+
 def rescore(root: str | Path | LogScan, version: str = "v1") -> dict[str, dict[str, dict[str, float]]]:
     """The γ-Bench row (:func:`~arena_envs.gamma.scoring.table_row`) of every model under ``root``.
 
-    Uses the numbered default runs of the scored settings only (implicit El Farol, first-price
-    auction, prompt ``version``): run ``k`` of a model is its ``_<version>_<k>`` file of every game.
-    Tagged and unnumbered runs are left out, and so are files the scan could not import (a game's
-    ``n`` in the row then counts fewer runs; :func:`scan_logs` says why). ``root`` may be a
-    finished :class:`LogScan`.
+    Uses the logs :func:`in_table` accepts: run ``k`` of a model is its ``_<version>_<k>`` file of
+    every game. Tagged and unnumbered runs are read but left out, and so are files the scan could
+    not import (a game's ``n`` in the row then counts fewer runs; :func:`scan_logs` warns about
+    each). ``root`` may be a finished :class:`LogScan`.
     """
     scan = root if isinstance(root, LogScan) else scan_logs(root)
     runs: dict[str, dict[int, dict[str, float]]] = {}
     for info, log in scan.logs:
-        run = info.run if info.default_run else None
-        if (run is None or info.log_game not in SCORED_LOG_GAMES or info.version != version
-                or log["params"].get("mode") == "second"):
-            continue
-        value = score(log["game"], log["params"], log["history"])
-        runs.setdefault(info.model, {}).setdefault(run, {})[info.game] = value
+        if in_table(info, log, version) and info.run is not None:
+            value = score(log["game"], log["params"], log["history"])
+            runs.setdefault(info.model, {}).setdefault(info.run, {})[info.game] = value
     return {model: table_row([by_run[k] for k in sorted(by_run)]) for model, by_run in sorted(runs.items())}
