@@ -412,3 +412,55 @@ def test_arena_rescore_reads_all_published_files(data, capsys):
     assert f"{files} files read: {files} imported, 0 skipped" in out.splitlines()
     table = {line.split()[0]: line.split() for line in out.splitlines()[1:10]}
     assert set(table) == MODELS and all(cells[-1] == "5" for cells in table.values())
+
+
+# --- each player's own choice (the repo logs a shuffled responses list) --------------------------
+
+def _with_players(log: dict, own: list[list[int]]) -> dict:
+    """``log`` with ``player_data``: player i's answers over the rounds are ``own[i]``."""
+    return log | {"player_data": [{"id": f"player_{i}", "records": answers} for i, answers in enumerate(own)]}
+
+
+def test_guess_winner_is_the_player_whose_own_record_won(tmp_path):
+    log = _guess_log([[30, 10, 20]])  # logged (shuffled) order; the target is 13.3, so 10 wins
+    path = _write(tmp_path, "guessing_game/guessing_game_v1_1.json", _with_players(log, [[10], [20], [30]]))
+    record = load_log(path)["history"][0]
+    assert record["choices"] == [10, 20, 30]
+    assert record["winners"] == [0]  # the record's order would have named player 1
+
+
+def test_divide_dollar_payoffs_follow_each_players_own_bid(tmp_path):
+    meta = {"player_num": 3, "golds": 100, "round_id": 1, "version": "v1"}
+    data = {"meta": meta, "round_records": [{"responses": [50, 10, 30], "total_proposal": 90}]}
+    path = _write(tmp_path, "divide_dollar/divide_dollar_v1_1.json", _with_players(data, [[10], [30], [50]]))
+    record = load_log(path)["history"][0]
+    assert record["bids"] == record["payoffs"] == [10, 30, 50]
+
+
+@pytest.mark.parametrize(("own", "match"), [
+    ([[10], [20], [31]], "are not the logged responses"),
+    ([[10], [20]], "player_data lists 2 players"),
+])
+def test_own_records_that_disagree_with_the_round_record_are_refused(tmp_path, own, match):
+    path = _write(tmp_path, "guessing_game/guessing_game_v1_1.json", _with_players(_guess_log([[30, 10, 20]]), own))
+    with pytest.raises(ValueError, match=match) as caught:
+        load_log(path)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("folder", ["guessing_game", "divide_dollar"])
+def test_published_choices_are_each_players_own(data, folder):
+    """In the published Guess and Divide logs the round record's order is shuffled in most rounds;
+    the imported choices are every player's own, and the Guess winners are who chose the winner."""
+    shuffled = rounds = 0
+    for path in sorted((data / folder).glob("*.json")):
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        history = load_log(path)["history"]
+        for j, (record, logged) in enumerate(zip(history, raw["round_records"])):
+            own = [int(p["records"][j]) for p in raw["player_data"]]
+            assert record["choices" if folder == "guessing_game" else "bids"] == own, (path.name, j)
+            if folder == "guessing_game":
+                assert record["winners"] == [i for i, c in enumerate(own) if c == logged["winner"]]
+            shuffled += own != [int(c) for c in logged["responses"]]
+            rounds += 1
+    assert rounds > 1000 and shuffled > rounds / 2  # the record's order is not the players' order

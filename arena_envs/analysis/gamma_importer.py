@@ -7,8 +7,9 @@ published results (:data:`LOG_GAMES`); ``<run>`` numbers the default-setting run
 ``_v1_5`` are the paper's T1..T5); a ``<tag>`` marks another experiment (``cot1``, ``role3``,
 ``t0``, ``r0``, ``savept1``, ...), and a name with neither is an unnumbered run. A run's setting
 is read from its ``meta``, never from the name. Only ``meta`` and ``round_records`` are read, plus
-the players' starting tokens in ``player_data`` for randomly initialised Public Goods runs; the
-chat transcripts carry nothing a score needs.
+from ``player_data`` each player's own answers in Guess 2/3 and Divide the Dollar (the repo logs
+those rounds' responses shuffled) and the starting tokens of randomly initialised Public Goods
+runs; the chat transcripts carry nothing a score needs.
 
 :func:`scan_logs` reads a whole folder and never stops on one file: a file it cannot import is
 reported with a one-line reason (:class:`LogProblem`) and one :class:`SkippedLogWarning` naming
@@ -98,13 +99,34 @@ def _responses(record: Mapping[str, Any], n: int) -> list[Any]:
     return answers
 
 
+def _own_answers(record: Mapping[str, Any], players: list[dict], round_index: int, n: int) -> list[Any]:
+    """Each player's answer of round ``round_index`` (0-based) from that player's own records.
+
+    The repo shuffles a round's responses in place before logging them (Guess 2/3, Divide the
+    Dollar), so the record's order is not the players' order; ``player_data[i]["records"]`` is.
+    The two must hold the same answers. A log without ``player_data`` has only the record's order.
+    """
+    logged = _responses(record, n)
+    if not players:
+        return logged
+    if len(players) != n:
+        raise ValueError(f"player_data lists {len(players)} players, not player_num={n}")
+    by_index = {_player_index(p.get("id", i)): p for i, p in enumerate(players)}
+    if set(by_index) != set(range(n)):
+        raise ValueError(f"player_data ids must be player_0 .. player_{n - 1}; got {sorted(map(str, by_index))}")
+    own = [by_index[i]["records"][round_index] for i in range(n)]
+    if sorted(map(str, own)) != sorted(map(str, logged)):
+        raise ValueError(f"round {round_index + 1}: the players' own records {own} are not the logged responses {logged}")
+    return own
+
+
 def _guess(meta: Mapping[str, Any], records: list[dict], players: list[dict]) -> tuple[dict, list[dict]]:
     n = meta["player_num"]
     params = {"n_players": n, "n_rounds": len(records), "min_value": meta["min"],
               "max_value": meta["max"], "ratio": meta["ratio"]}
     history = []
     for j, r in enumerate(records, start=1):
-        choices = [int(c) for c in _responses(r, n)]
+        choices = [int(c) for c in _own_answers(r, players, j - 1, n)]
         # The repo declares one winning number: the first closest choice in player order.
         history.append({"round": j, "choices": choices, "average": r["mean"], "target": r["mean_ratio"],
                         "winners": [i for i, c in enumerate(choices) if c == r["winner"]],
@@ -132,7 +154,7 @@ def _divide_dollar(meta: Mapping[str, Any], records: list[dict], players: list[d
     params = {"n_players": n, "n_rounds": len(records), "golds": golds}
     history = []
     for j, r in enumerate(records, start=1):
-        bids = [int(b) for b in _responses(r, n)]
+        bids = [int(b) for b in _own_answers(r, players, j - 1, n)]
         total = sum(bids)
         history.append({"round": j, "bids": bids, "total": total, "exceeded": total > golds,
                         "payoffs": [0 if total > golds else b for b in bids]})
