@@ -116,7 +116,8 @@ def _own_answers(record: Mapping[str, Any], players: list[dict], round_index: in
         raise ValueError(f"player_data ids must be player_0 .. player_{n - 1}; got {sorted(map(str, by_index))}")
     own = [by_index[i]["records"][round_index] for i in range(n)]
     if sorted(map(str, own)) != sorted(map(str, logged)):
-        raise ValueError(f"round {round_index + 1}: the players' own records {own} are not the logged responses {logged}")
+        raise ValueError(f"round {round_index + 1}: the players' own records {own} are not the logged "
+                         f"responses {logged}")
     return own
 
 
