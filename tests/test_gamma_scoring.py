@@ -366,15 +366,29 @@ def test_pirate_ne_proposal_rejects_too_few_coins():
         scoring.pirate_ne_proposal(10, 3)
 
 
-@pytest.mark.parametrize(("position", "offered", "accept", "paper", "repo"), [
+@pytest.mark.parametrize(("position", "offered", "accept", "text", "code"), [
     (1, 2, True, True, True), (1, 2, False, False, False),
     (2, 0, False, True, True), (2, 0, True, False, False),
     (2, 1, True, True, True), (2, 1, False, False, False),
     (1, 1, False, True, False), (1, 1, True, False, False),
+    (3, 1, False, True, False), (3, 1, True, False, False),
 ])
-def test_pirate_vote_rule(position, offered, accept, paper, repo):
-    assert scoring.pirate_vote_is_correct(position, offered, accept) is paper
-    assert scoring.pirate_vote_is_correct(position, offered, accept, "repo") is repo
+def test_pirate_vote_rule(position, offered, accept, text, code):
+    """Default: the original code's rule (a 1-coin offer at odd position credits neither vote,
+    spec §13 #22 revised); ``paper_text``: the paper text's rule (rejecting it is correct)."""
+    assert scoring.pirate_vote_is_correct(position, offered, accept) is code
+    for variant in ("paper", "repo", "per_round_votes"):
+        assert scoring.pirate_vote_is_correct(position, offered, accept, variant) is code
+    assert scoring.pirate_vote_is_correct(position, offered, accept, "paper_text") is text
+
+
+def test_pirate_default_counts_a_rejected_one_coin_odd_offer_as_wrong():
+    # O(4) = [99, 0, 1, 0]; position 1 rejects 1 coin (right by the text only), 2 rejects 0 (right),
+    # 3 accepts 1 coin at an odd position (wrong by both rules).
+    record = pirate_round(1, 4, [98, 1, 0, 1], ["accept", "reject", "reject", "accept"])
+    assert scoring.pirate_round_stats(pirate_params(4, 100), record) == (4, 1, 3)
+    assert scoring.pirate_round_stats(pirate_params(4, 100), record, "paper_text") == (4, 2, 3)
+    assert score("pirate_game_v0", pirate_params(4, 100), [record]) == pytest.approx(196 / 200 * 50 + 1 / 3 * 50)
 
 
 def test_pirate_all_nash_scores_100():

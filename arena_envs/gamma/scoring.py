@@ -15,10 +15,13 @@ is the default and is the form that reproduces the paper's published numbers:
   ((1 - mean|v-b| / max v) x 100, not part of γ-Bench); the first two need first-price logs;
 * ``battle_royale_v0``: ``"paper"`` (divide by the number of turns k, as the data) or
   ``"per_player"`` (divide by N k, as printed in the paper's formula);
-* ``pirate_game_v0``: ``"paper"`` (NE for the actual G, L1 in coins over 2G, a rejected 1-coin
-  offer at odd position counts as correct, votes pooled), ``"repo"`` (proposals rescaled to 100
-  coins and compared with the 100-coin NE; a 1-coin offer at odd position credits no vote) or
-  ``"per_round_votes"`` (paper, but vote accuracy averaged per round instead of pooled).
+* ``pirate_game_v0``: ``"paper"`` (NE for the actual G, L1 in coins over 2G, votes pooled, and
+  the original code's vote rule: a voter offered 1 coin at an odd position behind the proposer is
+  credited for neither vote; every published Table 1 Pirate number was computed so, spec §13 #22),
+  ``"paper_text"`` (paper, but with the paper text's rule: rejecting that 1-coin offer is correct),
+  ``"repo"`` (the code's vote rule, and proposals rescaled to 100 coins and compared with the
+  100-coin NE: reproduces Table 8 for G ≠ 100) or ``"per_round_votes"`` (paper, but vote accuracy
+  averaged per round instead of pooled).
 """
 from __future__ import annotations
 
@@ -43,7 +46,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "diners_dilemma_v0": ("paper",),
     "sealed_bid_auction_v0": ("paper", "repo_v2", "second_price_diagnostic"),
     "battle_royale_v0": ("paper", "per_player"),
-    "pirate_game_v0": ("paper", "repo", "per_round_votes"),
+    "pirate_game_v0": ("paper", "paper_text", "repo", "per_round_votes"),
 }
 
 
@@ -219,10 +222,11 @@ def _battle_royale_of_raw(params: Mapping[str, Any], s7: float, variant: str) ->
 # --- 8. Pirate Game ----------------------------------------------------------------------------
 
 def pirate_vote_is_correct(position: int, offered: int, accept: bool, variant: str = "paper") -> bool:
-    """Whether a vote follows the optimal rule (Stewart); ``position`` >= 1 is behind the proposer.
+    """Whether a vote is credited as correct; ``position`` >= 1 is behind the proposer.
 
-    The ``repo`` variant counts every vote on a one-coin offer at an odd position as wrong."""
-    if variant == "repo" and offered == 1 and position % 2 == 1:
+    ``paper_text``: the vote follows the optimal rule (Stewart). Every other variant follows the
+    original code, which credits neither vote on a one-coin offer at an odd position."""
+    if variant != "paper_text" and offered == 1 and position % 2 == 1:
         return False
     return accept == optimal_vote(position, offered)
 
