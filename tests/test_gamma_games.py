@@ -709,6 +709,28 @@ def test_sba_first_price_tie_is_broken_at_random():
     assert winners == {0, 5}
 
 
+def test_sba_repo_tie_break_follows_the_repo_generator():
+    """``tie_break="repo"``: Python's random seeded 42 + j - 1 draws round j's valuations, then
+    ``randint(0, k - 1)`` picks among the k leaders in player order, whatever the env seed."""
+    repo = random.Random(42)
+    repo.sample(range(0, 210, 10), 10)
+    expected = [0, 5][repo.randint(0, 1)]
+    for seed in range(5):
+        raw = module("sealed_bid_auction_v0").raw_env(tie_break="repo")
+        raw.reset(seed=seed)
+        rec = play_round(raw, [150, 25, 0, 75, 60, 150, 18, 100, 8, 80])
+        assert rec["winner"] == expected and rec["utilities"][expected] == raw.history[0]["valuations"][expected] - 150
+        assert raw.params()["tie_break"] == "repo"
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [({"tie_break": "first"}, "tie_break must be one of"),
+                                               ({"tie_break": "repo", "valuation_rng": "env"}, "needs valuation_rng")])
+def test_sba_bad_tie_break_is_refused_in_one_line(kwargs, match):
+    with pytest.raises(ValueError, match=match) as caught:
+        module("sealed_bid_auction_v0").raw_env(**kwargs)
+    assert "\n" not in str(caught.value)
+
+
 def test_sba_second_price_payment():
     raw = sba_raw(mode="second")
     rec = play_round(raw, [180, 25, 0, 70, 50, 140, 15, 100, 8, 80])

@@ -17,6 +17,7 @@ import math
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from arena_envs.analysis.gamma_importer import (
@@ -30,6 +31,7 @@ from arena_envs.analysis.gamma_importer import (
 )
 from arena_envs.gamma.history import GAMES, missing_keys
 from arena_envs.gamma.scoring import score, table_row
+from arena_envs.gamma.sealed_bid_auction_rules import SealedBidRules
 from arena_envs.runner.cli import main as cli_main
 
 REFERENCE = Path(os.environ.get("ARENA_REFERENCE_DATA")
@@ -503,3 +505,23 @@ def test_paper_text_vote_rule_misses_table_1_pirate_cells(data):
                       for log in runs])
     assert text["pirate_game_v0"]["mean"] == pytest.approx(73.9, abs=0.05)
     assert _rows(data)["llama-3.1-405b"]["pirate_game_v0"]["mean"] == pytest.approx(65.6, abs=0.05)
+
+
+def test_sba_repo_tie_break_replays_the_published_tie_rounds(data):
+    """The original breaks a tie for the highest bid with its seeded generator; ``tie_break="repo"``
+    names the logged winner in nearly every published tie round (the few others drew more numbers
+    from the generator during the round), where a uniform draw would match about half of them."""
+    ties = matched = 0
+    for path in sorted((data / "sealed_bid_auction").rglob("*.json")):
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        meta = raw["meta"]
+        rules = SealedBidRules(meta["player_num"], len(raw["round_records"]), meta["valuation_min"],
+                               meta["valuation_max"], meta["interval"], tie_break="repo")
+        for j, record in enumerate(raw["round_records"], start=1):
+            bids = [int(p["records"][j - 1]) for p in raw["player_data"]]
+            leaders = [i for i, b in enumerate(bids) if b == max(bids)]
+            if len(leaders) > 1:
+                ties += 1
+                winner = rules.resolve(j, record["valuations"], bids, np.random.default_rng(0))[0]["winner"]
+                matched += f"player_{winner}" == record["bid_winner"]
+    assert ties > 100 and matched / ties > 0.95, (matched, ties)

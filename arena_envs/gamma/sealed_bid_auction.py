@@ -33,9 +33,9 @@ class SealedBidAuctionEnv(SimultaneousGameEnv):
 
     def __init__(self, n_players: int = 10, n_rounds: int = 20, valuation_min: int = 0, valuation_max: int = 200,
                  interval: int = 10, mode: str = "first", valuation_rng: str = "paper", valuation_seed: int = 42,
-                 allow_overbid: bool = True, **options: Any):
+                 allow_overbid: bool = True, tie_break: str = "random", **options: Any):
         self.rules = SealedBidRules(n_players, n_rounds, valuation_min, valuation_max, interval, mode,
-                                    valuation_rng, valuation_seed, bool(allow_overbid))
+                                    valuation_rng, valuation_seed, bool(allow_overbid), tie_break)
         self._any_bid = IntField("bid", 0, valuation_max)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=range(valuation_max + 1), **options)
 
@@ -43,7 +43,8 @@ class SealedBidAuctionEnv(SimultaneousGameEnv):
         r = self.rules
         return {"n_players": self.n_players, "n_rounds": self.n_rounds, "valuation_min": r.valuation_min,
                 "valuation_max": r.valuation_max, "interval": r.interval, "mode": r.mode,
-                "valuation_rng": r.valuation_rng, "valuation_seed": r.valuation_seed, "allow_overbid": r.allow_overbid}
+                "valuation_rng": r.valuation_rng, "valuation_seed": r.valuation_seed, "allow_overbid": r.allow_overbid,
+                "tie_break": r.tie_break}
 
     def _scored(self) -> bool:
         return self.rules.mode == "first" or self.score_variant == "second_price_diagnostic"

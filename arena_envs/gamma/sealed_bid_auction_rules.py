@@ -1,13 +1,19 @@
 """Sealed-Bid Auction (γ-Bench game 6) rules, free of PettingZoo.
 
 Each round every player has a private valuation and submits one sealed bid. The highest bid wins
-(ties broken uniformly at random); the winner pays the highest bid (``mode="first"``) or the
+(ties broken uniformly at random, see ``tie_break``); the winner pays the highest bid (``mode="first"``) or the
 second entry of the bids sorted high to low (``"second"``, which equals the top bid on a tie) and
 gets valuation - price; everyone else gets 0.
 
 Valuations: ``valuation_rng="paper"`` reproduces the repo exactly - round j (1-based) seeds
 Python's ``random`` with ``valuation_seed + j - 1`` and samples N distinct values of the grid
 {vmin, vmin+interval, ..., vmax}; ``"env"`` draws them from the environment's generator.
+
+Ties for the highest bid: ``tie_break="random"`` (default) picks a leader with the environment's
+generator; ``"repo"`` picks as the original code does, with the same seeded generator that drew
+the round's valuations, right after drawing them: leader ``randint(0, k - 1)`` of the k leaders
+in player order (239 of the 245 tie rounds of the published logs follow it). It needs
+``valuation_rng="paper"``.
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from arena_envs.gamma.simultaneous_rules import SimultaneousRules
 
 MODES = ("first", "second")
 VALUATION_RNGS = ("paper", "env")
+TIE_BREAKS = ("random", "repo")
 
 
 @dataclass(frozen=True)
@@ -33,9 +40,15 @@ class SealedBidRules(SimultaneousRules):
     valuation_rng: str = "paper"
     valuation_seed: int = 42
     allow_overbid: bool = True
+    tie_break: str = "random"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {self.tie_break!r}")
+        if self.tie_break == "repo" and self.valuation_rng != "paper":
+            raise ValueError(f"tie_break='repo' draws from the repo's valuation generator, so it needs "
+                             f"valuation_rng='paper'; got valuation_rng={self.valuation_rng!r}")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.valuation_rng not in VALUATION_RNGS:
@@ -56,9 +69,28 @@ class SealedBidRules(SimultaneousRules):
         """The possible valuations {vmin, vmin + interval, ..., vmax}."""
         return range(self.valuation_min, self.valuation_max + self.interval, self.interval)
 
+    def _repo_generator(self, round_no: int) -> random.Random:
+        """The repo's generator of round ``round_no`` (1-based), reseeded every round."""
+        return random.Random(self.valuation_seed + round_no - 1)
+
     def paper_valuations(self, round_no: int) -> list[int]:
         """The repo's valuations of round ``round_no`` (1-based); element i belongs to player_i."""
-        return random.Random(self.valuation_seed + round_no - 1).sample(self.grid(), self.n_players)
+        return self._repo_generator(round_no).sample(self.grid(), self.n_players)
+
+    def repo_tie_winner(self, round_no: int, leaders: Sequence[int]) -> int:
+        """The leader the repo picks among ``leaders`` (player order) in round ``round_no``: its
+        seeded generator draws the valuations, then ``randint(0, len(leaders) - 1)``."""
+        generator = self._repo_generator(round_no)
+        generator.sample(self.grid(), self.n_players)
+        return leaders[generator.randint(0, len(leaders) - 1)]
+
+    def tie_winner(self, round_no: int, leaders: Sequence[int], rng: np.random.Generator) -> int:
+        """The winner among the highest bidders ``leaders`` (player order), by ``tie_break``."""
+        if len(leaders) == 1:
+            return leaders[0]
+        if self.tie_break == "repo":
+            return self.repo_tie_winner(round_no, leaders)
+        return leaders[int(rng.integers(len(leaders)))]
 
     def valuations(self, round_no: int, rng: np.random.Generator) -> list[int]:
         if self.valuation_rng == "paper":
@@ -70,7 +102,7 @@ class SealedBidRules(SimultaneousRules):
                 rng: np.random.Generator) -> tuple[dict[str, Any], list[float]]:
         top = max(bids)
         leaders = [i for i, b in enumerate(bids) if b == top]
-        winner = leaders[0] if len(leaders) == 1 else leaders[int(rng.integers(len(leaders)))]
+        winner = self.tie_winner(round_no, leaders, rng)
         price = top if self.mode == "first" else sorted(bids, reverse=True)[1]
         utilities = [0.0] * len(bids)
         utilities[winner] = float(valuations[winner] - price)
