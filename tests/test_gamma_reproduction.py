@@ -29,7 +29,7 @@ from arena_envs.analysis.gamma_importer import (
     rescore,
     scan_logs,
 )
-from arena_envs.gamma.history import GAMES, missing_keys
+from arena_envs.gamma.history import GAME_LABELS, GAMES, missing_keys
 from arena_envs.gamma.scoring import score, table_row
 from arena_envs.gamma.sealed_bid_auction_rules import SealedBidRules
 from arena_envs.runner.cli import main as cli_main
@@ -464,7 +464,8 @@ def test_own_records_that_disagree_with_the_round_record_are_refused(tmp_path, o
 @pytest.mark.parametrize("folder", ["guessing_game", "divide_dollar"])
 def test_published_choices_are_each_players_own(data, folder):
     """In the published Guess and Divide logs the round record's order is shuffled in most rounds;
-    the imported choices are every player's own, and the Guess winners are who chose the winner."""
+    the imported choices are every player's own, and the Guess winners are who chose the winner,
+    the first closest number in player order."""
     shuffled = rounds = 0
     for path in sorted((data / folder).glob("*.json")):
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -474,6 +475,10 @@ def test_published_choices_are_each_players_own(data, folder):
             assert record["choices" if folder == "guessing_game" else "bids"] == own, (path.name, j)
             if folder == "guessing_game":
                 assert record["winners"] == [i for i, c in enumerate(own) if c == logged["winner"]]
+                # the repo's one winning number is the first closest in player order (tie_rule
+                # "first_in_index_order"), computed before the responses were shuffled
+                target = raw["meta"]["ratio"] * sum(own) / len(own)
+                assert min(own, key=lambda c: abs(c - target)) == logged["winner"], (path.name, j)
             shuffled += own != [int(c) for c in logged["responses"]]
             rounds += 1
     assert rounds > 1000 and shuffled > rounds / 2  # the record's order is not the players' order
@@ -507,10 +512,11 @@ def test_paper_text_vote_rule_misses_table_1_pirate_cells(data):
     assert _rows(data)["llama-3.1-405b"]["pirate_game_v0"]["mean"] == pytest.approx(65.6, abs=0.05)
 
 
-def test_sba_repo_tie_break_replays_the_published_tie_rounds(data):
-    """The original breaks a tie for the highest bid with its seeded generator; ``tie_break="repo"``
-    names the logged winner in nearly every published tie round (the few others drew more numbers
-    from the generator during the round), where a uniform draw would match about half of them."""
+def test_sba_repo_valuations_and_tie_break_replay_the_published_rounds(data):
+    """Every logged round's valuations are ``valuation_rng="paper"``'s. The original breaks a tie
+    for the highest bid with its seeded generator; ``tie_break="repo"`` names the logged winner in
+    nearly every published tie round (the few others drew more numbers from the generator during
+    the round), where a uniform draw would match about half of them."""
     ties = matched = 0
     for path in sorted((data / "sealed_bid_auction").rglob("*.json")):
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -518,6 +524,7 @@ def test_sba_repo_tie_break_replays_the_published_tie_rounds(data):
         rules = SealedBidRules(meta["player_num"], len(raw["round_records"]), meta["valuation_min"],
                                meta["valuation_max"], meta["interval"], tie_break="repo")
         for j, record in enumerate(raw["round_records"], start=1):
+            assert record["valuations"] == rules.paper_valuations(j), (path.name, j)  # valuation_rng="paper"
             bids = [int(p["records"][j - 1]) for p in raw["player_data"]]
             leaders = [i for i, b in enumerate(bids) if b == max(bids)]
             if len(leaders) > 1:
@@ -525,3 +532,59 @@ def test_sba_repo_tie_break_replays_the_published_tie_rounds(data):
                 winner = rules.resolve(j, record["valuations"], bids, np.random.default_rng(0))[0]["winner"]
                 matched += f"player_{winner}" == record["bid_winner"]
     assert ties > 100 and matched / ties > 0.95, (matched, ties)
+
+
+# --- the numbers in docs/gamma/index.md are the rescored ones -------------------------------------
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "gamma" / "index.md"
+#: Column names of the docs' Table 1 -> model of the logs.
+DOC_MODELS = {"GPT-3.5-0613": "gpt-3.5-turbo-0613", "GPT-3.5-1106": "gpt-3.5-turbo-1106",
+              "GPT-3.5-0125": DEFAULT_MODEL, "GPT-4-0125": "gpt-4-0125-preview", "Gemini-1.0-Pro": "gemini-1.0-pro",
+              "Gemini-1.5-Pro": "gemini-1.5-pro", "LLaMA-3.1-8B": "llama-3.1-8b", "LLaMA-3.1-405B": "llama-3.1-405b",
+              "Mixtral-8x7B": "mixtral-8x7b"}
+
+
+def _doc_tables(first_header: str) -> list[list[list[str]]]:
+    """The markdown tables of the docs page whose header row starts with ``first_header``."""
+    tables, current = [], None
+    for line in DOCS.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else None
+        if cells and cells[0] == first_header and current is None:
+            current = [cells]
+        elif cells and current is not None:
+            if not set(cells[0]) <= set("-"):
+                current.append(cells)
+        elif current is not None:
+            tables.append(current)
+            current = None
+    return tables + ([current] if current else [])
+
+
+def test_docs_table_1_is_the_rescored_one(data):
+    labels = {label: game for game, label in GAME_LABELS.items()} | {"Overall": "overall"}
+    seen = set()
+    for header, *body in _doc_tables("game"):
+        if not set(header[1:]) <= set(DOC_MODELS):
+            continue
+        for cells in body:
+            column = labels[cells[0]]
+            for name, cell in zip(header[1:], cells[1:]):
+                model = DOC_MODELS[name]
+                got = _rows(data)[model][column]
+                mean, std = TABLE_1[model][column]
+                assert cell == f"{got['mean']:.1f}±{got['std']:.1f} / {mean:.1f}±{std:.1f}", (name, cells[0], cell)
+                seen.add((model, column))
+    assert seen == {(m, c) for m in TABLE_1 for c in TABLE_1[m]}
+
+
+def test_docs_table_4_is_the_rescored_one(data):
+    (_, *body), = [t for t in _doc_tables("game") if "paper Table 4" in t[0]]
+    labels = {label: game for game, label in GAME_LABELS.items()}
+    runs = _scores(data, "")
+    assert [labels[cells[0]] for cells in body] == list(GAMES)
+    for cells in body:
+        game = labels[cells[0]]
+        got = [run[game] for run in runs]
+        assert cells[1] == ", ".join(f"{x:.2f}" for x in got)
+        assert [float(x) for x in cells[2].split(", ")] == list(TABLE_4[game])
+        assert float(cells[3]) == round(max(abs(a - b) for a, b in zip(got, TABLE_4[game])), 2) <= 0.1

@@ -5,7 +5,8 @@ Everything here is a pure function of ``(params, history)`` in the schema of
 rescored offline.
 
 Variants (spec §13) are chosen per game with ``variant=``; the first entry of :data:`VARIANTS`
-is the default and is the form that reproduces the paper's published numbers:
+is the default, the form the paper's default-setting tables were computed with (rescoring the
+published logs reproduces Table 1 and Table 4: ``tests/test_gamma_reproduction.py``):
 
 * ``guess_two_thirds_v0``: ``"paper"`` (R<1: (D-S1)/D, R=1: |2 S1 - D|/D) or ``"repo"`` (R<1:
   (MAX-S1)/D, which exceeds 100 when MIN>0; R=1: 100 minus the paper form, as the repo code);
@@ -20,8 +21,8 @@ is the default and is the form that reproduces the paper's published numbers:
   credited for neither vote; every published Table 1 Pirate number was computed so, spec §13 #22),
   ``"paper_text"`` (paper, but with the paper text's rule: rejecting that 1-coin offer is correct),
   ``"repo"`` (the code's vote rule, and proposals rescaled to 100 coins and compared with the
-  100-coin NE: reproduces Table 8 for G ≠ 100) or ``"per_round_votes"`` (paper, but vote accuracy
-  averaged per round instead of pooled).
+  100-coin NE, as the original code; spec §13 #21 reports Table 8's G ≠ 100 cells from it) or
+  ``"per_round_votes"`` (paper, but vote accuracy averaged per round instead of pooled).
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ from arena_envs.gamma.pirate_rules import optimal_vote
 
 Record = Mapping[str, Any]
 
-#: Allowed ``variant`` values per game; the first is the default (reproduces the paper).
+#: Allowed ``variant`` values per game; the first is the default (the paper's tables' form).
 VARIANTS: dict[str, tuple[str, ...]] = {
     "guess_two_thirds_v0": ("paper", "repo"),
     "el_farol_v0": ("paper",),
