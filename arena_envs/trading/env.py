@@ -40,7 +40,6 @@ from arena_envs.trading.accounting import (
     Order,
     PositionRules,
     impact_rates,
-    is_noop,
     price_returns,
     step_reward,
 )
@@ -259,8 +258,10 @@ class TradingEnv(TextAECEnv):
         self.accounts = {a: Account(self.assets, o["initial_capital"], cost_bps=o["cost_bps"], book_mode=o["book_mode"],
                                     max_gross_exposure=o["max_gross_exposure"], exposure_drift=o["exposure_drift"])
                          for a in self.possible_agents}
-        self.decisions: dict[str, list[list[Decision]]] = {a: [[] for _ in self.assets] for a in self.possible_agents}
-        self._held: dict[str, list[list[float]]] = {a: [[] for _ in self.assets] for a in self.possible_agents}
+        #: per agent, one entry per decision it took: (market row, order kind applied per asset,
+        #: exposures before, exposures after, no-op per asset, invalid); the metrics read it
+        self._log: dict[str, list[tuple[int, tuple[str, ...], list[float], list[float], tuple[bool, ...], bool]]] = {
+            a: [] for a in self.possible_agents}
         self._recent: dict[str, list[tuple[str, str, float | None]]] = {a: [] for a in self.possible_agents}
         self._recent_text: dict[str, list[str]] = {a: [] for a in self.possible_agents}
         self._results: dict[str, dict[str, Any]] = {a: {} for a in self.possible_agents}
@@ -277,7 +278,7 @@ class TradingEnv(TextAECEnv):
 
     def _clear_day(self) -> None:
         self._day: MarketDay | None = None
-        self._day_parts: tuple[str, np.ndarray, Any, str | None] | None = None
+        self._day_parts: tuple[str, list[float], Any, str | None] | None = None
         self._texts: dict[str, str] = {}
         self._feats: dict[str, np.ndarray] = {}
         self._snaps: dict[str, Snapshot] = {}
@@ -320,7 +321,7 @@ class TradingEnv(TextAECEnv):
                                   self.options["history_window"])
         return self._day
 
-    def _market_parts(self) -> tuple[str, np.ndarray, Any, str | None]:
+    def _market_parts(self) -> tuple[str, list[float], Any, str | None]:
         """(market text block, market features with the per-agent slots zero, action mask,
         leaderboard line) of the current day."""
         if self._day_parts is None:
@@ -336,7 +337,7 @@ class TradingEnv(TextAECEnv):
                 values += h.stats(day.own_last[j])
                 values += (0.0, float(day.is_open[j]), min(len(day.news[j]), 10) / 10)
             values += (0.0, 0.0, 0.0)
-            feats = np.array([x if math.isfinite(x) else 0.0 for x in values])  # not computable: 0.0
+            feats = [x if math.isfinite(x) else 0.0 for x in values]  # not computable: 0.0
             tradable = self._tradable_rows[self._row].astype(np.int8)
             if self.n_assets == 1:
                 mask: Any = np.array([1, tradable[0], tradable[0]], dtype=np.int8)
@@ -363,10 +364,8 @@ class TradingEnv(TextAECEnv):
     def _compute_account_values(self, agent: str) -> tuple[Any, ...]:
         acct = self.accounts[agent]
         equity = acct.equity_curve[-1]  # observations come after an advance: the curve's last point
-        exposure = acct.exposure.tolist()
-        books = acct.equity_by_book.tolist()
-        book_equity = books if len(books) == len(exposure) else books * len(exposure)
-        notional = [e * w for e, w in zip(exposure, book_equity)]
+        exposure = acct.exposures
+        notional = [e * w for e, w in zip(exposure, acct.book_values())]
         units = [x / p if p > 0 else 0.0 for x, p in zip(notional, self._last_close[self._row].tolist())]
         k_eval = max(self._eval_row - self._start, 0)  # a random window may start inside evaluation
         cum_eval = equity / acct.equity_curve[k_eval] - 1.0 if k_eval <= self.step_index else None
@@ -421,12 +420,12 @@ class TradingEnv(TextAECEnv):
         if vec is None:
             _, market, _, _ = self._market_parts()
             acct = self.accounts[agent]
-            full = market.copy()
-            full[5: 8 * self.n_assets: 8] = acct.exposure
+            values = list(market)
+            values[5: 8 * self.n_assets: 8] = acct.exposures
             equity = acct.equity_curve[-1]
-            full[-3:] = (equity / acct.total_initial - 1.0, 1.0 - equity / acct.peak_equity,
-                         self.step_index / self.n_cycles)
-            vec = np.clip(full, -FEATURE_BOUND, FEATURE_BOUND).astype(np.float32)
+            values[-3:] = (equity / acct.total_initial - 1.0, 1.0 - equity / acct.peak_equity,
+                           self.step_index / self.n_cycles)
+            vec = np.array([min(max(x, -FEATURE_BOUND), FEATURE_BOUND) for x in values], dtype=np.float32)
             self._feats[agent] = vec
         return vec
 
@@ -545,41 +544,50 @@ class TradingEnv(TextAECEnv):
     def _resolve_day(self) -> None:
         row, o = self._row, self.options
         date = self._date_str[row]
-        tradable = self._tradable_rows[row]
+        tradable = self._tradable_rows[row].tolist()
         moves = self._phase.moves
         agents = list(moves)
-        before = {a: self.accounts[a].exposure.copy() for a in agents}
-        targets = {a: self.rules.apply_all(moves[a].orders, before[a], tradable) for a in agents}
+        apply = self.rules.apply
+        targets = {a: [apply(x, e) if ok else e
+                       for x, e, ok in zip(moves[a].orders, self.accounts[a].exposures, tradable)] for a in agents}
         rates = None
         if o["price_impact"] > 0:
             day = self.market_day()
-            flows = np.stack([self.accounts[a].trade_flow(targets[a]) for a in agents])
+            flows = np.array([[(t - e) * w for t, e, w in zip(targets[a], acct.exposures, acct.book_values())]
+                              for a in agents for acct in (self.accounts[a],)])
             adv = np.array([h.adv(t) for h, t in zip(self._histories, day.own_last)])
-            rates = impact_rates(flows, adv, o["price_impact"]) * tradable
+            rates = (impact_rates(flows, adv, o["price_impact"]) * self._tradable_rows[row]).tolist()
         returns, opened = self._asset_ret[row + 1], self._open[row + 1]
-        returns_list, open_list = returns.tolist(), tradable.tolist()
+        returns_list, open_list = returns.tolist(), opened.tolist()
         warm = row < self._eval_row and not o["reward_during_warmup"]
+        reward_type = o["reward_type"]
+        assets, several = self.assets, self.n_assets > 1
         decisions, equity, step_returns = {}, {}, {}
         for a in agents:
             acct, move = self.accounts[a], moves[a]
             parse, raw, invalid = self._pending.pop(a)
-            rebalance = acct.rebalance(targets[a], is_open=tradable, impact_rate=rates)
-            advance = acct.advance(returns, opened)
-            self.rewards[a] = 0.0 if warm else step_reward(o["reward_type"], advance, returns, opened)
-            e0, e1 = before[a].tolist(), rebalance.exposure.tolist()
-            noop, ignored = False, []
+            e0 = acct.exposures
+            e1, cost, advance = acct.trade_day(targets[a], tradable, returns_list, open_list, rates)
+            if warm:
+                self.rewards[a] = 0.0
+            elif reward_type == "return":
+                self.rewards[a] = advance.step_return
+            else:
+                self.rewards[a] = step_reward(reward_type, advance, returns, opened)
+            noop, ignored, kinds, noops = False, [], [], []
             for j, order in enumerate(move.orders):
                 kind, is_noop_j = order.kind, False
-                if not open_list[j]:
+                if not tradable[j]:
                     if kind != "HOLD":
-                        ignored.append(self.assets[j])
+                        ignored.append(assets[j])
                     kind = "HOLD"
                 else:
-                    is_noop_j = is_noop(order, e0[j], e1[j])
+                    is_noop_j = kind != "HOLD" and e1[j] == e0[j]
                     noop = noop or is_noop_j
-                self.decisions[a][j].append(Decision(kind, e0[j], e1[j], invalid, is_noop_j, invalid))
-                self._held[a][j].append(e1[j] * returns_list[j])
-            action = ", ".join(f"{s} {_span(x)}" for s, x in zip(self.assets, move.orders)) if self.n_assets > 1 \
+                kinds.append(kind)
+                noops.append(is_noop_j)
+            self._log[a].append((row, tuple(kinds), e0, e1, tuple(noops), invalid))
+            action = ", ".join(f"{s} {_span(x)}" for s, x in zip(assets, move.orders)) if several \
                 else _span(move.orders[0])
             if invalid:
                 action += " (invalid answer, fallback)"
@@ -589,21 +597,21 @@ class TradingEnv(TextAECEnv):
             del recent[:-RECENT_DECISIONS], entries[:-RECENT_DECISIONS]
             self._results[a] = {
                 **parse, "noop": noop, "ignored_closed": ignored,
-                "exposure_before": dict(zip(self.assets, e0)), "exposure_after": dict(zip(self.assets, e1)),
-                "cost": rebalance.total_cost, "asset_returns": dict(zip(self.assets, returns_list)),
+                "exposure_before": dict(zip(assets, e0)), "exposure_after": dict(zip(assets, e1)),
+                "cost": cost, "asset_returns": dict(zip(assets, returns_list)),
                 "step_return": advance.step_return, "equity": advance.equity,
-                "equity_by_asset": dict(zip(self.assets, acct.book_equity_per_asset().tolist()))}
+                "equity_by_asset": dict(zip(assets, acct.book_values()))}
             decisions[a] = {"raw": raw,
                             "parsed": [[x.kind, x.target if x.kind == "TARGET" else x.size] for x in move.orders],
                             "exposure": e1}
             equity[a], step_returns[a] = advance.equity, advance.step_return
-            if acct.ruined:
+            if advance.equity <= 0.0:
                 self.terminations[a] = True
         assert self.record is not None
         self.record.add("day", date=date, next_date=self._date_str[row + 1],
                         phase="eval" if row >= self._eval_row else "warmup", decisions=decisions, equity=equity,
                         step_return=step_returns, asset_returns=returns_list,
-                        closes=[_jsonable_number(float(c)) for c in self.market.close[row + 1]])
+                        closes=[_jsonable_number(c) for c in self.market.close[row + 1].tolist()])
         self._row += 1
         self._clear_day()
         if self._row >= self._stop:
@@ -612,8 +620,11 @@ class TradingEnv(TextAECEnv):
             self._phase.start(())
         else:
             self._phase.start([a for a in self.agents if not self.terminations[a] and not self.truncations[a]])
+        # the deciding agent and the next one are refreshed by step() right after this
+        skip = (self.agent_selection, self._phase.current)
         for a in self.agents:
-            self._refresh_info(a, None)
+            if a not in skip:
+                self._refresh_info(a, None)
 
     # ------------------------------------------------------------------ metrics (§5)
 
@@ -627,8 +638,7 @@ class TradingEnv(TextAECEnv):
             windows = {"eval": window_returns(days, r, self.eval_start, self.end),
                        "warmup": window_returns(days, r, self.trade_start, self.eval_start), "full": r}
             five = {k: _five(v, self.periods) for k, v in windows.items()}
-            flat = [d for book in self.decisions[a] for d in book]
-            held = [x for book in self._held[a] for x in book]
+            flat, held = self._decisions(a)
             stats = behaviour_stats(flat, held)
             entry = {"score": five["eval"]["cr"], **five["eval"], "warmup": five["warmup"], "full": five["full"],
                      "per_asset": self._per_asset(acct), **_behaviour(stats)}
@@ -637,6 +647,14 @@ class TradingEnv(TextAECEnv):
             "data": self.market.label, "synthetic": self.market.synthetic, "assets": list(self.assets),
             "position_rule": self.rules.rule, "periods_per_year": self.periods, "trade_start": self.trade_start,
             "eval_start": self.eval_start, "end": self.end, "buy_and_hold": self.buy_and_hold()}}
+
+    def _decisions(self, agent: str) -> tuple[list[Decision], list[float]]:
+        """``agent``'s decisions book by book (§5.4), and the return each held exposure realised."""
+        log, ret = self._log[agent], self._asset_ret
+        flat = [Decision(kinds[j], e0[j], e1[j], invalid, noops[j], invalid)
+                for j in range(self.n_assets) for _, kinds, e0, e1, noops, invalid in log]
+        held = [e1[j] * float(ret[row + 1, j]) for j in range(self.n_assets) for row, _, _, e1, _, _ in log]
+        return flat, held
 
     def _per_asset(self, acct: Account) -> dict[str, Any]:
         """Five metrics per book on its own calendar, eval window (per_asset books only, §7.8)."""
