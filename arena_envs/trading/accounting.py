@@ -384,94 +384,94 @@ class Account:
                        ruined=ruined)
 
     def trade_day(self, targets: list[float], tradable: list[bool], returns: list[float], opened: list[bool],
-                  impact: list[float] | None = None) -> tuple[list[float], float, Advance]:
+                  impact: list[float] | None = None) -> tuple[list[float], float, float, float, float]:
         """:meth:`rebalance` then :meth:`advance` on lists (one value per asset) that the caller has
         checked (finite targets and impact rates, returns > -1 where open): (exposures after the
-        decision, its total cost, the advance)."""
+        decision, its total cost, step return, P&L, equity)."""
         self._check_rebalance()
         cost = self._rebalance(targets, tradable, impact)
         exposure = self.exposures
-        step, pnl, equity, book_returns, ruined = self._advance(
-            [x if ok else 0.0 for x, ok in zip(returns, opened)], opened)
-        return exposure, _total(cost), Advance(step, pnl, equity, np.array(book_returns), ruined)
+        step, pnl, equity, _, _ = self._advance([x if ok else 0.0 for x, ok in zip(returns, opened)], opened)
+        return exposure, _total(cost), step, pnl, equity
 
     # ------------------------------------------------------------------------------- internals
 
     def _check_rebalance(self) -> None:
         if self._v_pre is not None:
             raise RuntimeError("rebalance called twice without an advance in between")
-        if self.ruined:
+        if _total(self.books) <= 0.0:
             raise RuntimeError("the account is ruined (equity 0): it takes no more decisions")
 
     def _rebalance(self, target: list[float], opened: list[bool], impact: list[float] | None) -> list[float]:
-        prev = self.exposures
-        target = [t if ok else e for t, ok, e in zip(target, opened, prev)]
-        if not self._per_asset:
-            target = _capped(target, self.max_gross_exposure)
-        closed = self._closed
-        if self._per_asset:
-            target = [0.0 if c else t for t, c in zip(target, closed)]
-        elif closed[0]:
-            target = [0.0] * len(target)
+        """§4.3 steps 1-2 on checked lists; the cost per asset."""
+        prev, books, closed = self.exposures, self.books, self._closed
         fee = self.cost_bps * 1e-4
+        self._v_pre = _total(books)
         cost = []
-        for j, (t, e, w) in enumerate(zip(target, prev, self.book_values())):
+        if self._per_asset:
+            exposures, after = [], []
+            for j, e in enumerate(prev):
+                t = 0.0 if closed[j] else (target[j] if opened[j] else e)
+                delta = t - e
+                rate = fee * abs(delta)
+                if impact is not None:
+                    rate = rate + impact[j] * delta
+                c = rate * books[j]
+                exposures.append(t)
+                cost.append(c)
+                after.append(books[j] - c)
+                if opened[j] and self.book_start_day[j] is None:
+                    self.book_start_day[j] = len(self.step_returns)
+            self.exposures, self.books = exposures, after
+            return cost
+        exposures = _capped([t if ok else e for t, ok, e in zip(target, opened, prev)], self.max_gross_exposure)
+        if closed[0]:
+            exposures = [0.0] * len(exposures)
+        w = book = books[0]
+        for t, e in zip(exposures, prev):
             delta = t - e
             rate = fee * abs(delta)
             if impact is not None:
-                rate = rate + impact[j] * delta
-            cost.append(rate * w)
-        self._v_pre = self.equity
-        books = self.books
-        if self._per_asset:
-            self.books = [w - c for w, c in zip(books, cost)]
-        else:
-            w = books[0]
-            for c in cost:
-                w -= c
-            self.books = [w]
-        self.exposures = target
-        if self._per_asset:
-            for a, ok in enumerate(opened):
-                if ok and self.book_start_day[a] is None:
-                    self.book_start_day[a] = self.day
+                rate = rate + impact[len(cost)] * delta
+            c = rate * book
+            cost.append(c)
+            w -= c
+        self.exposures, self.books = exposures, [w]
         return cost
 
     def _advance(self, r: list[float], opened: list[bool]) -> tuple[float, float, float, list[float], tuple[int, ...]]:
         """§4.3 steps 3-5 on checked lists (``r`` already 0 where closed)."""
-        was_closed = self._closed
-        e = self.exposures
+        e, books, was_closed = self.exposures, self.books, self._closed
+        drift = self.exposure_drift
         if self._per_asset:
             growth = [x * y for x, y in zip(e, r)]
-        elif len(e) == 1:
-            growth = [e[0] * r[0]]
+            book_growth = growth
         else:  # numpy's dot, not a loop: its rounding differs from sequential products
-            growth = [float(np.dot(e, r))]
-        books = self.books
-        gone = [w <= 0.0 for w in books]  # costs alone can exhaust a book (huge cost_bps)
-        books = [w * (1.0 + g) for w, g in zip(books, growth)]
-        ruined = tuple(b for b, w in enumerate(books) if (w <= 0.0 or gone[b]) and not was_closed[b])
-        closed = list(was_closed)
-        for b in ruined:
-            books[b] = 0.0
-            closed[b] = True
-        self.books, self._closed = books, closed
-        if self.exposure_drift:
-            book_growth = growth if self._per_asset else growth * len(e)
+            growth = [e[0] * r[0] if len(e) == 1 else float(np.dot(e, r))]
+            book_growth = growth * len(e)
+        new_books, closed, ruined = [], list(was_closed), []
+        for b, (w, g) in enumerate(zip(books, growth)):
+            moved = w * (1.0 + g)
+            if (moved <= 0.0 or w <= 0.0) and not was_closed[b]:  # costs alone can exhaust a book
+                moved = 0.0
+                closed[b] = True
+                ruined.append(b)
+            new_books.append(moved)
+        if drift:
             e = [x * (1.0 + y) / (1.0 + g) if 1.0 + g > 0 else x for x, y, g in zip(e, r, book_growth)]
-        if self._per_asset:
-            e = [0.0 if c else x for x, c in zip(e, closed)]
-        elif closed[0]:
-            e = [0.0] * len(e)
-        self.exposures = e
+        if ruined or drift:
+            gone = closed if self._per_asset else closed * len(e)
+            e = [0.0 if c else x for x, c in zip(e, gone)]
+        self.exposures, self.books, self._closed = e, new_books, closed
         v_pre, self._v_pre = self._v_pre, None
         assert v_pre is not None
-        equity = _total(books)
+        equity = _total(new_books)
         step = equity / v_pre - 1.0
         self.step_returns.append(step)
         self.equity_curve.append(equity)
-        self.peak_equity = max(self.peak_equity, equity)
-        return step, equity - v_pre, equity, self._record_book_returns(opened, was_closed), ruined
+        if equity > self.peak_equity:
+            self.peak_equity = equity
+        return step, equity - v_pre, equity, self._record_book_returns(opened, was_closed), tuple(ruined)
 
     def _checked_exposure(self, new_exposure: Sequence[float] | np.ndarray) -> np.ndarray:
         e = np.asarray(new_exposure, dtype=float).reshape(-1)

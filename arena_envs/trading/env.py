@@ -37,6 +37,7 @@ from arena_envs.trading.accounting import (
     HOLD,
     REWARD_TYPES,
     Account,
+    Advance,
     Order,
     PositionRules,
     impact_rates,
@@ -567,13 +568,13 @@ class TradingEnv(TextAECEnv):
             acct, move = self.accounts[a], moves[a]
             parse, raw, invalid = self._pending.pop(a)
             e0 = acct.exposures
-            e1, cost, advance = acct.trade_day(targets[a], tradable, returns_list, open_list, rates)
+            e1, cost, step, pnl, wealth = acct.trade_day(targets[a], tradable, returns_list, open_list, rates)
             if warm:
                 self.rewards[a] = 0.0
             elif reward_type == "return":
-                self.rewards[a] = advance.step_return
+                self.rewards[a] = step
             else:
-                self.rewards[a] = step_reward(reward_type, advance, returns, opened)
+                self.rewards[a] = step_reward(reward_type, Advance(step, pnl, wealth, np.zeros(0), ()), returns, opened)
             noop, ignored, kinds, noops = False, [], [], []
             for j, order in enumerate(move.orders):
                 kind, is_noop_j = order.kind, False
@@ -592,20 +593,20 @@ class TradingEnv(TextAECEnv):
             if invalid:
                 action += " (invalid answer, fallback)"
             recent, entries = self._recent[a], self._recent_text[a]
-            recent.append((date, action, advance.step_return))
-            entries.append(tx.decision_entry(date, action, advance.step_return))
+            recent.append((date, action, step))
+            entries.append(tx.decision_entry(date, action, step))
             del recent[:-RECENT_DECISIONS], entries[:-RECENT_DECISIONS]
             self._results[a] = {
                 **parse, "noop": noop, "ignored_closed": ignored,
                 "exposure_before": dict(zip(assets, e0)), "exposure_after": dict(zip(assets, e1)),
                 "cost": cost, "asset_returns": dict(zip(assets, returns_list)),
-                "step_return": advance.step_return, "equity": advance.equity,
+                "step_return": step, "equity": wealth,
                 "equity_by_asset": dict(zip(assets, acct.book_values()))}
             decisions[a] = {"raw": raw,
                             "parsed": [[x.kind, x.target if x.kind == "TARGET" else x.size] for x in move.orders],
                             "exposure": e1}
-            equity[a], step_returns[a] = advance.equity, advance.step_return
-            if advance.equity <= 0.0:
+            equity[a], step_returns[a] = wealth, step
+            if wealth <= 0.0:
                 self.terminations[a] = True
         assert self.record is not None
         self.record.add("day", date=date, next_date=self._date_str[row + 1],
