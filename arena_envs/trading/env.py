@@ -210,6 +210,7 @@ class TradingEnv(TextAECEnv):
         self._rows = tuple(tx.bar_rows(h) for h in self._histories)
         self._open = m.is_open
         own_end = np.stack([h.own_end for h in self._histories], axis=1)
+        self._own_last = own_end - 1  # own index of each asset's latest bar per row (-1: none yet)
         last = np.stack([np.where(h.own_end > 0, h.close[np.maximum(h.own_end - 1, 0)], np.nan)
                          for h in self._histories], axis=1)  # last close at or before each row
         self._last_close = last
@@ -220,6 +221,8 @@ class TradingEnv(TextAECEnv):
         self._date_str = [str(d) for d in m.dates]
         self._weekday = [_WEEKDAYS[int((d.astype("datetime64[D]").astype(np.int64) + 3) % 7)] for d in m.dates]
         self._has_news = bool(m.news)
+        self._data_line = f"DATA: {tx.ascii_text(m.label)}"
+        self._masks: dict[tuple[bool, ...], Any] = {}
 
     # ------------------------------------------------------------------ public helpers
 
@@ -316,9 +319,8 @@ class TradingEnv(TextAECEnv):
                 else:
                     news.append(())
                     market_news.append(())
-            self._day = MarketDay(date, row, self.assets, self._histories,
-                                  tuple(h.last(row) for h in self._histories),
-                                  tuple(bool(x) for x in self._open[row]), tuple(news), tuple(market_news),
+            self._day = MarketDay(date, row, self.assets, self._histories, tuple(self._own_last[row].tolist()),
+                                  tuple(self._open[row].tolist()), tuple(news), tuple(market_news),
                                   self.options["history_window"])
         return self._day
 
@@ -332,25 +334,31 @@ class TradingEnv(TextAECEnv):
                                      o["text_price_window"], self._asset_periods[j], day.news[j], day.market_news[j])
                       for j, h in enumerate(self._histories)]
             self._blocks = blocks
-            block_text = "\n".join(line for b in blocks for line in b.lines())
+            block_text = "\n".join([line for b in blocks for line in b.lines()])
             values: list[float] = []
             for j, h in enumerate(self._histories):
                 values += h.stats(day.own_last[j])
                 values += (0.0, float(day.is_open[j]), min(len(day.news[j]), 10) / 10)
             values += (0.0, 0.0, 0.0)
-            feats = [x if math.isfinite(x) else 0.0 for x in values]  # not computable: 0.0
-            tradable = self._tradable_rows[self._row].astype(np.int8)
-            if self.n_assets == 1:
-                mask: Any = np.array([1, tradable[0], tradable[0]], dtype=np.int8)
-                mask.setflags(write=False)
-            else:
-                mask = tuple(np.array([1, t, t], dtype=np.int8) for t in tradable)
+            # not computable: 0.0; clipped here, the per-agent slots when they are filled in
+            feats = [min(max(x, -FEATURE_BOUND), FEATURE_BOUND) if math.isfinite(x) else 0.0 for x in values]
+            mask = self._mask(tuple(self._tradable_rows[self._row].tolist()))
             board = None
             if o["show_leaderboard"]:
                 board = "Leaderboard (previous day): " + ", ".join(
                     f"{a} {tx.pct(self.accounts[a].cumulative_return)}" for a in self.possible_agents)
             self._day_parts = (block_text, feats, mask, board)
         return self._day_parts
+
+    def _mask(self, tradable: tuple[bool, ...]) -> Any:
+        """The action mask of a day with these tradable assets (read-only, shared by the days alike)."""
+        mask = self._masks.get(tradable)
+        if mask is None:
+            masks = [np.array([1, t, t], dtype=np.int8) for t in tradable]
+            for m in masks:
+                m.setflags(write=False)
+            mask = self._masks[tradable] = masks[0] if self.n_assets == 1 else tuple(masks)
+        return mask
 
     # ------------------------------------------------------------------ the account part
 
@@ -401,7 +409,7 @@ class TradingEnv(TextAECEnv):
             return text
         block, _, _, board = self._market_parts()
         account, recent = self._account_text(agent)
-        top = [self._header(agent), f"DATA: {tx.ascii_text(self.market.label)}"]
+        top = [self._header(agent), self._data_line]
         tail = [board] if board else []
         if self.options["include_instructions"]:
             tail += ["== INSTRUCTIONS ==", self._instructions]
@@ -422,11 +430,11 @@ class TradingEnv(TextAECEnv):
             _, market, _, _ = self._market_parts()
             acct = self.accounts[agent]
             values = list(market)
-            values[5: 8 * self.n_assets: 8] = acct.exposures
-            equity = acct.equity_curve[-1]
-            values[-3:] = (equity / acct.total_initial - 1.0, 1.0 - equity / acct.peak_equity,
-                           self.step_index / self.n_cycles)
-            vec = np.array([min(max(x, -FEATURE_BOUND), FEATURE_BOUND) for x in values], dtype=np.float32)
+            equity, bound = acct.equity_curve[-1], FEATURE_BOUND
+            values[5: 8 * self.n_assets: 8] = [min(max(e, -bound), bound) for e in acct.exposures]
+            values[-3:] = [min(max(x, -bound), bound) for x in (
+                equity / acct.total_initial - 1.0, 1.0 - equity / acct.peak_equity, self.step_index / self.n_cycles)]
+            vec = np.array(values, dtype=np.float32)
             self._feats[agent] = vec
         return vec
 
