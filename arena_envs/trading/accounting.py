@@ -98,13 +98,15 @@ class PositionRules:
             raise ValueError(f"position_rule must be one of {', '.join(POSITION_RULES)}, got {self.rule!r}")
         _check_fraction("max_exposure", self.max_exposure)
         _check_fraction("default_size", self.default_size)
+        # read on every order: computed once
+        object.__setattr__(self, "_bounds", ((-self.max_exposure if self.allow_short else 0.0), self.max_exposure))
 
     @property
     def bounds(self) -> tuple[float, float]:
-        return (-self.max_exposure if self.allow_short else 0.0), self.max_exposure
+        return self._bounds  # type: ignore[attr-defined,no-any-return]
 
     def clip(self, exposure: float) -> float:
-        lo, hi = self.bounds
+        lo, hi = self._bounds  # type: ignore[attr-defined]
         return min(max(float(exposure), lo), hi)
 
     def apply(self, order: OrderLike, e_prev: float) -> float:

@@ -223,6 +223,7 @@ class TradingEnv(TextAECEnv):
         self._has_news = bool(m.news)
         self._data_line = f"DATA: {tx.ascii_text(m.label)}"
         self._masks: dict[tuple[bool, ...], Any] = {}
+        self._asset_set = frozenset(self.assets)
 
     # ------------------------------------------------------------------ public helpers
 
@@ -517,6 +518,8 @@ class TradingEnv(TextAECEnv):
 
     def _from_mapping(self, agent: str, action: Mapping[Any, Any]) -> Move:
         """``{symbol: Order}`` (missing assets HOLD); anything else is read as the JSON form."""
+        if action and action.keys() <= self._asset_set and all(type(v) is Order for v in action.values()):
+            return Move(tuple(action.get(sym, HOLD) for sym in self.assets))  # the common case, as below
         upper = {str(k).upper(): v for k, v in action.items()}
         if upper and all(isinstance(v, Order) for v in upper.values()):
             unknown = sorted(set(upper) - set(self.assets))
@@ -572,6 +575,7 @@ class TradingEnv(TextAECEnv):
         reward_type = o["reward_type"]
         assets, several = self.assets, self.n_assets > 1
         decisions, equity, step_returns = {}, {}, {}
+        asset_returns = dict(zip(assets, returns_list))
         for a in agents:
             acct, move = self.accounts[a], moves[a]
             parse, raw, invalid = self._pending.pop(a)
@@ -607,7 +611,7 @@ class TradingEnv(TextAECEnv):
             self._results[a] = {
                 **parse, "noop": noop, "ignored_closed": ignored,
                 "exposure_before": dict(zip(assets, e0)), "exposure_after": dict(zip(assets, e1)),
-                "cost": cost, "asset_returns": dict(zip(assets, returns_list)),
+                "cost": cost, "asset_returns": asset_returns.copy(),
                 "step_return": step, "equity": wealth,
                 "equity_by_asset": dict(zip(assets, acct.book_values()))}
             decisions[a] = {"raw": raw,
