@@ -50,7 +50,7 @@ from arena_envs.trading.metrics import Decision, behaviour_stats, five_metrics, 
 from arena_envs.trading.metrics import periods_per_year as resolve_periods
 from arena_envs.trading.parser import ParseError, action_instructions, decision_constraint, parse_action
 from arena_envs.trading.snapshot import MarketDay, Snapshot
-from arena_envs.trading.synthetic import SyntheticSource
+from arena_envs.trading.synthetic import SyntheticSource, trading_days
 
 ACTION_MODES = ("discrete", "weights")
 INVALID_ACTIONS = ("hold", "flat")
@@ -97,6 +97,25 @@ def resolve_source(data: Any, assets: Sequence[str] | Mapping[str, str] | None, 
                      f"or a DataSource")
 
 
+def bars_before(market: Market, day: np.datetime64, count: int) -> np.datetime64:
+    """The latest date from which every asset of ``market`` has ``count`` bars before ``day`` (its
+    first date where an asset has fewer)."""
+    starts = []
+    for j in range(len(market.assets)):
+        own = market.dates[~np.isnan(market.close[:, j]) & (market.dates < day)]
+        starts.append(own[-count] if own.size >= count else market.dates[0])
+    return min(starts, default=day)
+
+
+def synthetic_history_start(assets: Sequence[str] | Mapping[str, str] | None, day: np.datetime64,
+                            count: int) -> np.datetime64:
+    """The history start of a named synthetic market: ``count`` trading days of each asset class
+    before ``day`` (on the calendars :func:`~arena_envs.trading.synthetic.trading_days` generates)."""
+    classes = set(assets.values()) if isinstance(assets, Mapping) else {"stock"}
+    span = np.timedelta64(2 * count + 14, "D")  # more calendar days than ``count`` trading days need
+    return min(trading_days(day - span, day - np.timedelta64(1, "D"), c)[-count] for c in classes)
+
+
 def _span(order: Order) -> str:
     """An order as the text of a decision (``BUY 0.5``, ``TARGET -0.3``, ``HOLD``)."""
     if order.kind == "TARGET":
@@ -109,14 +128,19 @@ def _jsonable_number(x: float) -> float | None:
 
 
 class TradingEnv(TextAECEnv):
-    """The AMA trading arena (spec §7); keyword options as in :mod:`arena_envs.trading_v0`."""
+    """The AMA trading arena (spec §7); keyword options as in :mod:`arena_envs.trading_v0`.
+
+    ``history_start=None`` (the default) loads the bars from the latest date that still gives every
+    asset ``history_window`` trading days before ``trade_start`` (from the data's first day when it
+    has fewer); an explicit date is used as given.
+    """
 
     metadata: ClassVar[dict[str, Any]] = {"name": "trading_v0", "render_modes": ["ansi", "human"],
                                           "is_parallelizable": True}
 
     def __init__(self, *, data: Any = "arch", assets: Sequence[str] | Mapping[str, str] | None = None,
                  news: str | Path | None = None, synthetic_seed: int = 0, n_agents: int = 4,
-                 history_start: str = "2018-01-02", trade_start: str = "2018-05-01",
+                 history_start: str | None = None, trade_start: str = "2018-05-01",
                  eval_start: str = "2018-08-01", end: str = "2018-09-28", initial_capital: float = 100000.0,
                  position_rule: str = "target", allow_short: bool = True, max_exposure: float = 1.0,
                  default_size: float = 1.0, exposure_drift: bool = False, book_mode: str = "per_asset",
@@ -130,17 +154,23 @@ class TradingEnv(TextAECEnv):
                             action_mode=action_mode, invalid_action=invalid_action, text_price_window=text_price_window,
                             history_window=history_window, max_news_items=max_news_items,
                             max_obs_chars=max_obs_chars, price_impact=price_impact)
-        days = [as_day(d) for d in (history_start, trade_start, eval_start, end)]
+        days = [as_day(d) for d in (trade_start if history_start is None else history_start, trade_start,
+                                    eval_start, end)]
         if not days[0] <= days[1] <= days[2] <= days[3]:
             raise ValueError(f"dates must satisfy history_start <= trade_start <= eval_start <= end, got "
                              f"{history_start}, {trade_start}, {eval_start}, {end}")
-        self.history_start, self.trade_start, self.eval_start, self.end = (str(d) for d in days)
+        self.trade_start, self.eval_start, self.end = (str(d) for d in days[1:])
         self.rules = PositionRules(position_rule, bool(allow_short), float(max_exposure), float(default_size))
-        source = resolve_source(data, assets, news, synthetic_seed, self.history_start, self.end)
+        if history_start is None and data == "synthetic":  # its bars are generated from the history start
+            days[0] = synthetic_history_start(assets, days[1], int(history_window))
+        source = resolve_source(data, assets, news, synthetic_seed, str(days[0]), self.end)
         if data == "synthetic":
             names = None  # the synthetic market is made of the assets asked for
         else:
             names = [source.asset_names()[0]] if assets is None else [str(a).upper() for a in assets]
+            if history_start is None:
+                days[0] = bars_before(source.load(names, None, days[1]), days[1], int(history_window))
+        self.history_start = str(days[0])
         self.market: Market = source.load(names, self.history_start, self.end)
         self.assets: tuple[str, ...] = self.market.assets
         self._data_label = data if isinstance(data, str) else source.label
