@@ -366,13 +366,11 @@ class TradingEnv(TextAECEnv):
                       for j, h in enumerate(self._histories)]
             self._blocks = blocks
             block_text = "\n".join([line for b in blocks for line in b.lines()])
-            values: list[float] = []
+            feats: list[float] = []  # the per-agent slots are 0.0 here, filled in (and clipped) per agent
             for j, h in enumerate(self._histories):
-                values += h.stats(day.own_last[j])
-                values += (0.0, float(day.is_open[j]), min(len(day.news[j]), 10) / 10)
-            values += (0.0, 0.0, 0.0)
-            # not computable: 0.0; clipped here, the per-agent slots when they are filled in
-            feats = [min(max(x, -FEATURE_BOUND), FEATURE_BOUND) if math.isfinite(x) else 0.0 for x in values]
+                feats += h.stat_features(day.own_last[j])
+                feats += (0.0, float(day.is_open[j]), min(len(day.news[j]), 10) / 10)
+            feats += (0.0, 0.0, 0.0)
             mask = self._mask(tuple(self._tradable_rows[self._row].tolist()))
             board = None
             if o["show_leaderboard"]:
@@ -593,7 +591,7 @@ class TradingEnv(TextAECEnv):
         targets = {a: [apply(x, e) if ok else e
                        for x, e, ok in zip(moves[a].orders, self.accounts[a].exposures, tradable)] for a in agents}
         rates = None
-        if o["price_impact"] > 0:
+        if o["price_impact"] > 0:  # the crowd's flows: every target first
             day = self.market_day()
             flows = np.array([[(t - e) * w for t, e, w in zip(targets[a], acct.exposures, acct.book_values())]
                               for a in agents for acct in (self.accounts[a],)])

@@ -90,6 +90,17 @@ class AssetHistory:
                         self.sma_gap.tolist()))
 
     @cached_property
+    def _feature_rows(self) -> list[tuple[float, ...]]:
+        stats = np.stack([self.ret_1d, self.ret_5d, self.ret_20d, self.vol_20d, self.sma_gap], axis=1)
+        with np.errstate(invalid="ignore"):
+            clipped = np.where(np.isfinite(stats), np.clip(stats, -FEATURE_BOUND, FEATURE_BOUND), 0.0)
+        return [tuple(row) for row in clipped.tolist()]
+
+    def stat_features(self, t: int) -> tuple[float, ...]:
+        """:meth:`stats` as observation features: not computable 0.0, clipped to the bound."""
+        return self._feature_rows[t] if t >= 0 else (0.0,) * 5
+
+    @cached_property
     def close_values(self) -> list[float]:
         """The closes as Python floats (what the daily text and account read, one at a time)."""
         return self.close.tolist()  # type: ignore[no-any-return]

@@ -22,7 +22,7 @@ TABLE_HEAD = "date | open | high | low | close | volume"
 
 def pct(x: float | None) -> str:
     """``+1.23%``; ``n/a`` for None or NaN."""
-    return "n/a" if x is None or math.isnan(x) else f"{x * 100:+.2f}%"
+    return "n/a" if x is None or x != x else f"{x * 100:+.2f}%"  # x != x: NaN
 
 
 def bar_rows(h: AssetHistory) -> tuple[str, ...]:
