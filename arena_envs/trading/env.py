@@ -304,6 +304,8 @@ class TradingEnv(TextAECEnv):
         #: the raw answer; whether it fell back)
         self._pending: dict[str, tuple[dict[str, Any], str | None, bool]] = {}
         self._errors: dict[str, str] = {}
+        #: what each agent's info was last built from (see _refresh_info)
+        self._info_keys: dict[str, tuple[int, bool, int, bool] | None] = {}
         self._phase: SimultaneousPhase[str, Move] = SimultaneousPhase(self.possible_agents)
         self._clear_day()
         closes0 = [_jsonable_number(float(c)) for c in self._last_close[first]]
@@ -478,6 +480,15 @@ class TradingEnv(TextAECEnv):
             snap = Snapshot(self.market_day(), self.step_index, self.phase_name, values)
             self._snaps[agent] = snap
         return snap
+
+    def _refresh_info(self, agent: str, invalid: InvalidAnswer | None, fell_back: bool = False) -> None:
+        """As the base class's, but an agent whose info would come out the same keeps its dict (the
+        base class refreshes the next agent after every step, mostly unchanged)."""
+        key = (self._row, agent in self._pending, self._retries[agent], fell_back)
+        if invalid is None and self._info_keys.get(agent) == key and agent in self.infos:
+            return
+        super()._refresh_info(agent, invalid, fell_back)
+        self._info_keys[agent] = key if invalid is None else None
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
         base = self._infos.get(agent)
