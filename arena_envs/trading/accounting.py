@@ -260,7 +260,8 @@ class Account:
         n = len(names)
         self._per_asset = book_mode == "per_asset"
         books = n if self._per_asset else 1
-        #: book equities, exposures and ruined books (as Python values; arrays on the properties)
+        #: book equities and exposures as Python floats (read them, never change them: the
+        #: properties ``equity_by_book`` and ``exposure`` give them as arrays), ruined books
         self.books: list[float] = [self.initial_capital] * books
         self.exposures: list[float] = [0.0] * n
         self._closed = [False] * books

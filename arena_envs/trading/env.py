@@ -41,6 +41,7 @@ from arena_envs.trading.accounting import (
     Order,
     PositionRules,
     impact_rates,
+    is_noop,
     price_returns,
     step_reward,
 )
@@ -624,7 +625,7 @@ class TradingEnv(TextAECEnv):
                 self.rewards[a] = 0.0
             elif reward_type == "return":
                 self.rewards[a] = step
-            else:
+            else:  # the rewards read the step return and the P&L only, not the book returns
                 self.rewards[a] = step_reward(reward_type, Advance(step, pnl, wealth, np.zeros(0), ()), returns, opened)
             noop, ignored, kinds, noops = False, [], [], []
             for j, order in enumerate(move.orders):
@@ -634,7 +635,7 @@ class TradingEnv(TextAECEnv):
                         ignored.append(assets[j])
                     kind = "HOLD"
                 else:
-                    is_noop_j = kind != "HOLD" and e1[j] == e0[j]
+                    is_noop_j = is_noop(order, e0[j], e1[j])
                     noop = noop or is_noop_j
                 kinds.append(kind)
                 noops.append(is_noop_j)
