@@ -225,6 +225,10 @@ class Advance:
     ruined: tuple[int, ...]  #: books closed for good by this move (equity reached 0)
 
 
+_TWICE = "rebalance called twice without an advance in between"
+_RUINED = "the account is ruined (equity 0): it takes no more decisions"
+
+
 class Account:
     """One agent's books under §4.3: equity ``W`` per book, exposure ``e`` per asset.
 
@@ -391,8 +395,9 @@ class Account:
         """:meth:`rebalance` then :meth:`advance` on lists (one value per asset) that the caller has
         checked (finite targets and impact rates, returns > -1 where open): (exposures after the
         decision, its total cost, step return, P&L, equity)."""
-        self._check_rebalance()
-        cost = self._rebalance(targets, tradable, impact)
+        if self._v_pre is not None:
+            raise RuntimeError(_TWICE)
+        cost = self._rebalance(targets, tradable, impact)  # checks the ruin itself
         exposure = self.exposures
         step, pnl, equity, _, _ = self._advance([x if ok else 0.0 for x, ok in zip(returns, opened)], opened)
         return exposure, _total(cost), step, pnl, equity
@@ -400,16 +405,20 @@ class Account:
     # ------------------------------------------------------------------------------- internals
 
     def _check_rebalance(self) -> None:
+        """The errors :meth:`rebalance` raises before it reads its arguments."""
         if self._v_pre is not None:
-            raise RuntimeError("rebalance called twice without an advance in between")
+            raise RuntimeError(_TWICE)
         if _total(self.books) <= 0.0:
-            raise RuntimeError("the account is ruined (equity 0): it takes no more decisions")
+            raise RuntimeError(_RUINED)
 
     def _rebalance(self, target: list[float], opened: list[bool], impact: list[float] | None) -> list[float]:
         """§4.3 steps 1-2 on checked lists; the cost per asset."""
         prev, books, closed = self.exposures, self.books, self._closed
         fee = self.cost_bps * 1e-4
-        self._v_pre = _total(books)
+        v_pre = _total(books)
+        if v_pre <= 0.0:
+            raise RuntimeError(_RUINED)
+        self._v_pre = v_pre
         cost = []
         if self._per_asset:
             exposures, after = [], []
