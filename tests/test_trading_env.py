@@ -123,6 +123,27 @@ def test_real_data_window_counts(spx):
     assert env.episode_metrics()["agents"]["trader_0"]["n_returns"] == len(evaluation) - 1
 
 
+def test_default_history_start_gives_history_window_bars_before_the_trade_start(spx):
+    """history_start=None: the loaded bars start history_window trading days before trade_start
+    (on each asset's own calendar), so any trade_start of the data works; explicit dates stay."""
+    early = ArchSource().load(["SPX"], None, "2010-01-04").series("SPX")
+    env = TradingEnv(n_agents=1, history_window=60, trade_start="2010-01-04", eval_start="2011-01-03",
+                     end="2011-03-01")
+    before = early.dates[early.dates < np.datetime64("2010-01-04")]
+    assert env.history_start == str(before[-60]) and env.config()["history_start"] == env.history_start
+    env.reset(seed=0)
+    _, _, _, _, info = env.last()
+    assert info["date"] == "2010-01-04" and info["snapshot"].closes("SPX").size == 60
+    assert TradingEnv(n_agents=1).history_start == str(spx.dates[spx.dates < np.datetime64("2018-05-01")][-60])
+    first = str(ArchSource().market().dates[0])  # fewer bars than history_window: the data's first day
+    assert TradingEnv(n_agents=1, trade_start=first, eval_start=first, end="1999-03-01").history_start == first
+    assert TradingEnv(n_agents=1, history_start="2018-01-02").history_start == "2018-01-02"
+    two = TradingEnv(data="synthetic", assets={"SYS": "stock", "SYC": "crypto"}, history_window=30,
+                     trade_start="2025-05-01", eval_start="2025-08-01", end="2025-09-30")
+    counts = {h.symbol: int((h.dates < np.datetime64("2025-05-01")).sum()) for h in two._histories}
+    assert counts["SYS"] == 30 and counts["SYC"] > 30  # the earliest calendar's need sets the start
+
+
 # ------------------------------------------------------------------ fact 26: no look-ahead
 
 def _changed_after(path: Path, day: str, factor: float) -> None:

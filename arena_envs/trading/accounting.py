@@ -98,13 +98,15 @@ class PositionRules:
             raise ValueError(f"position_rule must be one of {', '.join(POSITION_RULES)}, got {self.rule!r}")
         _check_fraction("max_exposure", self.max_exposure)
         _check_fraction("default_size", self.default_size)
+        # read on every order: computed once
+        object.__setattr__(self, "_bounds", ((-self.max_exposure if self.allow_short else 0.0), self.max_exposure))
 
     @property
     def bounds(self) -> tuple[float, float]:
-        return (-self.max_exposure if self.allow_short else 0.0), self.max_exposure
+        return self._bounds  # type: ignore[attr-defined,no-any-return]
 
     def clip(self, exposure: float) -> float:
-        lo, hi = self.bounds
+        lo, hi = self._bounds  # type: ignore[attr-defined]
         return min(max(float(exposure), lo), hi)
 
     def apply(self, order: OrderLike, e_prev: float) -> float:
@@ -138,11 +140,28 @@ def is_noop(order: OrderLike, e_prev: float, e_new: float) -> bool:
     return order.kind != "HOLD" and e_new == e_prev
 
 
+def _total(values: Sequence[float]) -> float:
+    """``np.sum`` of a short list of floats, bit for bit: numpy adds fewer than 8 values in order,
+    more pairwise (so those go to numpy)."""
+    if len(values) >= 8 or not values:
+        return float(np.sum(values))
+    total = values[0]
+    for v in values[1:]:
+        total += v
+    return float(total)
+
+
+def _capped(exposure: list[float], max_gross_exposure: float) -> list[float]:
+    gross = _total([abs(e) for e in exposure])
+    if gross > max_gross_exposure:
+        scale = max_gross_exposure / gross
+        return [e * scale for e in exposure]
+    return exposure
+
+
 def cap_gross_exposure(exposure: np.ndarray, max_gross_exposure: float = 1.0) -> np.ndarray:
     """Shared book (§7.8): scale all exposures by ``max_gross/Σ|e|`` when ``Σ|e|`` exceeds it."""
-    e = np.asarray(exposure, dtype=float)
-    gross = float(np.abs(e).sum())
-    return e * (max_gross_exposure / gross) if gross > max_gross_exposure else e.copy()
+    return np.array(_capped(np.asarray(exposure, dtype=float).reshape(-1).tolist(), max_gross_exposure))
 
 
 def price_returns(closes: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -206,13 +225,20 @@ class Advance:
     ruined: tuple[int, ...]  #: books closed for good by this move (equity reached 0)
 
 
+_TWICE = "rebalance called twice without an advance in between"
+_RUINED = "the account is ruined (equity 0): it takes no more decisions"
+
+
 class Account:
     """One agent's books under §4.3: equity ``W`` per book, exposure ``e`` per asset.
 
     A day is :meth:`rebalance` (the decision on ``d_k``: exposures set, costs paid) followed by
-    :meth:`advance` (the move to ``d_{k+1}``). Both cost O(assets). The account keeps the equity
-    curve, the step returns and the per-book return series (with the calendar positions they were
-    realised on) for the metrics; position ``i`` of the curve is the environment day ``d_i``.
+    :meth:`advance` (the move to ``d_{k+1}``). Both cost O(assets): the books are kept as Python
+    floats (numpy's per-call cost dominates at a few assets), with the same arithmetic as numpy's;
+    :meth:`trade_day` is both on plain lists, without the checks (the environment's path). The
+    account keeps the equity curve, the step returns and the per-book return series (with the
+    calendar positions they were realised on) for the metrics; position ``i`` of the curve is the
+    environment day ``d_i``.
     """
 
     def __init__(self, assets: Sequence[str], initial_capital: float = 100_000.0, *, cost_bps: float = 0.0,
@@ -236,10 +262,13 @@ class Account:
         self.max_gross_exposure = float(max_gross_exposure)
         self.exposure_drift = exposure_drift
         n = len(names)
-        books = n if book_mode == "per_asset" else 1
-        self.equity_by_book = np.full(books, self.initial_capital)
-        self.exposure = np.zeros(n)
-        self.closed = np.zeros(books, dtype=bool)
+        self._per_asset = book_mode == "per_asset"
+        books = n if self._per_asset else 1
+        #: book equities and exposures as Python floats (read them, never change them: the
+        #: properties ``equity_by_book`` and ``exposure`` give them as arrays), ruined books
+        self.books: list[float] = [self.initial_capital] * books
+        self.exposures: list[float] = [0.0] * n
+        self._closed = [False] * books
         self.peak_equity = self.total_initial
         self.equity_curve: list[float] = [self.total_initial]
         self.step_returns: list[float] = []
@@ -248,18 +277,30 @@ class Account:
         self.book_returns: list[list[float]] = [[] for _ in range(n)]
         self.book_return_days: list[list[int]] = [[] for _ in range(n)]
         self.book_start_day: list[int | None] = [None] * n
-        self._book_base = self.equity_by_book.copy() if book_mode == "per_asset" else np.zeros(0)
+        self._book_base = list(self.books) if self._per_asset else []
         self._v_pre: float | None = None
 
     # ------------------------------------------------------------------------------- read-outs
 
     @property
+    def equity_by_book(self) -> np.ndarray:
+        return np.array(self.books)
+
+    @property
+    def exposure(self) -> np.ndarray:
+        return np.array(self.exposures)
+
+    @property
+    def closed(self) -> np.ndarray:
+        return np.array(self._closed, dtype=bool)
+
+    @property
     def total_initial(self) -> float:
-        return self.initial_capital * len(self.equity_by_book)
+        return self.initial_capital * len(self.books)
 
     @property
     def equity(self) -> float:
-        return float(self.equity_by_book.sum())
+        return _total(self.books)
 
     @property
     def day(self) -> int:
@@ -283,20 +324,22 @@ class Account:
         """Current drawdown from the equity peak (start included), a fraction ≥ 0."""
         return 1.0 - self.equity / self.peak_equity
 
+    def book_values(self) -> list[float]:
+        """Equity each asset's exposure refers to (its own book, or the shared book), as floats."""
+        return list(self.books) if self._per_asset else self.books * len(self.assets)
+
     def book_equity_per_asset(self) -> np.ndarray:
         """Equity each asset's exposure refers to: its own book, or the shared book for every asset."""
-        if self.book_mode == "per_asset":
-            return self.equity_by_book.copy()
-        return np.full(len(self.assets), self.equity_by_book[0])
+        return np.array(self.book_values())
 
     def holdings(self, prices: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Display quantities of §4.3 at the latest closes ``prices`` (one per asset): units per
         asset ``e·W/P`` and implied cash per book ``W - Σ units·P`` (above W for a short)."""
         p = np.asarray(prices, dtype=float)
-        if p.shape != self.exposure.shape or not np.all(p > 0):
+        if p.shape != (len(self.assets),) or not np.all(p > 0):
             raise ValueError(f"need one price > 0 per asset ({len(self.assets)}), got {list(p)!r}")
         units = self.exposure * self.book_equity_per_asset() / p
-        if self.book_mode == "per_asset":
+        if self._per_asset:
             return units, self.equity_by_book - units * p
         return units, self.equity_by_book - float((units * p).sum())
 
@@ -315,35 +358,21 @@ class Account:
         book is first scaled to ``max_gross_exposure``. Cost per asset:
         ``(cost_bps·1e-4·|Δe| + ι·Δe)·W``.
         """
-        if self._v_pre is not None:
-            raise RuntimeError("rebalance called twice without an advance in between")
-        if self.ruined:
-            raise RuntimeError("the account is ruined (equity 0): it takes no more decisions")
+        self._check_rebalance()
         target = self._checked_exposure(new_exposure)
         opened = np.ones(target.size, dtype=bool) if is_open is None else np.asarray(is_open, dtype=bool)
         if opened.shape != target.shape:
             raise ValueError(f"need one is_open flag per asset ({target.size}), got {opened.size}")
-        target = np.where(opened, target, self.exposure)
-        if self.book_mode == "shared":
-            target = cap_gross_exposure(target, self.max_gross_exposure)
-        book_of_asset = self._book_of_asset()
-        target[self.closed[book_of_asset]] = 0.0
-        delta = target - self.exposure
-        rate = np.full(target.size, self.cost_bps * 1e-4) * np.abs(delta)
+        impact = None
         if impact_rate is not None:
-            impact = np.asarray(impact_rate, dtype=float)
-            if impact.shape != delta.shape or not np.all(np.isfinite(impact)):
-                raise ValueError(f"need one finite impact rate per asset ({delta.size}), got {list(impact.ravel())!r}")
-            rate = rate + impact * delta
-        cost = rate * self.book_equity_per_asset()
-        self._v_pre = self.equity
-        np.subtract.at(self.equity_by_book, book_of_asset, cost)
-        self.exposure = target
-        if self.book_mode == "per_asset":
-            for a in np.flatnonzero(opened):
-                if self.book_start_day[a] is None:
-                    self.book_start_day[a] = self.day
-        return Rebalance(exposure=target.copy(), cost=cost, traded=np.abs(delta))
+            rates = np.asarray(impact_rate, dtype=float)
+            if rates.shape != target.shape or not np.all(np.isfinite(rates)):
+                raise ValueError(f"need one finite impact rate per asset ({target.size}), got {list(rates.ravel())!r}")
+            impact = rates.tolist()
+        before = self.exposures
+        cost = self._rebalance(target.tolist(), opened.tolist(), impact)
+        return Rebalance(exposure=np.array(self.exposures), cost=np.array(cost),
+                         traded=np.array([abs(e - b) for e, b in zip(self.exposures, before)]))
 
     def advance(self, asset_returns: Sequence[float] | np.ndarray, is_open: np.ndarray | None = None) -> Advance:
         """The move to ``d_{k+1}`` (§4.3 steps 3-5). ``asset_returns``: ``R_a`` against each asset's
@@ -352,64 +381,132 @@ class Account:
             raise RuntimeError("advance called without a rebalance for the day")
         r = np.asarray(asset_returns, dtype=float)
         opened = np.ones(r.size, dtype=bool) if is_open is None else np.asarray(is_open, dtype=bool)
-        if r.shape != self.exposure.shape or opened.shape != r.shape:
-            raise ValueError(f"need one return and one is_open flag per asset ({self.exposure.size})")
+        if r.shape != (len(self.assets),) or opened.shape != r.shape:
+            raise ValueError(f"need one return and one is_open flag per asset ({len(self.assets)})")
         r = np.where(opened, r, 0.0)
         if not np.all(np.isfinite(r)) or np.any(r <= -1.0):
             raise ValueError(f"asset returns must be finite and > -1, got {list(r)!r}")
-        was_closed = self.closed.copy()
-        if self.book_mode == "per_asset":
-            growth = self.exposure * r
-        else:
-            growth = np.array([float(self.exposure @ r)])
-        gone = self.equity_by_book <= 0.0  # costs alone can exhaust a book (huge cost_bps)
-        self.equity_by_book = self.equity_by_book * (1.0 + growth)
-        ruined = np.flatnonzero(((self.equity_by_book <= 0.0) | gone) & ~was_closed)
-        self.equity_by_book[ruined] = 0.0
-        self.closed[ruined] = True
-        if self.exposure_drift:
-            book_growth = growth[self._book_of_asset()]
-            alive = 1.0 + book_growth > 0
-            self.exposure = np.where(alive, self.exposure * (1.0 + r) / np.where(alive, 1.0 + book_growth, 1.0),
-                                     self.exposure)
-        self.exposure[self.closed[self._book_of_asset()]] = 0.0
-        v_pre, self._v_pre = self._v_pre, None
-        equity = self.equity
-        step = equity / v_pre - 1.0
-        self.step_returns.append(step)
-        self.equity_curve.append(equity)
-        self.peak_equity = max(self.peak_equity, equity)
-        book_returns = self._record_book_returns(opened, was_closed)
-        return Advance(step_return=step, pnl=equity - v_pre, equity=equity, book_returns=book_returns,
-                       ruined=tuple(int(b) for b in ruined))
+        step, pnl, equity, book_returns, ruined = self._advance(r.tolist(), opened.tolist())
+        return Advance(step_return=step, pnl=pnl, equity=equity, book_returns=np.array(book_returns),
+                       ruined=ruined)
+
+    def trade_day(self, targets: list[float], tradable: list[bool], returns: list[float], opened: list[bool],
+                  impact: list[float] | None = None) -> tuple[list[float], float, float, float, float]:
+        """:meth:`rebalance` then :meth:`advance` on lists (one value per asset) that the caller has
+        checked (finite targets and impact rates, returns > -1 where open): (exposures after the
+        decision, its total cost, step return, P&L, equity)."""
+        if self._v_pre is not None:
+            raise RuntimeError(_TWICE)
+        cost = self._rebalance(targets, tradable, impact)  # checks the ruin itself
+        exposure = self.exposures
+        step, pnl, equity, _, _ = self._advance([x if ok else 0.0 for x, ok in zip(returns, opened)], opened)
+        return exposure, _total(cost), step, pnl, equity
 
     # ------------------------------------------------------------------------------- internals
 
-    def _book_of_asset(self) -> np.ndarray:
-        n = len(self.assets)
-        return np.arange(n) if self.book_mode == "per_asset" else np.zeros(n, dtype=int)
+    def _check_rebalance(self) -> None:
+        """The errors :meth:`rebalance` raises before it reads its arguments."""
+        if self._v_pre is not None:
+            raise RuntimeError(_TWICE)
+        if _total(self.books) <= 0.0:
+            raise RuntimeError(_RUINED)
+
+    def _rebalance(self, target: list[float], opened: list[bool], impact: list[float] | None) -> list[float]:
+        """§4.3 steps 1-2 on checked lists; the cost per asset."""
+        prev, books, closed = self.exposures, self.books, self._closed
+        fee = self.cost_bps * 1e-4
+        v_pre = _total(books)
+        if v_pre <= 0.0:
+            raise RuntimeError(_RUINED)
+        self._v_pre = v_pre
+        cost = []
+        if self._per_asset:
+            exposures, after = [], []
+            for j, e in enumerate(prev):
+                t = 0.0 if closed[j] else (target[j] if opened[j] else e)
+                delta = t - e
+                rate = fee * abs(delta)
+                if impact is not None:
+                    rate = rate + impact[j] * delta
+                c = rate * books[j]
+                exposures.append(t)
+                cost.append(c)
+                after.append(books[j] - c)
+                if opened[j] and self.book_start_day[j] is None:
+                    self.book_start_day[j] = len(self.step_returns)
+            self.exposures, self.books = exposures, after
+            return cost
+        exposures = _capped([t if ok else e for t, ok, e in zip(target, opened, prev)], self.max_gross_exposure)
+        if closed[0]:
+            exposures = [0.0] * len(exposures)
+        w = book = books[0]
+        for t, e in zip(exposures, prev):
+            delta = t - e
+            rate = fee * abs(delta)
+            if impact is not None:
+                rate = rate + impact[len(cost)] * delta
+            c = rate * book
+            cost.append(c)
+            w -= c
+        self.exposures, self.books = exposures, [w]
+        return cost
+
+    def _advance(self, r: list[float], opened: list[bool]) -> tuple[float, float, float, list[float], tuple[int, ...]]:
+        """§4.3 steps 3-5 on checked lists (``r`` already 0 where closed)."""
+        e, books, was_closed = self.exposures, self.books, self._closed
+        drift = self.exposure_drift
+        if self._per_asset:
+            growth = [x * y for x, y in zip(e, r)]
+            book_growth = growth
+        else:  # numpy's dot, not a loop: its rounding differs from sequential products
+            growth = [e[0] * r[0] if len(e) == 1 else float(np.dot(e, r))]
+            book_growth = growth * len(e)
+        new_books, closed, ruined = [], list(was_closed), []
+        for b, (w, g) in enumerate(zip(books, growth)):
+            moved = w * (1.0 + g)
+            if (moved <= 0.0 or w <= 0.0) and not was_closed[b]:  # costs alone can exhaust a book
+                moved = 0.0
+                closed[b] = True
+                ruined.append(b)
+            new_books.append(moved)
+        if drift:
+            e = [x * (1.0 + y) / (1.0 + g) if 1.0 + g > 0 else x for x, y, g in zip(e, r, book_growth)]
+        if ruined or drift:
+            gone = closed if self._per_asset else closed * len(e)
+            e = [0.0 if c else x for x, c in zip(e, gone)]
+        self.exposures, self.books, self._closed = e, new_books, closed
+        v_pre, self._v_pre = self._v_pre, None
+        assert v_pre is not None
+        equity = _total(new_books)
+        step = equity / v_pre - 1.0
+        self.step_returns.append(step)
+        self.equity_curve.append(equity)
+        if equity > self.peak_equity:
+            self.peak_equity = equity
+        return step, equity - v_pre, equity, self._record_book_returns(opened, was_closed), tuple(ruined)
 
     def _checked_exposure(self, new_exposure: Sequence[float] | np.ndarray) -> np.ndarray:
         e = np.asarray(new_exposure, dtype=float).reshape(-1)
-        if e.shape != self.exposure.shape or not np.all(np.isfinite(e)):
+        if e.shape != (len(self.assets),) or not np.all(np.isfinite(e)):
             raise ValueError(f"need one finite exposure per asset ({len(self.assets)}), got {list(e)!r}")
         return e
 
-    def _record_book_returns(self, opened: np.ndarray, was_closed: np.ndarray) -> np.ndarray:
+    def _record_book_returns(self, opened: list[bool], was_closed: list[bool]) -> list[float]:
         """§4.3 step 5: on each open asset's trading day after its first, ``W_a/W_a(base) - 1``,
         the base being the book's equity before the cost of its previous trading day's decision."""
-        out = np.full(len(self.assets), np.nan)
-        if self.book_mode != "per_asset":
+        out = [math.nan] * len(self.assets)
+        if not self._per_asset:
             return out
         day = self.day
-        for a in np.flatnonzero(opened & ~was_closed):
-            if self.book_start_day[a] is None:
+        books, base = self.books, self._book_base
+        for a, ok in enumerate(opened):
+            if not ok or was_closed[a] or self.book_start_day[a] is None:
                 continue
-            value = float(self.equity_by_book[a] / self._book_base[a] - 1.0)
+            value = books[a] / base[a] - 1.0
             out[a] = value
             self.book_returns[a].append(value)
             self.book_return_days[a].append(day)
-            self._book_base[a] = self.equity_by_book[a]
+            base[a] = books[a]
         return out
 
 

@@ -37,6 +37,7 @@ from arena_envs.trading.accounting import (
     HOLD,
     REWARD_TYPES,
     Account,
+    Advance,
     Order,
     PositionRules,
     impact_rates,
@@ -50,7 +51,7 @@ from arena_envs.trading.metrics import Decision, behaviour_stats, five_metrics, 
 from arena_envs.trading.metrics import periods_per_year as resolve_periods
 from arena_envs.trading.parser import ParseError, action_instructions, decision_constraint, parse_action
 from arena_envs.trading.snapshot import MarketDay, Snapshot
-from arena_envs.trading.synthetic import SyntheticSource
+from arena_envs.trading.synthetic import SyntheticSource, trading_days
 
 ACTION_MODES = ("discrete", "weights")
 INVALID_ACTIONS = ("hold", "flat")
@@ -97,6 +98,25 @@ def resolve_source(data: Any, assets: Sequence[str] | Mapping[str, str] | None, 
                      f"or a DataSource")
 
 
+def bars_before(market: Market, day: np.datetime64, count: int) -> np.datetime64:
+    """The latest date from which every asset of ``market`` has ``count`` bars before ``day`` (its
+    first date where an asset has fewer)."""
+    starts = []
+    for j in range(len(market.assets)):
+        own = market.dates[~np.isnan(market.close[:, j]) & (market.dates < day)]
+        starts.append(own[-count] if own.size >= count else market.dates[0])
+    return min(starts, default=day)
+
+
+def synthetic_history_start(assets: Sequence[str] | Mapping[str, str] | None, day: np.datetime64,
+                            count: int) -> np.datetime64:
+    """The history start of a named synthetic market: ``count`` trading days of each asset class
+    before ``day`` (on the calendars :func:`~arena_envs.trading.synthetic.trading_days` generates)."""
+    classes = set(assets.values()) if isinstance(assets, Mapping) else {"stock"}
+    span = np.timedelta64(2 * count + 14, "D")  # more calendar days than ``count`` trading days need
+    return min(trading_days(day - span, day - np.timedelta64(1, "D"), c)[-count] for c in classes)
+
+
 def _span(order: Order) -> str:
     """An order as the text of a decision (``BUY 0.5``, ``TARGET -0.3``, ``HOLD``)."""
     if order.kind == "TARGET":
@@ -109,14 +129,19 @@ def _jsonable_number(x: float) -> float | None:
 
 
 class TradingEnv(TextAECEnv):
-    """The AMA trading arena (spec §7); keyword options as in :mod:`arena_envs.trading_v0`."""
+    """The AMA trading arena (spec §7); keyword options as in :mod:`arena_envs.trading_v0`.
+
+    ``history_start=None`` (the default) loads the bars from the latest date that still gives every
+    asset ``history_window`` trading days before ``trade_start`` (from the data's first day when it
+    has fewer); an explicit date is used as given.
+    """
 
     metadata: ClassVar[dict[str, Any]] = {"name": "trading_v0", "render_modes": ["ansi", "human"],
                                           "is_parallelizable": True}
 
     def __init__(self, *, data: Any = "arch", assets: Sequence[str] | Mapping[str, str] | None = None,
                  news: str | Path | None = None, synthetic_seed: int = 0, n_agents: int = 4,
-                 history_start: str = "2018-01-02", trade_start: str = "2018-05-01",
+                 history_start: str | None = None, trade_start: str = "2018-05-01",
                  eval_start: str = "2018-08-01", end: str = "2018-09-28", initial_capital: float = 100000.0,
                  position_rule: str = "target", allow_short: bool = True, max_exposure: float = 1.0,
                  default_size: float = 1.0, exposure_drift: bool = False, book_mode: str = "per_asset",
@@ -130,17 +155,23 @@ class TradingEnv(TextAECEnv):
                             action_mode=action_mode, invalid_action=invalid_action, text_price_window=text_price_window,
                             history_window=history_window, max_news_items=max_news_items,
                             max_obs_chars=max_obs_chars, price_impact=price_impact)
-        days = [as_day(d) for d in (history_start, trade_start, eval_start, end)]
+        days = [as_day(d) for d in (trade_start if history_start is None else history_start, trade_start,
+                                    eval_start, end)]
         if not days[0] <= days[1] <= days[2] <= days[3]:
             raise ValueError(f"dates must satisfy history_start <= trade_start <= eval_start <= end, got "
                              f"{history_start}, {trade_start}, {eval_start}, {end}")
-        self.history_start, self.trade_start, self.eval_start, self.end = (str(d) for d in days)
+        self.trade_start, self.eval_start, self.end = (str(d) for d in days[1:])
         self.rules = PositionRules(position_rule, bool(allow_short), float(max_exposure), float(default_size))
-        source = resolve_source(data, assets, news, synthetic_seed, self.history_start, self.end)
+        if history_start is None and data == "synthetic":  # its bars are generated from the history start
+            days[0] = synthetic_history_start(assets, days[1], int(history_window))
+        source = resolve_source(data, assets, news, synthetic_seed, str(days[0]), self.end)
         if data == "synthetic":
             names = None  # the synthetic market is made of the assets asked for
         else:
             names = [source.asset_names()[0]] if assets is None else [str(a).upper() for a in assets]
+            if history_start is None:
+                days[0] = bars_before(source.load(names, None, days[1]), days[1], int(history_window))
+        self.history_start = str(days[0])
         self.market: Market = source.load(names, self.history_start, self.end)
         self.assets: tuple[str, ...] = self.market.assets
         self._data_label = data if isinstance(data, str) else source.label
@@ -210,6 +241,7 @@ class TradingEnv(TextAECEnv):
         self._rows = tuple(tx.bar_rows(h) for h in self._histories)
         self._open = m.is_open
         own_end = np.stack([h.own_end for h in self._histories], axis=1)
+        self._own_last = own_end - 1  # own index of each asset's latest bar per row (-1: none yet)
         last = np.stack([np.where(h.own_end > 0, h.close[np.maximum(h.own_end - 1, 0)], np.nan)
                          for h in self._histories], axis=1)  # last close at or before each row
         self._last_close = last
@@ -220,6 +252,9 @@ class TradingEnv(TextAECEnv):
         self._date_str = [str(d) for d in m.dates]
         self._weekday = [_WEEKDAYS[int((d.astype("datetime64[D]").astype(np.int64) + 3) % 7)] for d in m.dates]
         self._has_news = bool(m.news)
+        self._data_line = f"DATA: {tx.ascii_text(m.label)}"
+        self._masks: dict[tuple[bool, ...], Any] = {}
+        self._asset_set = frozenset(self.assets)
 
     # ------------------------------------------------------------------ public helpers
 
@@ -259,8 +294,10 @@ class TradingEnv(TextAECEnv):
         self.accounts = {a: Account(self.assets, o["initial_capital"], cost_bps=o["cost_bps"], book_mode=o["book_mode"],
                                     max_gross_exposure=o["max_gross_exposure"], exposure_drift=o["exposure_drift"])
                          for a in self.possible_agents}
-        self.decisions: dict[str, list[list[Decision]]] = {a: [[] for _ in self.assets] for a in self.possible_agents}
-        self._held: dict[str, list[list[float]]] = {a: [[] for _ in self.assets] for a in self.possible_agents}
+        #: per agent, one entry per decision it took: (market row, order kind applied per asset,
+        #: exposures before, exposures after, no-op per asset, invalid); the metrics read it
+        self._log: dict[str, list[tuple[int, tuple[str, ...], list[float], list[float], tuple[bool, ...], bool]]] = {
+            a: [] for a in self.possible_agents}
         self._recent: dict[str, list[tuple[str, str, float | None]]] = {a: [] for a in self.possible_agents}
         self._recent_text: dict[str, list[str]] = {a: [] for a in self.possible_agents}
         self._results: dict[str, dict[str, Any]] = {a: {} for a in self.possible_agents}
@@ -268,6 +305,8 @@ class TradingEnv(TextAECEnv):
         #: the raw answer; whether it fell back)
         self._pending: dict[str, tuple[dict[str, Any], str | None, bool]] = {}
         self._errors: dict[str, str] = {}
+        #: what each agent's info was last built from (see _refresh_info)
+        self._info_keys: dict[str, tuple[int, bool, int, bool] | None] = {}
         self._phase: SimultaneousPhase[str, Move] = SimultaneousPhase(self.possible_agents)
         self._clear_day()
         closes0 = [_jsonable_number(float(c)) for c in self._last_close[first]]
@@ -277,7 +316,7 @@ class TradingEnv(TextAECEnv):
 
     def _clear_day(self) -> None:
         self._day: MarketDay | None = None
-        self._day_parts: tuple[str, np.ndarray, Any, str | None] | None = None
+        self._day_parts: tuple[str, list[float], Any, str | None] | None = None
         self._texts: dict[str, str] = {}
         self._feats: dict[str, np.ndarray] = {}
         self._snaps: dict[str, Snapshot] = {}
@@ -314,13 +353,12 @@ class TradingEnv(TextAECEnv):
                 else:
                     news.append(())
                     market_news.append(())
-            self._day = MarketDay(date, row, self.assets, self._histories,
-                                  tuple(h.last(row) for h in self._histories),
-                                  tuple(bool(x) for x in self._open[row]), tuple(news), tuple(market_news),
+            self._day = MarketDay(date, row, self.assets, self._histories, tuple(self._own_last[row].tolist()),
+                                  tuple(self._open[row].tolist()), tuple(news), tuple(market_news),
                                   self.options["history_window"])
         return self._day
 
-    def _market_parts(self) -> tuple[str, np.ndarray, Any, str | None]:
+    def _market_parts(self) -> tuple[str, list[float], Any, str | None]:
         """(market text block, market features with the per-agent slots zero, action mask,
         leaderboard line) of the current day."""
         if self._day_parts is None:
@@ -330,25 +368,29 @@ class TradingEnv(TextAECEnv):
                                      o["text_price_window"], self._asset_periods[j], day.news[j], day.market_news[j])
                       for j, h in enumerate(self._histories)]
             self._blocks = blocks
-            block_text = "\n".join(line for b in blocks for line in b.lines())
-            values: list[float] = []
+            block_text = "\n".join([line for b in blocks for line in b.lines()])
+            feats: list[float] = []  # the per-agent slots are 0.0 here, filled in (and clipped) per agent
             for j, h in enumerate(self._histories):
-                values += h.stats(day.own_last[j])
-                values += (0.0, float(day.is_open[j]), min(len(day.news[j]), 10) / 10)
-            values += (0.0, 0.0, 0.0)
-            feats = np.array([x if math.isfinite(x) else 0.0 for x in values])  # not computable: 0.0
-            tradable = self._tradable_rows[self._row].astype(np.int8)
-            if self.n_assets == 1:
-                mask: Any = np.array([1, tradable[0], tradable[0]], dtype=np.int8)
-                mask.setflags(write=False)
-            else:
-                mask = tuple(np.array([1, t, t], dtype=np.int8) for t in tradable)
+                feats += h.stat_features(day.own_last[j])
+                feats += (0.0, float(day.is_open[j]), min(len(day.news[j]), 10) / 10)
+            feats += (0.0, 0.0, 0.0)
+            mask = self._mask(tuple(self._tradable_rows[self._row].tolist()))
             board = None
             if o["show_leaderboard"]:
                 board = "Leaderboard (previous day): " + ", ".join(
                     f"{a} {tx.pct(self.accounts[a].cumulative_return)}" for a in self.possible_agents)
             self._day_parts = (block_text, feats, mask, board)
         return self._day_parts
+
+    def _mask(self, tradable: tuple[bool, ...]) -> Any:
+        """The action mask of a day with these tradable assets (read-only, shared by the days alike)."""
+        mask = self._masks.get(tradable)
+        if mask is None:
+            masks = [np.array([1, t, t], dtype=np.int8) for t in tradable]
+            for m in masks:
+                m.setflags(write=False)
+            mask = self._masks[tradable] = masks[0] if self.n_assets == 1 else tuple(masks)
+        return mask
 
     # ------------------------------------------------------------------ the account part
 
@@ -363,10 +405,8 @@ class TradingEnv(TextAECEnv):
     def _compute_account_values(self, agent: str) -> tuple[Any, ...]:
         acct = self.accounts[agent]
         equity = acct.equity_curve[-1]  # observations come after an advance: the curve's last point
-        exposure = acct.exposure.tolist()
-        books = acct.equity_by_book.tolist()
-        book_equity = books if len(books) == len(exposure) else books * len(exposure)
-        notional = [e * w for e, w in zip(exposure, book_equity)]
+        exposure = acct.exposures
+        notional = [e * w for e, w in zip(exposure, acct.book_values())]
         units = [x / p if p > 0 else 0.0 for x, p in zip(notional, self._last_close[self._row].tolist())]
         k_eval = max(self._eval_row - self._start, 0)  # a random window may start inside evaluation
         cum_eval = equity / acct.equity_curve[k_eval] - 1.0 if k_eval <= self.step_index else None
@@ -401,7 +441,7 @@ class TradingEnv(TextAECEnv):
             return text
         block, _, _, board = self._market_parts()
         account, recent = self._account_text(agent)
-        top = [self._header(agent), f"DATA: {tx.ascii_text(self.market.label)}"]
+        top = [self._header(agent), self._data_line]
         tail = [board] if board else []
         if self.options["include_instructions"]:
             tail += ["== INSTRUCTIONS ==", self._instructions]
@@ -421,12 +461,12 @@ class TradingEnv(TextAECEnv):
         if vec is None:
             _, market, _, _ = self._market_parts()
             acct = self.accounts[agent]
-            full = market.copy()
-            full[5: 8 * self.n_assets: 8] = acct.exposure
-            equity = acct.equity_curve[-1]
-            full[-3:] = (equity / acct.total_initial - 1.0, 1.0 - equity / acct.peak_equity,
-                         self.step_index / self.n_cycles)
-            vec = np.clip(full, -FEATURE_BOUND, FEATURE_BOUND).astype(np.float32)
+            values = list(market)
+            equity, bound = acct.equity_curve[-1], FEATURE_BOUND
+            values[5: 8 * self.n_assets: 8] = [min(max(e, -bound), bound) for e in acct.exposures]
+            values[-3:] = [min(max(x, -bound), bound) for x in (
+                equity / acct.total_initial - 1.0, 1.0 - equity / acct.peak_equity, self.step_index / self.n_cycles)]
+            vec = np.array(values, dtype=np.float32)
             self._feats[agent] = vec
         return vec
 
@@ -441,6 +481,15 @@ class TradingEnv(TextAECEnv):
             snap = Snapshot(self.market_day(), self.step_index, self.phase_name, values)
             self._snaps[agent] = snap
         return snap
+
+    def _refresh_info(self, agent: str, invalid: InvalidAnswer | None, fell_back: bool = False) -> None:
+        """As the base class's, but an agent whose info would come out the same keeps its dict (the
+        base class refreshes the next agent after every step, mostly unchanged)."""
+        key = (self._row, agent in self._pending, self._retries[agent], fell_back)
+        if invalid is None and self._info_keys.get(agent) == key and agent in self.infos:
+            return
+        super()._refresh_info(agent, invalid, fell_back)
+        self._info_keys[agent] = key if invalid is None else None
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
         base = self._infos.get(agent)
@@ -509,6 +558,8 @@ class TradingEnv(TextAECEnv):
 
     def _from_mapping(self, agent: str, action: Mapping[Any, Any]) -> Move:
         """``{symbol: Order}`` (missing assets HOLD); anything else is read as the JSON form."""
+        if action and action.keys() <= self._asset_set and all(type(v) is Order for v in action.values()):
+            return Move(tuple(action.get(sym, HOLD) for sym in self.assets))  # the common case, as below
         upper = {str(k).upper(): v for k, v in action.items()}
         if upper and all(isinstance(v, Order) for v in upper.values()):
             unknown = sorted(set(upper) - set(self.assets))
@@ -545,65 +596,75 @@ class TradingEnv(TextAECEnv):
     def _resolve_day(self) -> None:
         row, o = self._row, self.options
         date = self._date_str[row]
-        tradable = self._tradable_rows[row]
+        tradable = self._tradable_rows[row].tolist()
         moves = self._phase.moves
         agents = list(moves)
-        before = {a: self.accounts[a].exposure.copy() for a in agents}
-        targets = {a: self.rules.apply_all(moves[a].orders, before[a], tradable) for a in agents}
+        apply = self.rules.apply
+        targets = {a: [apply(x, e) if ok else e
+                       for x, e, ok in zip(moves[a].orders, self.accounts[a].exposures, tradable)] for a in agents}
         rates = None
-        if o["price_impact"] > 0:
+        if o["price_impact"] > 0:  # the crowd's flows: every target first
             day = self.market_day()
-            flows = np.stack([self.accounts[a].trade_flow(targets[a]) for a in agents])
+            flows = np.array([[(t - e) * w for t, e, w in zip(targets[a], acct.exposures, acct.book_values())]
+                              for a in agents for acct in (self.accounts[a],)])
             adv = np.array([h.adv(t) for h, t in zip(self._histories, day.own_last)])
-            rates = impact_rates(flows, adv, o["price_impact"]) * tradable
+            rates = (impact_rates(flows, adv, o["price_impact"]) * self._tradable_rows[row]).tolist()
         returns, opened = self._asset_ret[row + 1], self._open[row + 1]
-        returns_list, open_list = returns.tolist(), tradable.tolist()
+        returns_list, open_list = returns.tolist(), opened.tolist()
         warm = row < self._eval_row and not o["reward_during_warmup"]
+        reward_type = o["reward_type"]
+        assets, several = self.assets, self.n_assets > 1
         decisions, equity, step_returns = {}, {}, {}
+        asset_returns = dict(zip(assets, returns_list))
         for a in agents:
             acct, move = self.accounts[a], moves[a]
             parse, raw, invalid = self._pending.pop(a)
-            rebalance = acct.rebalance(targets[a], is_open=tradable, impact_rate=rates)
-            advance = acct.advance(returns, opened)
-            self.rewards[a] = 0.0 if warm else step_reward(o["reward_type"], advance, returns, opened)
-            e0, e1 = before[a].tolist(), rebalance.exposure.tolist()
-            noop, ignored = False, []
+            e0 = acct.exposures
+            e1, cost, step, pnl, wealth = acct.trade_day(targets[a], tradable, returns_list, open_list, rates)
+            if warm:
+                self.rewards[a] = 0.0
+            elif reward_type == "return":
+                self.rewards[a] = step
+            else:  # the rewards read the step return and the P&L only, not the book returns
+                self.rewards[a] = step_reward(reward_type, Advance(step, pnl, wealth, np.zeros(0), ()), returns, opened)
+            noop, ignored, kinds, noops = False, [], [], []
             for j, order in enumerate(move.orders):
                 kind, is_noop_j = order.kind, False
-                if not open_list[j]:
+                if not tradable[j]:
                     if kind != "HOLD":
-                        ignored.append(self.assets[j])
+                        ignored.append(assets[j])
                     kind = "HOLD"
                 else:
                     is_noop_j = is_noop(order, e0[j], e1[j])
                     noop = noop or is_noop_j
-                self.decisions[a][j].append(Decision(kind, e0[j], e1[j], invalid, is_noop_j, invalid))
-                self._held[a][j].append(e1[j] * returns_list[j])
-            action = ", ".join(f"{s} {_span(x)}" for s, x in zip(self.assets, move.orders)) if self.n_assets > 1 \
+                kinds.append(kind)
+                noops.append(is_noop_j)
+            self._log[a].append((row, tuple(kinds), e0, e1, tuple(noops), invalid))
+            action = ", ".join(f"{s} {_span(x)}" for s, x in zip(assets, move.orders)) if several \
                 else _span(move.orders[0])
             if invalid:
                 action += " (invalid answer, fallback)"
             recent, entries = self._recent[a], self._recent_text[a]
-            recent.append((date, action, advance.step_return))
-            entries.append(tx.decision_entry(date, action, advance.step_return))
+            recent.append((date, action, step))
+            entries.append(tx.decision_entry(date, action, step))
             del recent[:-RECENT_DECISIONS], entries[:-RECENT_DECISIONS]
             self._results[a] = {
                 **parse, "noop": noop, "ignored_closed": ignored,
-                "exposure_before": dict(zip(self.assets, e0)), "exposure_after": dict(zip(self.assets, e1)),
-                "cost": rebalance.total_cost, "asset_returns": dict(zip(self.assets, returns_list)),
-                "step_return": advance.step_return, "equity": advance.equity,
-                "equity_by_asset": dict(zip(self.assets, acct.book_equity_per_asset().tolist()))}
+                "exposure_before": dict(zip(assets, e0)), "exposure_after": dict(zip(assets, e1)),
+                "cost": cost, "asset_returns": asset_returns.copy(),
+                "step_return": step, "equity": wealth,
+                "equity_by_asset": dict(zip(assets, acct.book_values()))}
             decisions[a] = {"raw": raw,
                             "parsed": [[x.kind, x.target if x.kind == "TARGET" else x.size] for x in move.orders],
                             "exposure": e1}
-            equity[a], step_returns[a] = advance.equity, advance.step_return
-            if acct.ruined:
+            equity[a], step_returns[a] = wealth, step
+            if wealth <= 0.0:
                 self.terminations[a] = True
         assert self.record is not None
         self.record.add("day", date=date, next_date=self._date_str[row + 1],
                         phase="eval" if row >= self._eval_row else "warmup", decisions=decisions, equity=equity,
                         step_return=step_returns, asset_returns=returns_list,
-                        closes=[_jsonable_number(float(c)) for c in self.market.close[row + 1]])
+                        closes=[_jsonable_number(c) for c in self.market.close[row + 1].tolist()])
         self._row += 1
         self._clear_day()
         if self._row >= self._stop:
@@ -612,8 +673,11 @@ class TradingEnv(TextAECEnv):
             self._phase.start(())
         else:
             self._phase.start([a for a in self.agents if not self.terminations[a] and not self.truncations[a]])
+        # the deciding agent and the next one are refreshed by step() right after this
+        skip = (self.agent_selection, self._phase.current)
         for a in self.agents:
-            self._refresh_info(a, None)
+            if a not in skip:
+                self._refresh_info(a, None)
 
     # ------------------------------------------------------------------ metrics (§5)
 
@@ -627,8 +691,7 @@ class TradingEnv(TextAECEnv):
             windows = {"eval": window_returns(days, r, self.eval_start, self.end),
                        "warmup": window_returns(days, r, self.trade_start, self.eval_start), "full": r}
             five = {k: _five(v, self.periods) for k, v in windows.items()}
-            flat = [d for book in self.decisions[a] for d in book]
-            held = [x for book in self._held[a] for x in book]
+            flat, held = self._decisions(a)
             stats = behaviour_stats(flat, held)
             entry = {"score": five["eval"]["cr"], **five["eval"], "warmup": five["warmup"], "full": five["full"],
                      "per_asset": self._per_asset(acct), **_behaviour(stats)}
@@ -637,6 +700,14 @@ class TradingEnv(TextAECEnv):
             "data": self.market.label, "synthetic": self.market.synthetic, "assets": list(self.assets),
             "position_rule": self.rules.rule, "periods_per_year": self.periods, "trade_start": self.trade_start,
             "eval_start": self.eval_start, "end": self.end, "buy_and_hold": self.buy_and_hold()}}
+
+    def _decisions(self, agent: str) -> tuple[list[Decision], list[float]]:
+        """``agent``'s decisions book by book (§5.4), and the return each held exposure realised."""
+        log, ret = self._log[agent], self._asset_ret
+        flat = [Decision(kinds[j], e0[j], e1[j], invalid, noops[j], invalid)
+                for j in range(self.n_assets) for _, kinds, e0, e1, noops, invalid in log]
+        held = [e1[j] * float(ret[row + 1, j]) for j in range(self.n_assets) for row, _, _, e1, _, _ in log]
+        return flat, held
 
     def _per_asset(self, acct: Account) -> dict[str, Any]:
         """Five metrics per book on its own calendar, eval window (per_asset books only, §7.8)."""

@@ -8,6 +8,7 @@ the same whether or not later rows exist (no look-ahead, spec §8.4, fact 26).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -83,12 +84,32 @@ class AssetHistory:
         """Own index of the latest bar at or before market row ``row`` (-1: none yet)."""
         return int(self.own_end[row]) - 1
 
+    @cached_property
+    def _stat_rows(self) -> list[tuple[float, float, float, float, float]]:
+        return list(zip(self.ret_1d.tolist(), self.ret_5d.tolist(), self.ret_20d.tolist(), self.vol_20d.tolist(),
+                        self.sma_gap.tolist()))
+
+    @cached_property
+    def _feature_rows(self) -> list[tuple[float, ...]]:
+        stats = np.stack([self.ret_1d, self.ret_5d, self.ret_20d, self.vol_20d, self.sma_gap], axis=1)
+        with np.errstate(invalid="ignore"):
+            clipped = np.where(np.isfinite(stats), np.clip(stats, -FEATURE_BOUND, FEATURE_BOUND), 0.0)
+        return [tuple(row) for row in clipped.tolist()]
+
+    def stat_features(self, t: int) -> tuple[float, ...]:
+        """:meth:`stats` as observation features: not computable 0.0, clipped to the bound."""
+        return self._feature_rows[t] if t >= 0 else (0.0,) * 5
+
+    @cached_property
+    def close_values(self) -> list[float]:
+        """The closes as Python floats (what the daily text and account read, one at a time)."""
+        return self.close.tolist()  # type: ignore[no-any-return]
+
     def stats(self, t: int) -> tuple[float, float, float, float, float]:
         """(ret_1d, ret_5d, ret_20d, vol_20d, sma_gap) at own day ``t`` (NaN: not computable)."""
         if t < 0:
             return (np.nan,) * 5
-        return (float(self.ret_1d[t]), float(self.ret_5d[t]), float(self.ret_20d[t]), float(self.vol_20d[t]),
-                float(self.sma_gap[t]))
+        return self._stat_rows[t]
 
     def adv(self, t: int, window: int = WINDOW) -> float:
         """Mean ``close·volume`` of the last ``window`` bars up to own day ``t`` (spec §4.4)."""

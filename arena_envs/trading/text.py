@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from arena_envs.trading.features import AssetHistory
 from arena_envs.trading.news import DigestItem, ascii_fold
@@ -22,7 +22,7 @@ TABLE_HEAD = "date | open | high | low | close | volume"
 
 def pct(x: float | None) -> str:
     """``+1.23%``; ``n/a`` for None or NaN."""
-    return "n/a" if x is None or math.isnan(x) else f"{x * 100:+.2f}%"
+    return "n/a" if x is None or x != x else f"{x * 100:+.2f}%"  # x != x: NaN
 
 
 def bar_rows(h: AssetHistory) -> tuple[str, ...]:
@@ -31,8 +31,7 @@ def bar_rows(h: AssetHistory) -> tuple[str, ...]:
                  for d, o, hi, lo, c, v in zip(h.dates, h.open, h.high, h.low, h.close, h.volume))
 
 
-@dataclass(frozen=True)
-class AssetBlock:
+class AssetBlock(NamedTuple):
     """The lines of one asset's block on one day, kept apart so that :func:`fit_text` can drop some."""
 
     head: tuple[str, ...]  #: title, market state
@@ -59,10 +58,10 @@ def asset_block(h: AssetHistory, rows: Sequence[str], t: int, is_open: bool, dat
     if t < 0:
         summary = "Summary: no bars yet"
     else:
-        vol = float(h.vol_20d[t])
+        ret_1d, ret_5d, ret_20d, vol, _ = h.stats(t)
         ann = "n/a" if math.isnan(vol) else f"{vol * math.sqrt(periods_per_year) * 100:.1f}%"
-        summary = (f"Summary: close {h.close[t]:.2f} | 1d {pct(float(h.ret_1d[t]))} | 5d {pct(float(h.ret_5d[t]))} "
-                   f"| 20d {pct(float(h.ret_20d[t]))} | vol20 (ann.) {ann}")
+        summary = (f"Summary: close {h.close_values[t]:.2f} | 1d {pct(ret_1d)} | 5d {pct(ret_5d)} "
+                   f"| 20d {pct(ret_20d)} | vol20 (ann.) {ann}")
     return AssetBlock(head, tuple(rows[max(0, t + 1 - window):t + 1]), summary,
                       tuple(n.render() for n in news) or (NO_NEWS,),
                       tuple(n.render() for n in market_news) or ("- None.",), date)
@@ -72,8 +71,7 @@ def header(date: str, weekday: str, step: str, phase: str, agent: str) -> str:
     return f"AMA DAILY BRIEF | date={date} ({weekday}) | step={step} | phase={phase} | agent={agent}"
 
 
-@dataclass(frozen=True)
-class AccountView:
+class AccountView(NamedTuple):
     """One agent's account figures for the text (§7.3)."""
 
     agent: str
