@@ -11,9 +11,10 @@ close-to-close return. Keyword arguments of :class:`arena_envs.trading.env.Tradi
   synthetic market over the configured dates, ``synthetic_seed``; ``assets`` may then map names to
   ``"stock"``/``"crypto"``), the path of a daily OHLCV CSV (with ``news=`` a JSONL file), or any
   ``DataSource``; ``assets`` (default: the source's first); ``history_start``, ``trade_start``,
-  ``eval_start``, ``end`` (default 2018-01-02 / 05-01 / 08-01 / 09-28: three months of warm-up,
-  two of evaluation, on the last year of arch's data); ``random_window=L`` (a random L-day window
-  per ``reset(seed)``);
+  ``eval_start``, ``end`` (default 2018-05-01 / 08-01 / 09-28: three months of warm-up and two of
+  evaluation on the last year of arch's data; ``history_start=None``: early enough for
+  ``history_window`` bars of look-back before ``trade_start``); ``random_window=L`` (a random L-day
+  window per ``reset(seed)``);
 * accounts: ``initial_capital`` (per book), ``position_rule`` ("target", "signal", "ladder"),
   ``allow_short``, ``max_exposure``, ``default_size``, ``exposure_drift``, ``book_mode``
   ("per_asset", "shared"), ``max_gross_exposure``, ``cost_bps``, ``price_impact``;

@@ -564,3 +564,8 @@ def test_a_ruined_agent_leaves_alone_and_the_others_go_on():
     assert accounts["trader_0"].equity == 0.0 and accounts["trader_1"].equity == 100000.0
     metrics = env.unwrapped.episode_metrics()["agents"]
     assert metrics["trader_0"]["full"]["cr"] == -1.0 and metrics["trader_1"]["full"]["cr"] == 0.0
+
+
+def test_the_instructions_state_the_configured_default_size():
+    text = TradingEnv(default_size=0.5, n_agents=1).action_instructions()
+    assert "default 0.5" in text and "default 1," not in text

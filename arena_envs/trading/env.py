@@ -200,7 +200,8 @@ class TradingEnv(TextAECEnv):
         self._asset_periods = [resolve_periods(periods_per_year, (c,)) for c in self.market.asset_class]
         self._prepare_market()
         self._instructions = action_instructions(self.assets, position_rule=position_rule,
-                                                 allow_short=bool(allow_short), max_exposure=float(max_exposure))
+                                                 allow_short=bool(allow_short), max_exposure=float(max_exposure),
+                                                 default_size=float(default_size))
         self._constraint = decision_constraint(self.assets)
         agents = [f"trader_{i}" for i in range(n_agents)]
         if action_mode == "weights":
