@@ -506,6 +506,8 @@ def test_metrics_and_record_keys():
     assert set(metrics["game"]) >= {"data", "synthetic", "assets", "position_rule", "periods_per_year",
                                     "trade_start", "eval_start", "end", "buy_and_hold"}
     assert metrics["game"]["synthetic"] is True
+    for sym in ("SYS", "SYC"):
+        assert metrics["game"][f"buy_and_hold_{sym}_cr"] == metrics["game"]["buy_and_hold"][sym]["cr"]
     for name in trading_v0.LEADERBOARD_METRICS:
         assert name in agent
     record = env.unwrapped.episode_record()

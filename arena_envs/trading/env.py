@@ -697,10 +697,13 @@ class TradingEnv(TextAECEnv):
             entry = {"score": five["eval"]["cr"], **five["eval"], "warmup": five["warmup"], "full": five["full"],
                      "per_asset": self._per_asset(acct), **_behaviour(stats)}
             agents[a] = entry
+        reference = self.buy_and_hold()
         return {"agents": agents, "game": {
             "data": self.market.label, "synthetic": self.market.synthetic, "assets": list(self.assets),
             "position_rule": self.rules.rule, "periods_per_year": self.periods, "trade_start": self.trade_start,
-            "eval_start": self.eval_start, "end": self.end, "buy_and_hold": self.buy_and_hold()}}
+            "eval_start": self.eval_start, "end": self.end, "buy_and_hold": reference,
+            # the reference rows' CR as flat numbers, so the leaderboard's game line shows them (§5.5)
+            **{f"buy_and_hold_{sym}_cr": row["cr"] for sym, row in reference.items()}}}
 
     def _decisions(self, agent: str) -> tuple[list[Decision], list[float]]:
         """``agent``'s decisions book by book (§5.4), and the return each held exposure realised."""
