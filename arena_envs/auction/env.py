@@ -18,6 +18,13 @@ and its position are part of the env's state, so it pickles and deep-copies with
 cannot be pickled, and ``copy.deepcopy`` hands the copy the same function object (and whatever
 state it closes over); use a list, or a module-level function without state, to copy mid-episode.
 
+``prompt`` words the bidders' texts: ``"full"`` (default) is a self-contained prompt (rules, the
+item list with the bidder's estimates, the minimum valid bid, this item's rounds, the results so far
+and, with ``reveal_status``, the bidder's own budget); ``"paper"`` shows what the reference code's
+bidder sees and nothing more: the system message and the current item's conversation (see
+:mod:`arena_envs.auction.text`); :meth:`AuctionEnv.bid_turn` gives the new message of the current
+turn, for agents that replay the conversation as chat messages.
+
 ``state()`` is PettingZoo's global state, a float32 vector (``state_names``, ``state_space``);
 ``state_dict()`` gives it as a dict.
 """
@@ -43,6 +50,7 @@ DESIRES = ("maximize_profit", "maximize_items")
 REWARD_MODES = ("by_desire", "profit", "items")
 ACTION_MODES = ("discrete", "amount")
 TIE_BREAKS = ("random", "lowest_seat")
+PROMPTS = ("full", "paper")
 
 
 def _per_bidder(value: Any, n: int, name: str) -> list[Any]:
@@ -67,6 +75,7 @@ class AuctionEnv(TextAECEnv):
     _new_item_seen: dict[str, int]
     _feature_cache: dict[int, np.ndarray]
     _item_feature_cache: dict[tuple[int, int], np.ndarray]
+    _exchanges: list[tuple[int, list[tuple[str, str]]]]  # per seat: (item index, [(turn, reply)])
 
     def __init__(
         self,
@@ -80,6 +89,7 @@ class AuctionEnv(TextAECEnv):
         action_mode: str = "discrete",
         max_retries: int = 3,
         reveal_status: bool = True,
+        prompt: str = "full",
         tie_break: str | Sequence[str] | Callable[[list[str], dict[str, Any]], str] = "random",
         enable_discount: bool = False,
         auto_withdraw_unaffordable: bool = False,
@@ -94,6 +104,8 @@ class AuctionEnv(TextAECEnv):
             raise ValueError(f"n_bidders must be >= 2, got {n_bidders}")
         if item_order not in ITEM_ORDERS:
             raise ValueError(f"item_order must be one of {ITEM_ORDERS}, got {item_order!r}")
+        if prompt not in PROMPTS:
+            raise ValueError(f"prompt must be one of {PROMPTS}, got {prompt!r}")
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         if reward_mode not in REWARD_MODES:
@@ -127,6 +139,7 @@ class AuctionEnv(TextAECEnv):
         self.min_markup_pct = min_markup_pct
         self.action_mode = action_mode
         self.reveal_status = reveal_status
+        self.prompt = prompt
         self.tie_break = tie_break
         self.enable_discount = enable_discount
         self.auto_withdraw_unaffordable = auto_withdraw_unaffordable
@@ -165,6 +178,7 @@ class AuctionEnv(TextAECEnv):
             "n_bidders": len(self.possible_agents), "budgets": self.budgets, "desires": self.desires,
             "overestimate_percent": self.overestimate_percent, "min_markup_pct": self.min_markup_pct,
             "action_mode": self.action_mode, "max_retries": self.max_retries, "reveal_status": self.reveal_status,
+            "prompt": self.prompt,
             "tie_break": self.tie_break if isinstance(self.tie_break, str) else
             list(self.tie_break) if isinstance(self.tie_break, tuple) else "callable",
             "enable_discount": self.enable_discount, "auto_withdraw_unaffordable": self.auto_withdraw_unaffordable,
@@ -195,7 +209,8 @@ class AuctionEnv(TextAECEnv):
         self.rules = AuctionRules(ordered, budgets, estimates, self._choose_leader, self.possible_agents,
                                   self.min_markup_pct, self.auto_withdraw_unaffordable, self.enable_discount)
         self.record.events.extend(self.rules.take_events())
-        self.texts = T.AuctionTexts(self.rules, T.PromptConfig(tuple(self.desires), self.reveal_status))
+        self.texts = T.AuctionTexts(self.rules, T.PromptConfig(tuple(self.desires), self.reveal_status, self.prompt))
+        self._exchanges = [(-1, []) for _ in self.possible_agents]
         self._item_feature_cache = {}
         self._new_round()
         self._finish_if_over()
@@ -288,7 +303,40 @@ class AuctionEnv(TextAECEnv):
         return None if seat is None else self.possible_agents[seat]
 
     def _text(self, agent: str, note: str | None) -> str:
-        return self.texts.prompt(self.seat_of[agent], note)
+        seat = self.seat_of[agent]
+        if self.prompt == "paper":
+            return self.texts.paper_prompt(seat, note, self._item_exchanges(seat))
+        return self.texts.prompt(seat, note)
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.prompt != "paper" or self.terminations[agent] or self.truncations[agent]:
+            super().step(action)
+            return
+        seat, item = self.seat_of[agent], self.rules.item_index
+        turn = self.bid_turn(agent)
+        exchanges = self._item_exchanges(seat)
+        super().step(action)
+        if isinstance(action, str):
+            reply = action
+        elif self.last_move is not None:
+            reply = "I'm out!" if self.last_move == WITHDRAW else f"I bid ${self.last_move}!"
+        else:
+            reply = f"(action {action!r})"
+        self._exchanges[seat] = (item, [*exchanges, (turn, reply)])
+
+    def _item_exchanges(self, seat: int) -> list[tuple[str, str]]:
+        """prompt="paper": ``seat``'s turns and replies of the current item so far."""
+        item, exchanges = self._exchanges[seat]
+        return exchanges if item == self.rules.item_index else []
+
+    def bid_turn(self, agent: str) -> str:
+        """``agent``'s new message of the current turn in the reference code's per-item conversation
+        (the bidding instruction at an item's first round, the auctioneer's next-round message, or
+        its answer to a rejected or unreadable reply); the same in both ``prompt`` settings."""
+        if self.rules.finished:
+            raise RuntimeError("bid_turn() after the auction ended")
+        return self.texts.paper_turn(self.seat_of[agent], self._notes.get(agent))
 
     def _features(self, agent: str) -> np.ndarray:
         seat = self.seat_of[agent]
