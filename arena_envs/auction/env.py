@@ -90,6 +90,7 @@ class AuctionEnv(TextAECEnv):
         max_retries: int = 3,
         reveal_status: bool = True,
         prompt: str = "full",
+        belief_match: str = "exact",
         tie_break: str | Sequence[str] | Callable[[list[str], dict[str, Any]], str] = "random",
         enable_discount: bool = False,
         auto_withdraw_unaffordable: bool = False,
@@ -106,6 +107,8 @@ class AuctionEnv(TextAECEnv):
             raise ValueError(f"item_order must be one of {ITEM_ORDERS}, got {item_order!r}")
         if prompt not in PROMPTS:
             raise ValueError(f"prompt must be one of {PROMPTS}, got {prompt!r}")
+        if belief_match not in M.BELIEF_MATCHES:
+            raise ValueError(f"belief_match must be one of {M.BELIEF_MATCHES}, got {belief_match!r}")
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         if reward_mode not in REWARD_MODES:
@@ -140,6 +143,7 @@ class AuctionEnv(TextAECEnv):
         self.action_mode = action_mode
         self.reveal_status = reveal_status
         self.prompt = prompt
+        self.belief_match = belief_match
         self.tie_break = tie_break
         self.enable_discount = enable_discount
         self.auto_withdraw_unaffordable = auto_withdraw_unaffordable
@@ -178,7 +182,7 @@ class AuctionEnv(TextAECEnv):
             "n_bidders": len(self.possible_agents), "budgets": self.budgets, "desires": self.desires,
             "overestimate_percent": self.overestimate_percent, "min_markup_pct": self.min_markup_pct,
             "action_mode": self.action_mode, "max_retries": self.max_retries, "reveal_status": self.reveal_status,
-            "prompt": self.prompt,
+            "prompt": self.prompt, "belief_match": self.belief_match,
             "tie_break": self.tie_break if isinstance(self.tie_break, str) else
             list(self.tie_break) if isinstance(self.tie_break, tuple) else "callable",
             "enable_discount": self.enable_discount, "auto_withdraw_unaffordable": self.auto_withdraw_unaffordable,
@@ -453,24 +457,43 @@ class AuctionEnv(TextAECEnv):
     def names(self) -> list[str]:
         return [T.display_name(s) for s in range(len(self.possible_agents))]
 
-    def ground_truth_status(self) -> dict[str, Any]:
+    def ground_truth_status(self, after_item: int | None = None) -> dict[str, Any]:
+        """Every bidder's remaining budget, total profit and won items (name -> price), now or right
+        after the hammer of item ``after_item`` (0-based, an item already resolved)."""
         rules = self.rules
+        done = len(rules.results)
+        if after_item is None:
+            after_item = done - 1
+        if not -1 <= after_item < done:
+            raise ValueError(f"after_item must be a resolved item, -1..{done - 1}, got {after_item}")
         names = self.names()
+        won: list[dict[str, int]] = [{} for _ in range(rules.n)]
+        remaining, profit = list(rules.budgets), [0] * rules.n
+        for index, result in enumerate(rules.results[:after_item + 1]):
+            if result is not None:
+                seat, price = result
+                item = rules.items[index]
+                won[seat][item.name] = price
+                remaining[seat] -= price
+                profit[seat] += item.true_value - price
         return {
-            "remaining_budget": {names[s]: rules.remaining[s] for s in range(rules.n)},
-            "total_profits": {names[s]: rules.profit[s] for s in range(rules.n)},
-            "winning_bids": {names[s]: {rules.items[i].name: p for i, p in rules.won[s]} for s in range(rules.n)},
+            "remaining_budget": {names[s]: remaining[s] for s in range(rules.n)},
+            "total_profits": {names[s]: profit[s] for s in range(rules.n)},
+            "winning_bids": {names[s]: won[s] for s in range(rules.n)},
         }
 
-    def check_belief(self, agent: str, belief: dict[str, Any] | str) -> list[str]:
-        """The auctioneer's check of ``agent``'s status JSON; counts every check (spec §5.3)."""
-        errors, checks = M.check_belief(belief, self.ground_truth_status(), self.seat_of[agent], self.names())
+    def check_belief(self, agent: str, belief: dict[str, Any] | str, item: int | None = None) -> list[str]:
+        """The auctioneer's check of ``agent``'s status JSON against the state right after item
+        ``item``'s hammer (default: the last resolved item); counts every check (spec §5.3). Keys
+        and item names are matched as ``belief_match`` says."""
+        errors, checks = M.check_belief(belief, self.ground_truth_status(item), self.seat_of[agent], self.names(),
+                                        self.belief_match)
         counts = self.belief_checks[agent]
         if not checks:
             counts["sanity_errors"] += 1
         for scope, ok in checks:
             counts[f"{scope}_{'pass' if ok else 'fail'}"] += 1
-        self.record.add("belief_check", agent=agent, item=len(self.rules.results) - 1,
+        self.record.add("belief_check", agent=agent, item=len(self.rules.results) - 1 if item is None else item,
                         belief=belief, errors=errors, checks=[[s, ok] for s, ok in checks])
         return errors
 
