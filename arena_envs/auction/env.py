@@ -11,12 +11,15 @@ Native actions (``action_mode``): ``"discrete"`` (default) is ``Discrete(discret
 the remaining budget. ``"amount"`` is ``Discrete(max_budget + 2, start=-1)``: the bid in dollars,
 −1 = withdraw. ``step()`` also takes the bidder's raw text ("I bid $1200!", "I'm out!").
 
-``tie_break`` (equal top bids in a round): ``"random"`` (the env's seeded generator),
-``"lowest_seat"``, a list of agent names used one per tie in order (a scripted replay: the script
-and its position are part of the env's state, so it pickles and deep-copies with it), or a callable
-``(tied agents, context) -> agent``. A callable is kept by reference: a lambda or a local function
-cannot be pickled, and ``copy.deepcopy`` hands the copy the same function object (and whatever
-state it closes over); use a list, or a module-level function without state, to copy mid-episode.
+``tie_break`` (equal top bids in a round): ``"random"`` (uniform, the env's seeded generator),
+``"repo"`` (the reference code's preference order, which favours later seats, drawn with the same
+generator: :func:`arena_envs.auction.rules.repo_tie_break`), ``"lowest_seat"``, a list of agent
+names used one per tie in order (a scripted replay: the script and its position are part of the
+env's state, so it pickles and deep-copies with it), or a callable ``(tied agents, context) ->
+agent`` (the context: item, round, top bid and the round's ``decisions`` as ``[agent, amount]`` in
+recording order, −1 = withdraw). A callable is kept by reference: a lambda or a local function
+cannot be pickled, and ``copy.deepcopy`` hands the copy the same function object (and whatever state
+it closes over); use a list, or a module-level function without state, to copy mid-episode.
 
 ``prompt`` words the bidders' texts: ``"full"`` (default) is a self-contained prompt (rules, the
 item list with the bidder's estimates, the minimum valid bid, this item's rounds, the results so far
@@ -40,7 +43,7 @@ from arena_envs.auction import metrics as M
 from arena_envs.auction import text as T
 from arena_envs.auction.items import ITEM_ORDERS, TABLE1_ITEMS, Item, coerce_items, order_items
 from arena_envs.auction.parser import parse_reply
-from arena_envs.auction.rules import WITHDRAW, AuctionRules
+from arena_envs.auction.rules import WITHDRAW, AuctionRules, repo_tie_break
 from arena_envs.core import EpisodeRecord
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
 from arena_envs.core.spaces import own_copy, prototype
@@ -49,7 +52,7 @@ from arena_envs.core.text_env import TextAECEnv
 DESIRES = ("maximize_profit", "maximize_items")
 REWARD_MODES = ("by_desire", "profit", "items")
 ACTION_MODES = ("discrete", "amount")
-TIE_BREAKS = ("random", "lowest_seat")
+TIE_BREAKS = ("random", "repo", "lowest_seat")
 PROMPTS = ("full", "paper")
 
 
@@ -224,6 +227,9 @@ class AuctionEnv(TextAECEnv):
             return tied[0]
         if self.tie_break == "random":
             return tied[int(self.np_random.integers(len(tied)))]
+        if self.tie_break == "repo":
+            decisions = [(self.seat_of[agent], amount) for agent, amount in ctx["decisions"]]
+            return repo_tie_break(decisions, lambda: int(self.np_random.integers(2)))
         if isinstance(self.tie_break, tuple):
             if self.tie_breaks_used >= len(self.tie_break):
                 raise ValueError(f"the scripted tie_break has no entry left for the tie {ctx}")
