@@ -2,7 +2,7 @@
 import pickle
 
 import pytest
-from pettingzoo.test import api_test
+from pettingzoo.test import api_test, seed_test
 
 from arena_envs import auction_v0
 from arena_envs.auction import text as T
@@ -89,6 +89,7 @@ def test_native_actions_show_as_the_reference_phrases():
 def test_paper_env_passes_the_api_test_and_pickles():
     env = auction_v0.env(prompt="paper")
     api_test(env, num_cycles=200)
+    seed_test(lambda: auction_v0.env(prompt="paper"), num_cycles=100)
     env = fixed_state()
     clone = pickle.loads(pickle.dumps(env))
     assert clone.observe("bidder_2")["text"] == env.observe("bidder_2")["text"]
