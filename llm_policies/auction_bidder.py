@@ -2,17 +2,29 @@
 
 * **Plan** (before the first bid): strategy + JSON priorities 1-3 for every item, stored through
   ``env.record_plan(agent, priorities, "initial")``.
-* **Bid** (each time the seat is asked): the plan instruction and plan, then the environment's
-  text (which holds this item's whole bidding history) and the bidding instruction.
+* **Bid** (each time the seat is asked): the plan instruction and plan, then, with the
+  environment's ``prompt="full"``, its text (which holds this item's whole bidding history) and the
+  bidding instruction; with ``prompt="paper"``, the reference code's per-item conversation: every
+  earlier turn of the current item (``env.bid_turn``) and the model's whole reply to it are
+  replayed as chat messages, then the new turn. The answer format asked for is then the
+  original's (reasons first, then "I bid $xxx!" or "I'm out!"); with ``guided`` the decision is
+  still read under the environment's constraint (a follow-up guided call when the reasoning holds
+  none; with ``cot=False`` one guided call).
 * **Belief update** (after each hammer, at the seat's next decision, or in ``afinish`` for the
-  last): the item's rounds, the
-  hammer message, the win/lose note and the previous status; the status JSON is checked by
-  ``env.check_belief`` and corrected up to :data:`MAX_CORRECTIONS` times.
+  last): the item's rounds, the hammer message, the win/lose note and the previous status (plain
+  bidder names, as the keys must be); the status JSON is checked by ``env.check_belief`` against the
+  state right after that item (no stale check when the seat was not asked for a while, e.g. after
+  automatic withdrawals) and corrected as the reference code does: at most
+  :data:`MAX_CORRECTIONS` correction requests, each after a failed check, the reply to the last
+  one adopted unchecked; without ``correct_belief`` only malformed JSON is sent back. The status
+  becomes the last reply's JSON, whatever it holds.
 * **Replan** (after each hammer except the last, ``plan="adaptive"``): new priorities for the
   remaining items (``record_plan(..., "replan")``).
 
-``plan="static"`` plans once; ``plan="none"`` never plans. For both, the status JSON is shown in
-the first bid prompt of each item (the replan prompt is otherwise where it appears). The policy
+``plan="static"`` plans once; ``plan="none"`` never plans (with ``prompt="paper"`` it therefore
+never sees the estimated values or the priced item list, as in the original). For both, the
+status JSON is shown in the first bid prompt of each item (the replan prompt is otherwise where it
+appears). The policy
 learns that items were hammered from ``info["item_index"]`` and reads the public round results
 and hammer messages from the environment (the same information its text shows).
 """
@@ -21,7 +33,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from arena_envs.auction import metrics as auction_metrics
 from arena_envs.auction import text as auction_text
+from arena_envs.auction.rules import WITHDRAW
 from arena_envs.core.answers import AnswerConstraint
 from arena_envs.core.parsing import last_json_object
 from llm_policies import auction_prompts as P
@@ -30,7 +44,7 @@ from llm_policies.types import Backend, Message
 
 PLAN_VARIANTS = ("adaptive", "static", "none")
 DESIRES = tuple(P.DESIRE_DESC)
-#: Correction rounds after a wrong belief (the reference code's number).
+#: Correction requests after a wrong belief (the reference code's number); the reply to the last is not checked.
 MAX_CORRECTIONS = 4
 
 
@@ -62,7 +76,7 @@ class AucArenaBidder(LLMPolicyBase):
         self.seat = env.seat_of[agent]
         self.bidders = env.names()
         self.me = self.bidders[self.seat]
-        self.names_seen = auction_text.name_table(len(self.bidders), self.seat)  # as this bidder's text shows them
+        self.paper = env.prompt == "paper"
         self.desire = self.desire_override or env.desires[self.seat]
         rules = env.rules
         self.item_names = [item.name for item in rules.items]
@@ -78,6 +92,8 @@ class AucArenaBidder(LLMPolicyBase):
         self.priorities: dict[str, int] = {}
         self.items_seen = 0  # items whose hammer this bidder has processed
         self.status_shown_for: int | None = None
+        self.conversation: list[Message] = []  # prompt="paper": this item's turns and replies
+        self.conversation_item: int | None = None
 
     # ------------------------------------------------------------------ decisions
 
@@ -105,6 +121,8 @@ class AucArenaBidder(LLMPolicyBase):
             self.items_seen += 1
 
     async def _bid(self, observation: str, item: int | None) -> str:
+        if self.paper:
+            return await self._bid_in_conversation(item)
         status = ""
         if self.plan_variant != "adaptive" and self.status_shown_for != item:
             status = P.STATUS_NOTE.format(status=json.dumps(self.status))
@@ -116,6 +134,24 @@ class AucArenaBidder(LLMPolicyBase):
         if self.cot:
             return await self.think_then_answer(messages, constraint, purpose="bid", think_tokens=self.cot_max_tokens)
         return await self.ask(messages, constraint, purpose="bid")
+
+    async def _bid_in_conversation(self, item: int | None) -> str:
+        """prompt="paper": the new turn after this item's earlier turns and whole replies."""
+        turn = self.env.bid_turn(self.agent)
+        if item != self.conversation_item:
+            self.conversation, self.conversation_item = [], item
+            if self.plan_variant != "adaptive":
+                turn = P.PAPER_STATUS_NOTE.format(status=json.dumps(self.status, indent=4)) + turn
+        messages = self._plan_context() + self.conversation + [{"role": "user", "content": turn}]
+        first_call = len(self._calls)
+        constraint = self.constraint()
+        if self.cot:
+            answer = await self.think_then_answer(messages, constraint, purpose="bid", think_tokens=self.cot_max_tokens)
+        else:
+            answer = await self.ask(messages, constraint, purpose="bid")
+        reply = "\n".join(call["text"] for call in self._calls[first_call:])
+        self.conversation += [{"role": "user", "content": turn}, {"role": "assistant", "content": reply}]
+        return answer
 
     def _plan_context(self) -> list[Message]:
         messages: list[Message] = [{"role": "system", "content": self.system}]
@@ -152,32 +188,33 @@ class AucArenaBidder(LLMPolicyBase):
         item = self.item_names[index]
         instruction = P.BELIEF.format(
             item=item, history=self._item_history(index),
-            hammer=auction_text.hammer_message(env.rules, index, self.names_seen),
-            win_lose=auction_text.win_lose_note(env.rules, self.seat, index), status=json.dumps(self.status),
+            hammer=auction_text.hammer_message(env.rules, index, self.bidders),
+            win_lose=auction_text.win_lose_note(env.rules, self.seat, index), status=P.status_text(self.status),
             example=P.belief_example(self.bidders, item))
         messages: list[Message] = [{"role": "system", "content": self.system}, {"role": "user", "content": instruction}]
         schema = P.belief_schema(self.bidders, self.item_names)
         description = "the status JSON with remaining_budget, total_profits and winning_bids"
         for correction in range(MAX_CORRECTIONS + 1):
             text, belief = await self._json_answer(messages, schema, "belief", description)
-            errors = env.check_belief(self.agent, belief if belief is not None else text)
-            if belief is not None and all(key in belief for key in self.status):
-                self.status = belief
-            if not errors or not self.correct_belief or correction == MAX_CORRECTIONS:
-                return
+            if correction == MAX_CORRECTIONS:
+                break  # the reference code adopts the reply to its last correction request unchecked
+            errors = env.check_belief(self.agent, belief if belief is not None else text, item=index)
+            malformed = belief is None or auction_metrics.belief_sanity_problem(belief) is not None
+            if not errors or not (malformed or self.correct_belief):
+                break
             correction_request = P.BELIEF_CORRECTION.format(errors="\n".join(f"- {e}" for e in errors))
             messages += [{"role": "assistant", "content": text}, {"role": "user", "content": correction_request}]
+        self.status = belief if belief is not None else {}
 
     def _item_history(self, index: int) -> str:
-        """The public rounds of item ``index`` as this bidder's text shows them."""
-        names = self.names_seen
-        seat_of = self.env.seat_of
+        """The public rounds of item ``index``, every decision on its own line, plain bidder names."""
+        display = dict(zip(self.env.possible_agents, self.bidders))
         lines = []
         for event in self.env.record.events:
             if event["type"] == "round_end" and event["item"] == index:
-                decisions = {seat_of[a]: d for a, d in event["decisions"].items()}
-                leader = None if event["leader"] is None else seat_of[event["leader"]]
-                lines.append(f"Round {event['round']}: {auction_text.round_summary(names, decisions, leader)}")
+                lines.append(f"Round {event['round']}:")
+                lines += [f"- {display[a]} withdrew" if d == WITHDRAW else f"- {display[a]}: ${d}"
+                          for a, d in event["decisions"].items()]
         return "\n".join(lines) or "no rounds"
 
     async def _json_answer(self, messages: list[Message], schema: dict[str, Any], purpose: str,

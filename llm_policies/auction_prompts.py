@@ -1,23 +1,18 @@
-"""The AucArena bidder's prompts (spec §6.2, our own wording) and the JSON schemas of its answers."""
+"""The AucArena bidder's prompts (spec §6.2, our own wording) and the JSON schemas of its answers.
+
+The system message and the objectives are the environment's (``prompt="paper"`` shows the same
+system message), so the two never drift apart.
+"""
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from typing import Any
 
-DESIRE_DESC = {
-    "maximize_profit": "secure the highest total profit among all bidders by the end of the auction",
-    "maximize_items": "win the highest number of items among all bidders by the end of the auction",
-}
+from arena_envs.auction import text as auction_text
 
-SYSTEM = (
-    "You are {name}, taking part in an ascending-bid auction against other bidders. The price goes up "
-    "round by round, bidders drop out, and the last bidder left wins the item at the final price. "
-    "Your objective: {desire}.\n"
-    "Know these facts: each item's true value is what it can be resold for, and you do not know it; "
-    "you have your own estimate of it, which may be too high or too low. The highest bid wins. Your "
-    "profit on an item is its true value minus your winning bid, so win items as cheaply as you can."
-)
+DESIRE_DESC = auction_text.OBJECTIVES
+SYSTEM = auction_text.PAPER_SYSTEM
 
 PRIORITY_SCALE = (
     "Priority scale: 1 = least important, give it up if needed to save money for later items; "
@@ -55,9 +50,13 @@ BID_GUIDED = (
 
 STATUS_NOTE = "Your current status (JSON): {status}\n"
 
+#: prompt="paper", plan static or none: the status put before an item's first turn (the reference
+#: bidder otherwise sees its status only in the replan prompt).
+PAPER_STATUS_NOTE = "Your status in this auction so far (JSON):\n{status}\n\n"
+
 BELIEF = (
     "Item {item} has just been auctioned. Its bidding rounds:\n{history}\n{hammer} {win_lose}\n"
-    "Your status before this item (JSON): {status}\n"
+    "Your status before this item:\n{status}\n"
     "Summarize briefly what the bidders did, then update your status as a JSON object with: "
     "\"remaining_budget\" (your own remaining budget, a number), \"total_profits\" (every bidder's total "
     "profit so far, plain numbers, no formulas), \"winning_bids\" (for every bidder, the items it has won "
@@ -76,12 +75,18 @@ def items_list(names: Sequence[str], prices: Sequence[int], estimates: Sequence[
 
 
 def status_text(status: dict[str, Any]) -> str:
-    """The status JSON as sentences (the replan prompt shows it this way)."""
-    profits = "; ".join(f"{b}: ${p}" for b, p in status["total_profits"].items())
-    wins = "; ".join(f"{b}: " + (", ".join(f"{i} at ${p}" for i, p in bids.items()) or "nothing")
-                     for b, bids in status["winning_bids"].items())
-    return (f"Remaining budget: ${status['remaining_budget']}.\nTotal profits: {profits}.\n"
-            f"Winning bids: {wins}.")
+    """The status JSON as sentences (the belief and replan prompts show it this way). A status that
+    is not well formed (the agent keeps its last reply's JSON, as the reference code does) shows
+    what it has, "unknown" for the rest."""
+    profits_of = status.get("total_profits")
+    wins_of = status.get("winning_bids")
+    profits = "; ".join(f"{b}: ${p}" for b, p in profits_of.items()) if isinstance(profits_of, dict) else ""
+    wins = ""
+    if isinstance(wins_of, dict):
+        wins = "; ".join(f"{b}: " + (", ".join(f"{i} at ${p}" for i, p in bids.items()) if isinstance(bids, dict)
+                                     and bids else "nothing") for b, bids in wins_of.items())
+    return (f"Remaining budget: ${status.get('remaining_budget', 'unknown')}.\nTotal profits: {profits or 'unknown'}.\n"
+            f"Winning bids: {wins or 'unknown'}.")
 
 
 def belief_example(bidders: Sequence[str], item: str) -> str:

@@ -57,13 +57,40 @@ def test_unmentioned_bidders_are_not_checked(env_a):
     assert counts["self_pass"] + counts["other_pass"] == 5
 
 
-def test_self_name_variants_and_other_errors(env_a):
+def test_lenient_matching_reads_self_name_variants_and_any_case():
+    env = replay(FIXTURES["A"], belief_match="lenient").unwrapped
     belief = json.loads(json.dumps(BELIEF_A))
     belief["total_profits"] = {"Bidder 1 (you)": 500, "Bidder 3": 100}
-    errors = env_a.check_belief("bidder_1", belief)
+    belief["winning_bids"]["Bidder 2"] = {"widget a": 1200}
+    errors = env.check_belief("bidder_1", belief)
     assert errors == ["your belief of the total profit of Bidder 3 is wrong: it is $0, you think $100"]
+    counts = env.belief_checks["bidder_1"]
+    assert counts["self_pass"] == 3 and counts["other_fail"] == 1 and counts["other_pass"] == 2
+
+
+def test_exact_matching_is_the_default_and_skips_other_keys(env_a):
+    """The reference code checks only keys that are exactly a bidder's name; item names compare
+    case-sensitively."""
+    belief = json.loads(json.dumps(BELIEF_A))
+    belief["total_profits"] = {"Bidder 1 (you)": 999, "bidder 3": 100, "Bidder 2": 800}
+    belief["winning_bids"]["Bidder 2"] = {"widget a": 1200}
+    errors = env_a.check_belief("bidder_1", belief)
+    assert errors == ["your belief of the items won by Bidder 2 is wrong: Bidder 2 won Widget A"]
     counts = env_a.belief_checks["bidder_1"]
-    assert counts["self_pass"] == 3 and counts["other_fail"] == 1
+    # budget and own items (self); Bidder 2's profit, Bidder 2's and 3's items (other)
+    assert counts == {"self_pass": 2, "self_fail": 0, "other_pass": 2, "other_fail": 1, "sanity_errors": 0}
+
+
+def test_a_check_of_an_earlier_item_uses_the_state_after_that_item(env_a):
+    """No stale checks: a belief about item 0, checked after item 2, is compared with the state
+    right after item 0's hammer."""
+    after_first = {"remaining_budget": 18500, "total_profits": {"Bidder 1": 500, "Bidder 2": 0, "Bidder 3": 0},
+                   "winning_bids": {"Bidder 1": {"Gadget B": 1500}, "Bidder 2": {}, "Bidder 3": {}}}
+    assert env_a.check_belief("bidder_1", after_first, item=0) == []
+    assert env_a.check_belief("bidder_1", after_first) != []
+    assert env_a.record.of_type("belief_check")[0]["item"] == 0
+    with pytest.raises(ValueError, match="after_item must be a resolved item"):
+        env_a.check_belief("bidder_1", after_first, item=3)
 
 
 @pytest.mark.parametrize("belief", [

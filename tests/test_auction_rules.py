@@ -26,6 +26,15 @@ def make(seed=0, **kwargs):
     return env
 
 
+def test_every_pool_item_has_its_own_description():
+    descriptions = [item.desc for item in POOL_ITEMS]
+    assert len(POOL_ITEMS) == 26 and len(set(descriptions)) == 26
+    for item in POOL_ITEMS[10:]:  # ids 11-26: a sentence naming the kind of thing ("Tool K" -> "...tool...")
+        assert item.desc[0].isupper() and item.name.split()[0].lower() in item.desc.lower(), item
+        assert "of fine make" not in item.desc
+    assert {i.name: i.desc for i in TABLE1_ITEMS} == {i.name: i.desc for i in POOL_ITEMS[:10]}
+
+
 def test_default_items():
     prices = sorted(item.start_price for item in TABLE1_ITEMS)
     assert prices == [1000, 1000, 2000, 2000, 3000, 3000, 4000, 4000, 5000, 5000]

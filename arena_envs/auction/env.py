@@ -11,12 +11,22 @@ Native actions (``action_mode``): ``"discrete"`` (default) is ``Discrete(discret
 the remaining budget. ``"amount"`` is ``Discrete(max_budget + 2, start=-1)``: the bid in dollars,
 −1 = withdraw. ``step()`` also takes the bidder's raw text ("I bid $1200!", "I'm out!").
 
-``tie_break`` (equal top bids in a round): ``"random"`` (the env's seeded generator),
-``"lowest_seat"``, a list of agent names used one per tie in order (a scripted replay: the script
-and its position are part of the env's state, so it pickles and deep-copies with it), or a callable
-``(tied agents, context) -> agent``. A callable is kept by reference: a lambda or a local function
-cannot be pickled, and ``copy.deepcopy`` hands the copy the same function object (and whatever
-state it closes over); use a list, or a module-level function without state, to copy mid-episode.
+``tie_break`` (equal top bids in a round): ``"random"`` (uniform, the env's seeded generator),
+``"repo"`` (the reference code's preference order, which favours later seats, drawn with the same
+generator: :func:`arena_envs.auction.rules.repo_tie_break`), ``"lowest_seat"``, a list of agent
+names used one per tie in order (a scripted replay: the script and its position are part of the
+env's state, so it pickles and deep-copies with it), or a callable ``(tied agents, context) ->
+agent`` (the context: item, round, top bid and the round's ``decisions`` as ``[agent, amount]`` in
+recording order, −1 = withdraw). A callable is kept by reference: a lambda or a local function
+cannot be pickled, and ``copy.deepcopy`` hands the copy the same function object (and whatever state
+it closes over); use a list, or a module-level function without state, to copy mid-episode.
+
+``prompt`` words the bidders' texts: ``"full"`` (default) is a self-contained prompt (rules, the
+item list with the bidder's estimates, the minimum valid bid, this item's rounds, the results so far
+and, with ``reveal_status``, the bidder's own budget); ``"paper"`` shows what the reference code's
+bidder sees and nothing more: the system message and the current item's conversation (see
+:mod:`arena_envs.auction.text`); :meth:`AuctionEnv.bid_turn` gives the new message of the current
+turn, for agents that replay the conversation as chat messages.
 
 ``state()`` is PettingZoo's global state, a float32 vector (``state_names``, ``state_space``);
 ``state_dict()`` gives it as a dict.
@@ -33,7 +43,7 @@ from arena_envs.auction import metrics as M
 from arena_envs.auction import text as T
 from arena_envs.auction.items import ITEM_ORDERS, TABLE1_ITEMS, Item, coerce_items, order_items
 from arena_envs.auction.parser import parse_reply
-from arena_envs.auction.rules import WITHDRAW, AuctionRules
+from arena_envs.auction.rules import WITHDRAW, AuctionRules, repo_tie_break
 from arena_envs.core import EpisodeRecord
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
 from arena_envs.core.spaces import own_copy, prototype
@@ -42,7 +52,8 @@ from arena_envs.core.text_env import TextAECEnv
 DESIRES = ("maximize_profit", "maximize_items")
 REWARD_MODES = ("by_desire", "profit", "items")
 ACTION_MODES = ("discrete", "amount")
-TIE_BREAKS = ("random", "lowest_seat")
+TIE_BREAKS = ("random", "repo", "lowest_seat")
+PROMPTS = ("full", "paper")
 
 
 def _per_bidder(value: Any, n: int, name: str) -> list[Any]:
@@ -67,6 +78,7 @@ class AuctionEnv(TextAECEnv):
     _new_item_seen: dict[str, int]
     _feature_cache: dict[int, np.ndarray]
     _item_feature_cache: dict[tuple[int, int], np.ndarray]
+    _exchanges: list[tuple[int, list[tuple[str, str]]]]  # per seat: (item index, [(turn, reply)])
 
     def __init__(
         self,
@@ -80,6 +92,8 @@ class AuctionEnv(TextAECEnv):
         action_mode: str = "discrete",
         max_retries: int = 3,
         reveal_status: bool = True,
+        prompt: str = "full",
+        belief_match: str = "exact",
         tie_break: str | Sequence[str] | Callable[[list[str], dict[str, Any]], str] = "random",
         enable_discount: bool = False,
         auto_withdraw_unaffordable: bool = False,
@@ -94,6 +108,10 @@ class AuctionEnv(TextAECEnv):
             raise ValueError(f"n_bidders must be >= 2, got {n_bidders}")
         if item_order not in ITEM_ORDERS:
             raise ValueError(f"item_order must be one of {ITEM_ORDERS}, got {item_order!r}")
+        if prompt not in PROMPTS:
+            raise ValueError(f"prompt must be one of {PROMPTS}, got {prompt!r}")
+        if belief_match not in M.BELIEF_MATCHES:
+            raise ValueError(f"belief_match must be one of {M.BELIEF_MATCHES}, got {belief_match!r}")
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         if reward_mode not in REWARD_MODES:
@@ -127,6 +145,8 @@ class AuctionEnv(TextAECEnv):
         self.min_markup_pct = min_markup_pct
         self.action_mode = action_mode
         self.reveal_status = reveal_status
+        self.prompt = prompt
+        self.belief_match = belief_match
         self.tie_break = tie_break
         self.enable_discount = enable_discount
         self.auto_withdraw_unaffordable = auto_withdraw_unaffordable
@@ -165,6 +185,7 @@ class AuctionEnv(TextAECEnv):
             "n_bidders": len(self.possible_agents), "budgets": self.budgets, "desires": self.desires,
             "overestimate_percent": self.overestimate_percent, "min_markup_pct": self.min_markup_pct,
             "action_mode": self.action_mode, "max_retries": self.max_retries, "reveal_status": self.reveal_status,
+            "prompt": self.prompt, "belief_match": self.belief_match,
             "tie_break": self.tie_break if isinstance(self.tie_break, str) else
             list(self.tie_break) if isinstance(self.tie_break, tuple) else "callable",
             "enable_discount": self.enable_discount, "auto_withdraw_unaffordable": self.auto_withdraw_unaffordable,
@@ -195,7 +216,8 @@ class AuctionEnv(TextAECEnv):
         self.rules = AuctionRules(ordered, budgets, estimates, self._choose_leader, self.possible_agents,
                                   self.min_markup_pct, self.auto_withdraw_unaffordable, self.enable_discount)
         self.record.events.extend(self.rules.take_events())
-        self.texts = T.AuctionTexts(self.rules, T.PromptConfig(tuple(self.desires), self.reveal_status))
+        self.texts = T.AuctionTexts(self.rules, T.PromptConfig(tuple(self.desires), self.reveal_status, self.prompt))
+        self._exchanges = [(-1, []) for _ in self.possible_agents]
         self._item_feature_cache = {}
         self._new_round()
         self._finish_if_over()
@@ -205,6 +227,9 @@ class AuctionEnv(TextAECEnv):
             return tied[0]
         if self.tie_break == "random":
             return tied[int(self.np_random.integers(len(tied)))]
+        if self.tie_break == "repo":
+            decisions = [(self.seat_of[agent], amount) for agent, amount in ctx["decisions"]]
+            return repo_tie_break(decisions, lambda: int(self.np_random.integers(2)))
         if isinstance(self.tie_break, tuple):
             if self.tie_breaks_used >= len(self.tie_break):
                 raise ValueError(f"the scripted tie_break has no entry left for the tie {ctx}")
@@ -288,7 +313,40 @@ class AuctionEnv(TextAECEnv):
         return None if seat is None else self.possible_agents[seat]
 
     def _text(self, agent: str, note: str | None) -> str:
-        return self.texts.prompt(self.seat_of[agent], note)
+        seat = self.seat_of[agent]
+        if self.prompt == "paper":
+            return self.texts.paper_prompt(seat, note, self._item_exchanges(seat))
+        return self.texts.prompt(seat, note)
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.prompt != "paper" or self.terminations[agent] or self.truncations[agent]:
+            super().step(action)
+            return
+        seat, item = self.seat_of[agent], self.rules.item_index
+        turn = self.bid_turn(agent)
+        exchanges = self._item_exchanges(seat)
+        super().step(action)
+        if isinstance(action, str):
+            reply = action
+        elif self.last_move is not None:
+            reply = "I'm out!" if self.last_move == WITHDRAW else f"I bid ${self.last_move}!"
+        else:
+            reply = f"(action {action!r})"
+        self._exchanges[seat] = (item, [*exchanges, (turn, reply)])
+
+    def _item_exchanges(self, seat: int) -> list[tuple[str, str]]:
+        """prompt="paper": ``seat``'s turns and replies of the current item so far."""
+        item, exchanges = self._exchanges[seat]
+        return exchanges if item == self.rules.item_index else []
+
+    def bid_turn(self, agent: str) -> str:
+        """``agent``'s new message of the current turn in the reference code's per-item conversation
+        (the bidding instruction at an item's first round, the auctioneer's next-round message, or
+        its answer to a rejected or unreadable reply); the same in both ``prompt`` settings."""
+        if self.rules.finished:
+            raise RuntimeError("bid_turn() after the auction ended")
+        return self.texts.paper_turn(self.seat_of[agent], self._notes.get(agent))
 
     def _features(self, agent: str) -> np.ndarray:
         seat = self.seat_of[agent]
@@ -405,24 +463,43 @@ class AuctionEnv(TextAECEnv):
     def names(self) -> list[str]:
         return [T.display_name(s) for s in range(len(self.possible_agents))]
 
-    def ground_truth_status(self) -> dict[str, Any]:
+    def ground_truth_status(self, after_item: int | None = None) -> dict[str, Any]:
+        """Every bidder's remaining budget, total profit and won items (name -> price), now or right
+        after the hammer of item ``after_item`` (0-based, an item already resolved)."""
         rules = self.rules
+        done = len(rules.results)
+        if after_item is None:
+            after_item = done - 1
+        if not -1 <= after_item < done:
+            raise ValueError(f"after_item must be a resolved item, -1..{done - 1}, got {after_item}")
         names = self.names()
+        won: list[dict[str, int]] = [{} for _ in range(rules.n)]
+        remaining, profit = list(rules.budgets), [0] * rules.n
+        for index, result in enumerate(rules.results[:after_item + 1]):
+            if result is not None:
+                seat, price = result
+                item = rules.items[index]
+                won[seat][item.name] = price
+                remaining[seat] -= price
+                profit[seat] += item.true_value - price
         return {
-            "remaining_budget": {names[s]: rules.remaining[s] for s in range(rules.n)},
-            "total_profits": {names[s]: rules.profit[s] for s in range(rules.n)},
-            "winning_bids": {names[s]: {rules.items[i].name: p for i, p in rules.won[s]} for s in range(rules.n)},
+            "remaining_budget": {names[s]: remaining[s] for s in range(rules.n)},
+            "total_profits": {names[s]: profit[s] for s in range(rules.n)},
+            "winning_bids": {names[s]: won[s] for s in range(rules.n)},
         }
 
-    def check_belief(self, agent: str, belief: dict[str, Any] | str) -> list[str]:
-        """The auctioneer's check of ``agent``'s status JSON; counts every check (spec §5.3)."""
-        errors, checks = M.check_belief(belief, self.ground_truth_status(), self.seat_of[agent], self.names())
+    def check_belief(self, agent: str, belief: dict[str, Any] | str, item: int | None = None) -> list[str]:
+        """The auctioneer's check of ``agent``'s status JSON against the state right after item
+        ``item``'s hammer (default: the last resolved item); counts every check (spec §5.3). Keys
+        and item names are matched as ``belief_match`` says."""
+        errors, checks = M.check_belief(belief, self.ground_truth_status(item), self.seat_of[agent], self.names(),
+                                        self.belief_match)
         counts = self.belief_checks[agent]
         if not checks:
             counts["sanity_errors"] += 1
         for scope, ok in checks:
             counts[f"{scope}_{'pass' if ok else 'fail'}"] += 1
-        self.record.add("belief_check", agent=agent, item=len(self.rules.results) - 1,
+        self.record.add("belief_check", agent=agent, item=len(self.rules.results) - 1 if item is None else item,
                         belief=belief, errors=errors, checks=[[s, ok] for s, ok in checks])
         return errors
 

@@ -44,6 +44,23 @@ _DESCRIPTIONS = {
     "Apparatus H": "An apparatus for specialized operations",
     "Contraption I": "A contraption that sparks creativity",
     "Mechanism J": "A mechanism for repetitive tasks",
+    # pool ids 11-26: written for this project (flavour text without information, like the ones above)
+    "Tool K": "A sturdy tool that handles a wide range of repairs",
+    "Device L": "A compact device that packs many functions into one",
+    "Instrument M": "A precise instrument for careful measurements",
+    "Utensil N": "A handy utensil for a busy kitchen",
+    "Appliance O": "A household appliance that saves hours of chores",
+    "Machine P": "A heavy machine built for round-the-clock production",
+    "Unit Q": "A self-contained unit that slots into larger setups",
+    "Element R": "A core element that larger systems depend on",
+    "Component S": "A spare component that keeps equipment running",
+    "Piece T": "A finely crafted piece for collectors",
+    "Object U": "A curious object of uncertain origin",
+    "Item V": "A practical item for everyday use",
+    "Product W": "A popular product with a loyal following",
+    "Accessory X": "An accessory that completes any setup",
+    "Module Y": "A plug-in module that adds new capabilities",
+    "Entity Z": "A mysterious entity that defies description",
 }
 
 #: Paper Table 1: ten items, two per starting price 1000..5000 (row order).
@@ -66,8 +83,7 @@ _POOL_EXPENSIVE = {5, 10, 16, 18}  # 1-based ids priced 5000; all others 1000
 
 #: The reference repository's 26-item pool (ids 1..26 in order); ids 1-20 are the niche experiment's set.
 POOL_ITEMS: tuple[Item, ...] = tuple(
-    _item(name, _DESCRIPTIONS.get(name, f"A {name.split()[0].lower()} of fine make"),
-          5000 if i in _POOL_EXPENSIVE else 1000)
+    _item(name, _DESCRIPTIONS[name], 5000 if i in _POOL_EXPENSIVE else 1000)
     for i, name in enumerate(_POOL_NAMES, start=1)
 )
 

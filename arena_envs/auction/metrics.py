@@ -68,8 +68,16 @@ def bip_counts(bids: Iterable[tuple[int, int | None, int]], edges: Sequence[floa
 # ---------------------------------------------------------------------------------------------- beliefs
 
 
-def _bidder_for_key(key: str, names: Sequence[str]) -> int | None:
-    """The bidder a belief key refers to ("Bidder 2", "bidder 2 (you)"), else None."""
+#: How belief keys and item names are matched: "exact" (the reference code: a key must be a bidder's
+#: name exactly, item names compare case-sensitively) or "lenient" (any key containing the name, in
+#: any case, as in "bidder 2 (you)"; item names compare case-insensitively).
+BELIEF_MATCHES = ("exact", "lenient")
+
+
+def _bidder_for_key(key: str, names: Sequence[str], match: str = "exact") -> int | None:
+    """The bidder a belief key refers to, else None (see BELIEF_MATCHES)."""
+    if match == "exact":
+        return names.index(key) if key in names else None
     lowered = str(key).strip().lower()
     for seat, name in enumerate(names):
         if re.search(rf"\b{re.escape(name.lower())}\b", lowered):
@@ -82,8 +90,8 @@ def _is_number(value: Any) -> bool:
 
 
 def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat: int,
-                 names: Sequence[str]) -> tuple[list[str], list[tuple[str, bool]]]:
-    """Compare a status JSON with the ground truth (spec §5.3).
+                 names: Sequence[str], match: str = "exact") -> tuple[list[str], list[tuple[str, bool]]]:
+    """Compare a status JSON with the ground truth (spec §5.3; ``match``: one of BELIEF_MATCHES).
 
     Returns ``(errors, checks)``: human-readable error messages, and one ``(scope, passed)`` per
     belief check with scope ``"self"`` or ``"other"``. A sanity failure gives one error and no
@@ -96,7 +104,9 @@ def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat
             return ["your status is not valid JSON; reply with the status JSON only"], []
     else:
         parsed = belief
-    problem = _sanity_problem(parsed)
+    if match not in BELIEF_MATCHES:
+        raise ValueError(f"match must be one of {BELIEF_MATCHES}, got {match!r}")
+    problem = belief_sanity_problem(parsed)
     if problem:
         return [f"your status JSON is malformed: {problem}"], []
     me = names[seat]
@@ -112,7 +122,7 @@ def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat
 
     def check_each(section: str, truth_of: Any, matches: Any, describe: Any) -> None:
         for key, value in parsed[section].items():
-            other = _bidder_for_key(key, names)
+            other = _bidder_for_key(key, names, match)
             if other is None:
                 continue
             true_value = truth_of(names[other])
@@ -124,14 +134,20 @@ def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat
     check_each("total_profits", lambda name: truth["total_profits"][name], lambda got, want: got == want,
                lambda name, got, want: f"your belief of the total profit of {name} is wrong: it is ${want}, "
                                        f"you think ${got}")
-    check_each("winning_bids", lambda name: list(truth["winning_bids"][name]),
-               lambda got, want: {str(n).strip().lower() for n in got} == {n.lower() for n in want},
+    if match == "exact":
+        def same_items(got: Any, want: list[str]) -> bool:
+            return set(got) == set(want)
+    else:
+        def same_items(got: Any, want: list[str]) -> bool:
+            return {str(n).strip().lower() for n in got} == {n.lower() for n in want}
+    check_each("winning_bids", lambda name: list(truth["winning_bids"][name]), same_items,
                lambda name, got, want: f"your belief of the items won by {name} is wrong: {name} won "
                                        f"{', '.join(want) or 'nothing'}")
     return errors, checks
 
 
-def _sanity_problem(belief: Any) -> str | None:
+def belief_sanity_problem(belief: Any) -> str | None:
+    """Why ``belief`` is not a well-formed status JSON object, else None (no checks are made then)."""
     if not isinstance(belief, dict):
         return "it must be a JSON object"
     for key in ("remaining_budget", "total_profits", "winning_bids"):

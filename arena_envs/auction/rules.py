@@ -33,6 +33,32 @@ def min_increment(price: int, markup_pct: int) -> int:
     return max(1, price * markup_pct // 100)
 
 
+def repo_tie_break(decisions: Sequence[tuple[int, int]], coin: Callable[[], int]) -> int:
+    """The leader of a round with tied top bids, as the reference code picks it.
+
+    ``decisions`` are the round's (seat, bid or WITHDRAW) in the order they were recorded (seat
+    order). The reference auctioneer, after recording each decision, scans the round's decisions
+    recorded so far: a higher bid takes the lead, and a bid equal to the standing top replaces the
+    leader with a fair coin (``coin()`` returns 0 to keep the leader, 1 to take the scanned bidder;
+    a bidder may toss against itself). Later seats and rounds with more decisions recorded after
+    the tie are therefore favoured: a two-way tie followed by one more decision ends 3/8 : 5/8, a
+    three-way tie 3/16 : 5/16 : 1/2.
+    """
+    leader: int | None = None
+    top: int | None = None
+    for recorded in range(1, len(decisions) + 1):
+        for seat, amount in decisions[:recorded]:
+            if amount == WITHDRAW:
+                continue
+            if top is None or amount > top:
+                top, leader = amount, seat
+            elif amount == top and coin():
+                leader = seat
+    if leader is None:
+        raise ValueError("repo_tie_break needs at least one bid")
+    return leader
+
+
 class AuctionView(Protocol):
     """What the texts and metrics may read of an auction's state (no writes): :class:`AuctionRules`."""
 
@@ -196,7 +222,8 @@ class AuctionRules:
             tied = [seat for seat, amount in bids.items() if amount == top]
             record["tie_candidates"] = [self.ids[s] for s in tied] if len(tied) > 1 else []
             if len(tied) > 1:
-                leader = self.tie_break(tied, {"item": self.item.name, "round": self.round, "bid": top})
+                leader = self.tie_break(tied, {"item": self.item.name, "round": self.round, "bid": top,
+                                               "decisions": [[self.ids[s], d] for s, d in self.pending.items()]})
                 if leader not in tied:
                     raise ValueError(f"tie_break chose seat {leader}, not one of {tied}")
             else:

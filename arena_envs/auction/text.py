@@ -5,6 +5,15 @@ the bidder's own estimates) so that an LLM server can reuse its prefix cache, th
 state. Public parts (completed rounds, results so far) are built once per change and shared by all
 bidders; a bidder's own name is shown as "You (Bidder k)".
 
+With ``prompt="paper"`` a bidder sees what the reference code's bidder sees and nothing more (our
+wording, the same information and answer format): a system message (identity, objective, how the
+values and the winning bid work), then the current item's conversation: the auctioneer's opening
+(items left, the item, its starting price) wrapped in the bidding instruction, each later round's
+message (the previous round's decisions, the standing bid, its holder and the minimum raise) and
+the auctioneer's answer to a rejected or unreadable reply. No estimated value, minimum valid bid,
+budget, item description or earlier item's result is shown: the reference bidder knows those only
+through its own plan and beliefs (the agent's business, see ``llm_policies.auction_bidder``).
+
 The texts read the game through :class:`~arena_envs.auction.rules.AuctionView` (read-only) and the
 episode's events; :class:`AuctionTexts` holds one episode's prompt settings and caches.
 """
@@ -22,6 +31,33 @@ OBJECTIVES = {
     "maximize_profit": "secure the highest total profit among all bidders by the end of the auction",
     "maximize_items": "win the highest number of items among all bidders by the end of the auction",
 }
+
+
+#: prompt="paper": the system message of the reference bidder ({name}: "Bidder k"; {desire}: an OBJECTIVES value).
+PAPER_SYSTEM = (
+    "You are {name}, taking part in an ascending-bid auction against other bidders. The price goes up "
+    "round by round, bidders drop out, and the last bidder left wins the item at the final price. "
+    "Your objective: {desire}.\n"
+    "Know these facts: each item's true value is what it can be resold for, and you do not know it; "
+    "you have your own estimate of it, which may be too high or too low. The highest bid wins. Your "
+    "profit on an item is its true value minus your winning bid, so win items as cheaply as you can."
+)
+
+#: prompt="paper": the first turn of an item, around the auctioneer's opening message.
+PAPER_BID_INSTRUCTION = (
+    'The auctioneer says: "{message}"\n---\n'
+    "As {name}, decide whether to bid on this item or to withdraw, and explain why, following your plan. "
+    "Your objective: {desire}.\n"
+    "Common bidding practice:\n"
+    "1. Show your interest by bidding the starting price or a little above it, then raise your bid gradually.\n"
+    "2. Think step by step about the pros and cons of your move and its consequences (such as the budget "
+    "left for later items) for your objective.\n"
+    'Give your reasons first, then state your final decision clearly: either withdraw, saying "I\'m out!", '
+    'or bid higher, saying "I bid $xxx!".'
+)
+
+#: prompt="paper": a later round's turn, around the auctioneer's message.
+PAPER_NEXT_ROUND = 'The auctioneer now says: "{message}"'
 
 
 def display_name(seat: int) -> str:
@@ -139,12 +175,44 @@ def auctioneer_message(rules: AuctionView, seat: int, names: Sequence[str]) -> s
     return "Auctioneer: " + " ".join(parts)
 
 
+def paper_auctioneer_message(rules: AuctionView, names: Sequence[str]) -> str:
+    """The auctioneer's message of the current round as the reference code words its content: the
+    opening (items left, the item, its starting price), or the previous round's decisions, the
+    standing bid, its holder and the minimum raise (or the lowered price after a discount)."""
+    item = rules.item
+    if not rules.item_rounds:
+        upcoming = [i.name for i in rules.items[rules.item_index:]]
+        return (f"{len(upcoming)} item(s) remain in this auction: {', '.join(upcoming)}.\n\n"
+                f"Up now: {item.name}, starting at ${rules.price}. Who wants to bid?")
+    if rules.leader is None:  # nobody bid and the price was discounted (enable_discount)
+        return f"Nobody took {item.name} at its starting price, so it is lowered to ${rules.price}. Who wants to bid?"
+    last = rules.item_rounds[-1]
+    lines = [f"- {names[seat]} withdrew" if last[seat] == WITHDRAW else f"- {names[seat]}: ${last[seat]}"
+             for seat in sorted(last)]
+    return (f"Thanks! The bids of round {rules.round - 1} of this item:\n" + "\n".join(lines) +
+            f"\n\nThe highest bid is now ${rules.highest}, from {names[rules.leader]}, for {item.name}. "
+            f"A new bid must beat it by at least ${rules.increment}. Who bids more than ${rules.highest}?")
+
+
+def paper_turn(rules: AuctionView, seat: int, desire: str, names: Sequence[str], note: str | None) -> str:
+    """``seat``'s new message in the reference code's per-item conversation: the bidding instruction
+    around the opening (an item's first round), the next round's message, or, after a rejected or
+    unreadable reply (``note``), the auctioneer's answer to it."""
+    if note:
+        return f"{note[0].upper()}{note[1:]}. You must reconsider your decision."
+    message = paper_auctioneer_message(rules, names)
+    if rules.item_rounds:
+        return PAPER_NEXT_ROUND.format(message=message)
+    return PAPER_BID_INSTRUCTION.format(message=message, name=display_name(seat), desire=OBJECTIVES[desire])
+
+
 @dataclass(frozen=True)
 class PromptConfig:
     """The environment's settings of the bidders' texts."""
 
     desires: tuple[str, ...]  #: per seat, a key of OBJECTIVES
-    reveal_status: bool  #: show each bidder its own budget, profit and items
+    reveal_status: bool  #: show each bidder its own budget, profit and items (prompt="full")
+    prompt: str = "full"  #: "full" (self-contained) or "paper" (what the reference bidder sees)
 
 
 class AuctionTexts:
@@ -203,6 +271,21 @@ class AuctionTexts:
         out.append("Results so far: " + self.results_text(seat))
         out.append(auctioneer_message(rules, seat, names))
         return "\n".join(out)
+
+    def paper_turn(self, seat: int, note: str | None) -> str:
+        """``seat``'s new message of the current turn in the reference code's conversation."""
+        return paper_turn(self.rules, seat, self.config.desires[seat], self.names_seen_by[seat], note)
+
+    def paper_prompt(self, seat: int, note: str | None, exchanges: Sequence[tuple[str, str]]) -> str:
+        """prompt="paper": the system message, this item's earlier turns with ``seat``'s replies
+        (``exchanges``) and the current turn."""
+        out = [PAPER_SYSTEM.format(name=display_name(seat), desire=OBJECTIVES[self.config.desires[seat]])]
+        if self.rules.finished:
+            return out[0] + "\n---\nThe auction is over."
+        for turn, reply in exchanges:
+            out.append(f"{turn}\nYour reply: {reply}")
+        out.append(self.paper_turn(seat, note) if self.rules.awaits(seat) else "You have no decision to make now.")
+        return "\n---\n".join(out)
 
     def prompt(self, seat: int, note: str | None) -> str:
         """``seat``'s complete prompt for its current decision: the round's body, any correction,
