@@ -31,6 +31,7 @@ ENVIRONMENTS: dict[str, EnvEntry] = {
         "amount": {"action_mode": "amount", "budgets": 3000, "item_order": "ascending"},
         "discount": {"enable_discount": True, "auto_withdraw_unaffordable": True, "tie_break": "lowest_seat",
                      "reward_mode": "items", "reveal_status": False},
+        "paper_prompt": {"prompt": "paper", "tie_break": "repo"},
     }),
     "guess_two_thirds_v0": EnvEntry("arena_envs.guess_two_thirds_v0", True, {
         "ratio_one": {"ratio": 1, "min_value": 10, "max_value": 30, "tie_rule": "first_in_index_order",
