@@ -7,7 +7,9 @@ fallback."""
 from __future__ import annotations
 
 import asyncio
+import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +24,8 @@ from llm_policies.trading import prompts as P
 from llm_policies.trading.deep_fund import majority_vote
 from llm_policies.trading.hedge_fund import fallback_order, position_limit, sentiment_signal, technical_signal
 from llm_policies.trading.memory import EVICT_BELOW, LAYER_DECAY, LayeredMemory, jaccard, tokens
-from llm_policies.trading.roles import brief_text, conform
+from llm_policies.trading.roles import brief_text, conform, schema_regex
+from llm_policies.trading.views import market_view
 from llm_policies.types import ChatRequest, ChatResponse
 
 ASSETS = ("SPX",)
@@ -54,6 +57,10 @@ class Snapshot:
     cum_return: float = 0.0
     headlines: list[dict[str, Any]] = field(default_factory=list)
     assets: tuple[str, ...] = ASSETS
+    phase: str = "eval"
+
+    def is_open(self, sym: str) -> bool:
+        return True
 
     def closes(self, sym: str) -> np.ndarray:
         return self.prices
@@ -244,15 +251,39 @@ def test_prompt_layout_role_line_instructions_then_observation():
         assert first.startswith("ROLE: ")
         roles.append(first[6:])
         assert system["content"].endswith(instructions)  # verbatim
-        assert user["content"].startswith(brief_text(OBSERVATION))
         assert "== INSTRUCTIONS ==" not in user["content"]  # the observation's copy is dropped
         assert request.sampling.temperature == 0.5
+    view = market_view(Snapshot("2018-08-01", rising()))
+    assert all(r.messages[1]["content"].startswith(view + "\n\n") for r in backend.requests)
+    assert "SPX: close 133.45, 1d +1.00%, 5d +5.10%, 20d +22.02%, vol20 0.0%" in view
     assert roles[:4] == [r.id for r in P.TA_ANALYSTS]  # gathered in order
     assert roles[4:] == ["ta_bull_researcher", "ta_bear_researcher", "ta_research_manager", "ta_trader",
                          "ta_risk_aggressive", "ta_risk_neutral", "ta_risk_conservative", "ta_portfolio_manager"]
     final = backend.requests[-1]
     assert final.constraint == decision_constraint(list(ASSETS))
-    assert all(r.constraint is not None and r.constraint.kind == "json" for r in backend.requests[:4])
+    assert all(r.constraint is not None and r.constraint.kind == "regex" for r in backend.requests[:4])
+
+
+def test_investor_decision_reads_the_observation_without_its_instructions():
+    backend = GarbageBackend()
+    play(InvestorAgent(backend, max_retries=0), days=1)
+    (request,) = backend.requests
+    assert request.messages[0]["content"].startswith("ROLE: investor_decision\n")
+    assert request.messages[1]["content"].startswith(brief_text(OBSERVATION) + "\n\nRetrieved memories:")
+
+
+def test_role_regex_is_the_schemas_compact_json():
+    pattern = re.compile(schema_regex(P.SIGNAL_100))
+    good = {"signal": "bearish", "confidence": 40, "reasoning": "falling 5d"}
+    assert pattern.fullmatch(json.dumps(good, separators=(",", ":")))
+    assert P.HF_PERSONAS[0].conform(json.dumps(good)) == good
+    for bad in ('{"signal":"up","confidence":40,"reasoning":""}', '{"confidence":40,"signal":"bearish","reasoning":""}',
+                '{"signal":"bearish","confidence":40,"reasoning":"' + "x" * 61 + '"}',
+                '{"signal":"bearish", "confidence":40,"reasoning":""}'):
+        assert not pattern.fullmatch(bad), bad
+    unit = re.compile(schema_regex(P.PROPOSAL))
+    assert unit.fullmatch('{"decision":"SELL","size":0.25,"rationale":"r"}')
+    assert not unit.fullmatch('{"decision":"SELL","size":1.5,"rationale":"r"}')
 
 
 def test_role_seeds_do_not_depend_on_answer_order():

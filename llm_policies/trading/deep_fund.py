@@ -52,16 +52,16 @@ class DeepFundAgent(TradingAgent):
             f"{'pending' if r['realised'] is None else format(r['realised'], '+.2%')} | {r['justification']}"
             for r in rows])
 
-    async def decide(self, brief: str, snapshot: Any) -> str:
+    async def decide(self, brief: str, view: str, snapshot: Any) -> str:
         assets = list(snapshot.assets)
         account = snapshot.account
         equity = float(account["equity"])
         if self.ledger and self.ledger[-1]["realised"] is None and self.ledger[-1]["equity"]:
             self.ledger[-1]["realised"] = equity / self.ledger[-1]["equity"] - 1.0
-        answers = await self.ask_roles([(role, "Give your signal.") for role in P.DF_ANALYSTS], brief)
+        answers = await self.ask_roles([(role, "Give your signal.") for role in P.DF_ANALYSTS], view)
         signals = "\n".join(f"{role.id}: {a['signal']} - {a['justification']}"
                             for role, a in zip(P.DF_ANALYSTS, answers))
-        user = (f"{brief}\n\nAnalyst signals:\n{signals}\n\nYour ledger (last {self.ledger_rows} updates):\n"
+        user = (f"{view}\n\nAnalyst signals:\n{signals}\n\nYour ledger (last {self.ledger_rows} updates):\n"
                 f"{self.ledger_text()}\n\nGive your final decision line now.")
         system = P.DF_PORTFOLIO_MANAGER.format(ratio=f"{self.max_position_ratio:.2f}")
         final = await self.ask_final("df_portfolio_manager", system, user, assets)

@@ -98,10 +98,10 @@ class HedgeFundAgent(TradingAgent):
         self.functional_mode = functional_mode
         self.budget = len(P.HF_PERSONAS) + (len(P.HF_FUNCTIONALS) if functional_mode == "llm" else 0) + 1
 
-    async def decide(self, brief: str, snapshot: Any) -> str:
+    async def decide(self, brief: str, view: str, snapshot: Any) -> str:
         assets = list(snapshot.assets)
         llm_roles = list(P.HF_PERSONAS) + (list(P.HF_FUNCTIONALS) if self.functional_mode == "llm" else [])
-        answers = await self.ask_roles([(role, "Give your signal.") for role in llm_roles], brief)
+        answers = await self.ask_roles([(role, "Give your signal.") for role in llm_roles], view)
         shared = dict(zip((r.id for r in llm_roles), answers))
         risk = {sym: position_limit(snapshot.closes(sym)) for sym in assets}
         limits = [risk[sym][1] for sym in assets]
@@ -115,7 +115,7 @@ class HedgeFundAgent(TradingAgent):
             lines += [f"{role} ({sym}): {json.dumps(a, separators=(',', ':'))}" for role, a in per_asset[sym].items()]
         limits_text = ", ".join(f"{sym} L={risk[sym][1]:.2f} (vol20 {risk[sym][0]:.1%}), exposure "
                                 f"{float(exposure.get(sym, 0.0)):+.2f}" for sym in assets)
-        user = (f"{brief}\n\nSpecialist signals:\n" + "\n".join(lines) + f"\nRisk manager: {limits_text}\n\n"
+        user = (f"{view}\n\nSpecialist signals:\n" + "\n".join(lines) + f"\nRisk manager: {limits_text}\n\n"
                 "Give your final decision line now; keep every size within its limit L.")
         final = await self.ask_final("hf_portfolio_manager", P.HF_PORTFOLIO_MANAGER, user, assets)
         if final is not None:

@@ -44,13 +44,13 @@ class InvestorAgent(TradingAgent):
         self.memory = LayeredMemory()
         self.previous: dict[str, Any] | None = None  # last decision: date, text, equity, closes
 
-    async def decide(self, brief: str, snapshot: Any) -> str:
+    async def decide(self, brief: str, view: str, snapshot: Any) -> str:
         date, assets = snapshot.date, list(snapshot.assets)
         closes = {sym: np.asarray(snapshot.closes(sym), dtype=float) for sym in assets}
         equity = float(snapshot.account["equity"])
         self._write(snapshot, date, assets, closes)
         if self.previous is not None:
-            await self._reflect(brief, date, assets, closes, equity)
+            await self._reflect(view, date, assets, closes, equity)
         query = " ".join(assets + [n["headline"] for sym in assets for n in snapshot.news(sym)])
         recalled = self.memory.retrieve(date, query, self.top_k)
         memories = "\n".join(f"[{item.id}] ({item.layer}, {item.date}) {item.text}"
@@ -74,7 +74,7 @@ class InvestorAgent(TradingAgent):
                     text = f"{sym} {label} to {date}: close {closes[sym][-1]:.2f}, change {change:+.2%}"
                     self.memory.add(layer, date, text, min(1.0, abs(change) / IMPORTANCE_SCALE))
 
-    async def _reflect(self, brief: str, date: str, assets: list[str], closes: dict[str, np.ndarray],
+    async def _reflect(self, view: str, date: str, assets: list[str], closes: dict[str, np.ndarray],
                        equity: float) -> None:
         prev = self.previous
         assert prev is not None
@@ -83,5 +83,5 @@ class InvestorAgent(TradingAgent):
                           if prev["close"].get(sym) and len(c))
         outcome = f"On {prev['date']} you decided: {prev['text'].strip()}. Asset moves since: {moves or 'n/a'}; " \
                   f"your own return: {own:+.2%}."
-        lesson = (await self.ask_role(P.INVESTOR_REFLECTION, brief, f"{outcome}\nWrite your lesson."))["lesson"]
+        lesson = (await self.ask_role(P.INVESTOR_REFLECTION, view, f"{outcome}\nWrite your lesson."))["lesson"]
         self.memory.add("reflection", date, f"{outcome} Lesson: {lesson}", min(1.0, abs(own) / IMPORTANCE_SCALE))

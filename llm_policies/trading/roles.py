@@ -3,10 +3,13 @@ and the per-day budget of LLM calls.
 
 * A **sub-role** call sends ``ROLE: <role_id>`` as the first line of its system message, then the
   role's brief, its JSON schema and the environment's action instructions verbatim; the user
-  message holds the day's observation, then the role's request. The reply must be JSON that fits
+  message holds the day's compact view (:func:`llm_policies.trading.views.market_view`), then
+  the role's request. The reply must be JSON that fits
   the schema (guided decoding asks the server for exactly that); otherwise it is asked again, at
   most ``max_retries`` times, and then the role contributes its neutral default.
-* The **final** call asks for the environment's decision line under
+* The **final** call (InvestorAgent: the whole observation less its instructions block, which
+  the system message holds; the managers of the other three: the compact view and their team's
+  outputs, as in spec §3.2-3.4) asks for the environment's decision line under
   ``env.answer_constraint(agent)``; an answer the environment's parser rejects is asked again, and
   after the last retry the agent's own fallback decides (HOLD, or the architecture's rule).
 * Each architecture declares a fixed number of role calls per day (:attr:`TradingAgent.budget`);
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +33,7 @@ from arena_envs.core.answers import AnswerConstraint
 from arena_envs.core.parsing import last_json_object
 from arena_envs.trading.accounting import Order
 from llm_policies.base import LLMPolicyBase
+from llm_policies.trading.views import market_view
 from llm_policies.types import Backend, Message
 
 SIGNALS = ("bullish", "bearish", "neutral")
@@ -81,9 +86,12 @@ class Role:
         return f"ROLE: {self.id}\n{self.brief}\n{answer}\n{INSTRUCTIONS_HEADER}\n{instructions}"
 
     def constraint(self) -> AnswerConstraint | None:
+        """The schema's language as a regular expression (compact JSON, keys in schema order):
+        the same answers as the schema, without the free whitespace that small models spend
+        their tokens on."""
         if self.schema is None:
             return None
-        return AnswerConstraint("json", f"a JSON object for {self.id}", schema=self.schema)
+        return AnswerConstraint("regex", f"a JSON object for {self.id}", pattern=schema_regex(self.schema))
 
     def conform(self, text: str) -> dict[str, Any] | None:
         """The answer read from ``text`` (numbers clipped to their range, strings cut to their
@@ -95,6 +103,30 @@ class Role:
         if value is None:
             return None
         return conform(value, self.schema)
+
+
+_UNIT = r"(0(\.[0-9]{1,3})?|1(\.0{1,3})?)"
+
+
+def schema_regex(schema: dict[str, Any]) -> str:
+    """A full-match regex for compact JSON objects of one of our flat schemas."""
+    parts = []
+    for key, prop in schema["properties"].items():
+        kind = prop["type"]
+        if kind == "string" and "enum" in prop:
+            value = '"(' + "|".join(re.escape(v) for v in prop["enum"]) + ')"'
+        elif kind == "string":
+            value = r'"[^"\\\n]{0,' + str(prop["maxLength"]) + '}"'
+        elif kind == "integer":
+            digits = len(str(int(max(abs(prop["minimum"]), abs(prop["maximum"])))))
+            value = "-?[0-9]{1," + str(digits) + "}"
+        elif kind == "number" and (prop["minimum"], prop["maximum"]) == (0, 1):
+            value = _UNIT
+        else:
+            raise ValueError(f"schema property {key!r} ({kind}) has no regex form; supported: enum, string with "
+                             "maxLength, integer, number in [0, 1]")
+        parts.append(f'"{re.escape(key)}":{value}')
+    return r"\{" + ",".join(parts) + r"\}"
 
 
 def conform(value: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -190,11 +222,13 @@ class TradingAgent(LLMPolicyBase):
         self.day = DayTrace(date=snapshot.date)
         self.decisions += 1
         text = observation["text"] if isinstance(observation, dict) else str(observation)
-        answer = await self.decide(brief_text(text), snapshot)
+        answer = await self.decide(brief_text(text), market_view(snapshot), snapshot)
         self.day.final = answer
         return answer
 
-    async def decide(self, brief: str, snapshot: Any) -> str:
+    async def decide(self, brief: str, view: str, snapshot: Any) -> str:
+        """The decision line; ``brief`` is the observation without its instructions, ``view`` the
+        compact day summary (:mod:`llm_policies.trading.views`)."""
         raise NotImplementedError
 
     def trace(self) -> dict[str, Any]:
@@ -220,11 +254,11 @@ class TradingAgent(LLMPolicyBase):
         purpose = role_id if attempt == 0 else f"{role_id}:retry{attempt}"
         return await self.ask(messages, constraint, purpose=purpose, max_tokens=max_tokens)
 
-    async def ask_role(self, role: Role, brief: str, request: str) -> dict[str, Any]:
+    async def ask_role(self, role: Role, view: str, request: str) -> dict[str, Any]:
         """One sub-role's answer (its default after ``1 + max_retries`` failed attempts)."""
         slot = self._slot(role.id)
         messages: list[Message] = [{"role": "system", "content": role.system(self.instructions)},
-                                   {"role": "user", "content": f"{brief}\n\n{request}"}]
+                                   {"role": "user", "content": f"{view}\n\n{request}"}]
         for _ in range(1 + self.max_retries):
             value = role.conform(await self._call(slot, role.id, messages, role.constraint(), role.max_tokens))
             if value is not None:
@@ -234,9 +268,9 @@ class TradingAgent(LLMPolicyBase):
         self.day.outputs[role.id] = dict(role.default)
         return dict(role.default)
 
-    async def ask_roles(self, roles: Sequence[tuple[Role, str]], brief: str) -> list[dict[str, Any]]:
+    async def ask_roles(self, roles: Sequence[tuple[Role, str]], view: str) -> list[dict[str, Any]]:
         """Independent roles of one decision, concurrently (the server batches them)."""
-        return list(await asyncio.gather(*(self.ask_role(role, brief, request) for role, request in roles)))
+        return list(await asyncio.gather(*(self.ask_role(role, view, request) for role, request in roles)))
 
     async def ask_final(self, role_id: str, system: str, user: str,
                         assets: Sequence[str]) -> tuple[str, list[Order]] | None:

@@ -32,29 +32,29 @@ class TradeAgent(TradingAgent):
         self.bears = [_round(P.TA_BEAR, k) for k in range(debate_rounds)]
         self.risks = [[_round(role, k) for role in P.TA_RISK] for k in range(risk_rounds)]
 
-    async def decide(self, brief: str, snapshot: Any) -> str:
+    async def decide(self, brief: str, view: str, snapshot: Any) -> str:
         assets = list(snapshot.assets)
-        reports = await self.ask_roles([(role, "Give your report.") for role in P.TA_ANALYSTS], brief)
+        reports = await self.ask_roles([(role, "Give your report.") for role in P.TA_ANALYSTS], view)
         report_text = "\n".join(f"{role.id}: {_dump(r)}" for role, r in zip(P.TA_ANALYSTS, reports))
         debate: list[str] = []
         for bull, bear in zip(self.bulls, self.bears):
             for role in (bull, bear):
                 turns = "\n".join(debate) or "(none yet)"
-                said = await self.ask_role(role, brief, f"Analyst reports:\n{report_text}\nDebate so far:\n{turns}\n"
+                said = await self.ask_role(role, view, f"Analyst reports:\n{report_text}\nDebate so far:\n{turns}\n"
                                                         "Give your argument.")
                 debate.append(f"{role.id}: {said['text']}")
         debate_text = "\n".join(debate)
-        plan = await self.ask_role(P.TA_RESEARCH_MANAGER, brief,
+        plan = await self.ask_role(P.TA_RESEARCH_MANAGER, view,
                                    f"Analyst reports:\n{report_text}\nDebate:\n{debate_text}\nGive stance and plan.")
-        proposal = await self.ask_role(P.TA_TRADER, brief, f"Research plan: {_dump(plan)}\nGive your proposal.")
+        proposal = await self.ask_role(P.TA_TRADER, view, f"Research plan: {_dump(plan)}\nGive your proposal.")
         reviews: list[str] = []
         for team in self.risks:
             earlier = "\n".join(reviews) or "(none yet)"
             answers = await self.ask_roles([(role, f"Trader's proposal: {_dump(proposal)}\nEarlier reviews:\n"
-                                                   f"{earlier}\nGive your adjustment.") for role in team], brief)
+                                                   f"{earlier}\nGive your adjustment.") for role in team], view)
             reviews += [f"{role.id}: {_dump(a)}" for role, a in zip(team, answers)]
         self.day.notes["proposal"] = proposal
-        user = (f"{brief}\n\nResearch plan: {_dump(plan)}\nTrader's proposal: {_dump(proposal)}\n"
+        user = (f"{view}\n\nResearch plan: {_dump(plan)}\nTrader's proposal: {_dump(proposal)}\n"
                 f"Risk reviews:\n" + "\n".join(reviews) + "\n\nGive your final decision line now.")
         final = await self.ask_final("ta_portfolio_manager", P.TA_PORTFOLIO_MANAGER, user, assets)
         return final[0] if final is not None else format_orders([HOLD] * len(assets), assets)
