@@ -21,7 +21,7 @@ INVESTOR_REFLECTION = Role(
     "investor_reflection",
     "You are the reflection module of a trading agent with memory. Given yesterday's decision and its "
     "realised outcome, write one short lesson for future decisions.",
-    object_schema(lesson=text_field(80)), {"lesson": "no lesson"}, max_tokens=48)
+    object_schema(lesson=text_field(60)), {"lesson": "no lesson"})
 INVESTOR_DECISION = (
     "You are an investor agent with a layered memory of news, price summaries and lessons from your own "
     "past trades. Profile: {attitude} Use the memories that matter, then give your decision.")
@@ -44,14 +44,14 @@ TA_ANALYSTS = tuple(
     ))
 TA_BULL = Role("ta_bull_researcher", "You are the bullish researcher of a trading firm. Argue the case for "
                "buying from the analyst reports, answering the bearish points so far.", None, {"text": ""},
-               max_tokens=80)
+               max_tokens=48)
 TA_BEAR = Role("ta_bear_researcher", "You are the bearish researcher of a trading firm. Argue the case for "
                "selling from the analyst reports, answering the bullish points so far.", None, {"text": ""},
-               max_tokens=80)
+               max_tokens=48)
 TA_RESEARCH_MANAGER = Role(
     "ta_research_manager", "You are the research manager of a trading firm. Weigh the debate and give the "
     "firm's stance and a one-sentence plan.",
-    object_schema(stance=enum_field(SIGNALS), plan=text_field(80)), {"stance": "neutral", "plan": "no plan"})
+    object_schema(stance=enum_field(SIGNALS), plan=text_field(60)), {"stance": "neutral", "plan": "no plan"})
 TA_TRADER = Role("ta_trader", "You are the trader of a trading firm. Turn the research plan into a proposal: "
                  "decision, size (0 to 1) and rationale.", PROPOSAL,
                  {"decision": "HOLD", "size": 0.0, "rationale": "no proposal"})

@@ -82,7 +82,7 @@ class Role:
         """The role's system message: the ROLE line, the brief, the schema, the instructions."""
         answer = ("Answer with one JSON object that fits this JSON schema:\n"
                   + json.dumps(self.schema, separators=(",", ":")) if self.schema is not None
-                  else "Answer in plain text, at most 150 words.")
+                  else "Answer in plain text, in a few sentences (at most 150 words).")
         return f"ROLE: {self.id}\n{self.brief}\n{answer}\n{INSTRUCTIONS_HEADER}\n{instructions}"
 
     def constraint(self) -> AnswerConstraint | None:
