@@ -364,3 +364,29 @@ def test_agents_need_a_trading_env():
         agent.bind(object())
     with pytest.raises(RuntimeError, match="must be bound"):
         agent.reset("trader_0")
+
+
+def test_agents_play_the_real_env_with_two_assets():
+    """Bound to trading_v0 on S&P 500 and NASDAQ: the sub-roles see both assets, a failed final
+    call becomes a HOLD line for each asset that the environment's parser reads."""
+    from arena_envs import trading_v0
+
+    env = trading_v0.env(n_agents=1, assets=["SPX", "NDX"], trade_start="2018-08-01", eval_start="2018-08-01",
+                         end="2018-08-06")
+    backend = GarbageBackend()
+    agent = DeepFundAgent(backend, max_retries=0)
+    env.reset(seed=1)
+    agent.bind(env.unwrapped)
+    agent.reset("trader_0", seed=1)
+    answers = []
+    for _ in env.agent_iter():
+        observation, _, terminated, truncated, info = env.last()
+        action = None if terminated or truncated else agent.act(observation, info)
+        if action is not None:
+            answers.append(action)
+            assert "SPX last closes" in backend.requests[-2].messages[1]["content"]
+            assert "NDX last closes" in backend.requests[-2].messages[1]["content"]
+        env.step(action)
+    assert len(answers) == 3
+    assert all(parse_action(a, ["SPX", "NDX"]).orders == (HOLD, HOLD) for a in answers)
+    assert len(agent.ledger) == 3 and agent.ledger[0]["realised"] is not None
