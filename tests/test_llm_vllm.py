@@ -207,6 +207,7 @@ def test_llm_plays_who_is_spy_against_rule_players(server, tmp_path):
     assert rows[spec(server)]["rating"] == pytest.approx(100 + sum(llm_scores) - len(llm_scores))
 
 
+@pytest.mark.timeout(1800)  # about 15 minutes on 2 CPU cores: 620 LLM calls (31 a day for 20 days)
 def test_trading_agents_play_twenty_days_with_parseable_signals(server, tmp_path):
     """The four trading agents of spec §3 (InvestorAgent, TradeAgent, HedgeFundAgent,
     DeepFundAgent), all at once so that the server batches their calls, each play a 20-day
