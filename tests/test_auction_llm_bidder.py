@@ -39,26 +39,9 @@ class ScriptedBackend:
 
 
 def test_llm_bidder_reads_the_hammers_through_the_env_texts():
-    env = auction_v0.env(n_bidders=3, budgets=100_000)
-    raw = env.unwrapped
     backend = ScriptedBackend()
-    bidder = AucArenaBidder(backend, cot=False)
-    policies = {"bidder_1": bidder, "bidder_2": AlwaysWithdraw(), "bidder_3": AlwaysWithdraw()}
-    env.reset(seed=3)
-    for agent, policy in policies.items():
-        policy.bind(raw)
-        policy.reset(agent, 0)
-    for agent in env.agent_iter():
-        observation, _, terminated, truncated, info = env.last()
-        if terminated or truncated:
-            if agent == "bidder_1":  # the belief update after the last hammer
-                asyncio.run(bidder.afinish(observation, info))
-            action = None
-        elif agent == "bidder_1":
-            action = asyncio.run(bidder.aact(observation, info))
-        else:
-            action = policies[agent].act(observation, info)
-        env.step(action)
+    raw, _ = play({"n_bidders": 3, "budgets": 100_000, "item_order": "random"}, {"cot": False}, backend,
+                  others=AlwaysWithdraw, seed=3)
 
     items = raw.rules.items
     assert raw.rules.results == [(0, item.start_price) for item in items]  # the others always withdrew
@@ -104,13 +87,14 @@ class ConversationBackend:
         pass
 
 
-def play(env_kwargs, bidder_kwargs, backend, others=None):
+def play(env_kwargs, bidder_kwargs, backend, others=None, seed=0):
+    """One episode: the bidder in seat 1, ``others`` (default: the rule bidder) in seats 2 and 3."""
     from baselines.auction_rule import RuleBidder
-    env = auction_v0.env(item_order="given", **env_kwargs)
+    env = auction_v0.env(**{"item_order": "given", **env_kwargs})
     raw = env.unwrapped
     bidder = AucArenaBidder(backend, **bidder_kwargs)
     policies = {"bidder_1": bidder, "bidder_2": (others or RuleBidder)(), "bidder_3": (others or RuleBidder)()}
-    env.reset(seed=0)
+    env.reset(seed=seed)
     for agent, policy in policies.items():
         policy.bind(raw)
         policy.reset(agent, 0)
