@@ -1,9 +1,11 @@
 """Text of the auction: each bidder's prompt, the auctioneer's messages and the paper's log layout.
 
-The prompt puts the stable part first (identity, objective, rules, budget, the whole item list with
-the bidder's own estimates) so that an LLM server can reuse its prefix cache, then the changing
-state. Public parts (completed rounds, results so far) are built once per change and shared by all
-bidders; a bidder's own name is shown as "You (Bidder k)".
+The prompt is laid out for an LLM server's prefix cache: a bidder's successive prompts grow by
+appending. The stable header comes first (identity, objective, rules, budget, the whole item list
+with the bidder's own estimates), then the auction's log in order (every finished item's rounds and
+result, then the current item's rounds so far), and last the changing state (the current round,
+the bidder's status, the auctioneer's message, the answer instruction). A finished item's log is
+built once per seat; a bidder's own name is shown as "You (Bidder k)".
 
 With ``prompt="paper"`` a bidder sees what the reference code's bidder sees and nothing more (our
 wording, the same information and answer format): a system message (identity, objective, how the
@@ -105,27 +107,21 @@ def round_summary(names: Sequence[str], decisions: Mapping[int, int], leader: in
     return "; ".join(parts) + f". Leader: {lead}."
 
 
-def item_history(rules: AuctionView, names: Sequence[str]) -> str:
-    """Completed rounds of the current item, with names as one viewer sees them."""
-    if not rules.item_rounds:
-        return "Bidding on this item so far: none."
-    lines = ["Bidding on this item so far:"]
-    for r, (decisions, leader) in enumerate(zip(rules.item_rounds, rules.round_leaders), start=1):
-        lines.append(f"  Round {r}: {round_summary(names, decisions, leader)}")
+def item_log(rules: AuctionView, index: int, names: Sequence[str],
+             rounds: Sequence[tuple[Mapping[int, int], int | None]]) -> str:
+    """Item ``index`` in the auction's log as one viewer sees it: its heading, its completed
+    ``rounds`` (decisions, leader) in order and, once it is sold or passed, its result. A finished
+    item's log never changes and the current item's only grows, so a prompt that shows the log
+    before the changing state grows by appending."""
+    item = rules.items[index]
+    lines = [f"Item {index + 1}: {item.name} - \"{item.desc}\"; starting price ${item.start_price}."]
+    lines += [f"  Round {r}: {round_summary(names, decisions, leader)}"
+              for r, (decisions, leader) in enumerate(rounds, start=1)]
+    if index < len(rules.results):
+        result = rules.results[index]
+        lines.append("  Result: unsold." if result is None else
+                     f"  Result: sold to {names[result[0]]} at ${result[1]} (true value ${item.true_value}).")
     return "\n".join(lines)
-
-
-def results(rules: AuctionView, names: Sequence[str]) -> str:
-    """The public results of every finished item."""
-    lines = []
-    for index, result in enumerate(rules.results):
-        item = rules.items[index]
-        if result is None:
-            lines.append(f"{index + 1}. {item.name} -> unsold")
-        else:
-            lines.append(f"{index + 1}. {item.name} -> {names[result[0]]} at ${result[1]} "
-                         f"(true value ${item.true_value})")
-    return "; ".join(lines) or "none."
 
 
 def hammer_message(rules: AuctionView, index: int, names: Sequence[str]) -> str:
@@ -223,25 +219,29 @@ class AuctionTexts:
     next hammer.
     """
 
-    def __init__(self, rules: AuctionView, config: PromptConfig):
+    def __init__(self, rules: AuctionView, config: PromptConfig, events: Sequence[Mapping[str, Any]] = ()):
         self.rules = rules
         self.config = config
+        self.events = events  #: the episode's events so far (the env's record), for finished items' rounds
         self.names_seen_by = tuple(name_table(rules.n, seat) for seat in range(rules.n))
+        self.seat_of = {agent: seat for seat, agent in enumerate(rules.ids)}
         self.headers = tuple(header(rules, config.desires[seat], seat) for seat in range(rules.n))
-        self._results: dict[int, tuple[int, str]] = {}
+        self._logs: dict[int, list[str]] = {}  # per seat, the logs of the finished items
         self._bodies: dict[int, str] = {}
 
     def new_round(self) -> None:
         """Forget the cached bodies (a round resolved or an item opened)."""
         self._bodies = {}
 
-    def results_text(self, seat: int) -> str:
-        """Public results so far as ``seat`` sees them (cached until the next hammer)."""
-        done = len(self.rules.results)
-        cached = self._results.get(seat)
-        if cached is None or cached[0] != done:
-            cached = self._results[seat] = (done, results(self.rules, self.names_seen_by[seat]))
-        return cached[1]
+    def finished_log(self, seat: int) -> str:
+        """The log of every finished item as ``seat`` sees it (each item's text built once)."""
+        logs = self._logs.setdefault(seat, [])
+        for index in range(len(logs), len(self.rules.results)):
+            rounds = [({self.seat_of[a]: d for a, d in e["decisions"].items()},
+                       None if e["leader"] is None else self.seat_of[e["leader"]])
+                      for e in self.events if e["type"] == "round_end" and e["item"] == index]
+            logs.append(item_log(self.rules, index, self.names_seen_by[seat], rounds))
+        return "\n".join(logs)
 
     def body(self, seat: int) -> str:
         """Everything of ``seat``'s prompt that stays fixed during a round."""
@@ -251,24 +251,26 @@ class AuctionTexts:
         return body
 
     def _body(self, seat: int) -> str:
+        """The stable header, the auction's log (finished items, then the current item's rounds)
+        and, last, the changing state: so that a seat's successive prompts grow by appending."""
         rules = self.rules
         names = self.names_seen_by[seat]
-        out = [self.headers[seat]]
+        out = [self.headers[seat], "Auction log:"]
+        if rules.results:
+            out.append(self.finished_log(seat))
         if rules.finished:
-            out += ["The auction is over.", "Results: " + results(rules, names), status(rules, seat)]
+            out += ["The auction is over.", status(rules, seat)]
             return "\n".join(out)
+        out.append(item_log(rules, rules.item_index, names, list(zip(rules.item_rounds, rules.round_leaders))))
         item = rules.item
         leader = rules.leader
         highest = "no bids yet" if rules.highest is None or leader is None else f"${rules.highest} by {names[leader]}"
-        out.append(f"Item {rules.item_index + 1} of {len(rules.items)}: {item.name} - \"{item.desc}\". "
-                   f"Starting price ${rules.price}; minimum raise ${rules.increment}; "
-                   f"your estimated value ${rules.estimates[seat][rules.item_index]}.")
-        out.append(f"Round {rules.round}. Highest bid: {highest}. Your minimum valid bid: "
+        out.append(f"Now: item {rules.item_index + 1} of {len(rules.items)}, {item.name}, round {rules.round}. "
+                   f"Price ${rules.price}; minimum raise ${rules.increment}; your estimated value "
+                   f"${rules.estimates[seat][rules.item_index]}. Highest bid: {highest}. Your minimum valid bid: "
                    f"${rules.min_valid_bid()} (you cannot bid above your remaining budget).")
-        out.append(item_history(rules, names))
         if self.config.reveal_status:
             out.append(status(rules, seat))
-        out.append("Results so far: " + self.results_text(seat))
         out.append(auctioneer_message(rules, seat, names))
         return "\n".join(out)
 
