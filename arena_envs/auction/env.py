@@ -216,8 +216,7 @@ class AuctionEnv(TextAECEnv):
         self.rules = AuctionRules(ordered, budgets, estimates, self._choose_leader, self.possible_agents,
                                   self.min_markup_pct, self.auto_withdraw_unaffordable, self.enable_discount)
         self.record.events.extend(self.rules.take_events())
-        self.texts = T.AuctionTexts(self.rules, T.PromptConfig(tuple(self.desires), self.reveal_status, self.prompt),
-                                    self.record.events)
+        self.texts = T.AuctionTexts(self.rules, T.PromptConfig(tuple(self.desires), self.reveal_status, self.prompt))
         self._exchanges = [(-1, []) for _ in self.possible_agents]
         self._item_feature_cache = {}
         self._new_round()

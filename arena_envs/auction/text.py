@@ -2,10 +2,12 @@
 
 The prompt is laid out for an LLM server's prefix cache: a bidder's successive prompts grow by
 appending. The stable header comes first (identity, objective, rules, budget, the whole item list
-with the bidder's own estimates), then the auction's log in order (every finished item's rounds and
-result, then the current item's rounds so far), and last the changing state (the current round,
-the bidder's status, the auctioneer's message, the answer instruction). A finished item's log is
-built once per seat; a bidder's own name is shown as "You (Bidder k)".
+with the bidder's own estimates), then the auction's log in order (every finished item's result, then
+the current item's rounds so far), and last the changing state (the current round, the bidder's
+status, the auctioneer's call, the answer instruction). Within an item the prompt only grows; when
+an item is finished its rounds give way to its one-line result (what the bidder saw before), so
+the next item's first prompt shares everything up to that item's heading. A finished item's line
+is built once per seat; a bidder's own name is shown as "You (Bidder k)".
 
 With ``prompt="paper"`` a bidder sees what the reference code's bidder sees and nothing more (our
 wording, the same information and answer format): a system message (identity, objective, how the
@@ -110,9 +112,8 @@ def round_summary(names: Sequence[str], decisions: Mapping[int, int], leader: in
 def item_log(rules: AuctionView, index: int, names: Sequence[str],
              rounds: Sequence[tuple[Mapping[int, int], int | None]]) -> str:
     """Item ``index`` in the auction's log as one viewer sees it: its heading, its completed
-    ``rounds`` (decisions, leader) in order and, once it is sold or passed, its result. A finished
-    item's log never changes and the current item's only grows, so a prompt that shows the log
-    before the changing state grows by appending."""
+    ``rounds`` (decisions, leader) in order (the current item) and, once it is sold or passed, its
+    result."""
     item = rules.items[index]
     lines = [f"Item {index + 1}: {item.name} - \"{item.desc}\"; starting price ${item.start_price}."]
     lines += [f"  Round {r}: {round_summary(names, decisions, leader)}"
@@ -142,33 +143,21 @@ def win_lose_note(rules: AuctionView, seat: int, index: int) -> str:
 
 
 def status(rules: AuctionView, seat: int) -> str:
-    won = "; ".join(f"{rules.items[i].name} at ${p} (true value ${rules.items[i].true_value})"
-                    for i, p in rules.won[seat]) or "nothing yet"
+    won = ", ".join(rules.items[i].name for i, _ in rules.won[seat]) or "nothing yet"  # prices: in the log
     return (f"Your status: budget left ${rules.remaining[seat]}; total profit ${rules.profit[seat]}; "
             f"won: {won}.")
 
 
-def auctioneer_message(rules: AuctionView, seat: int, names: Sequence[str]) -> str:
+def auctioneer_message(rules: AuctionView, names: Sequence[str]) -> str:
+    """The auctioneer's call of the current round (the hammers, the earlier rounds and the items
+    left are in the auction's log and the item list above it)."""
     item = rules.item
-    parts = []
     if not rules.item_rounds:
-        if rules.item_index > 0:
-            previous = rules.item_index - 1
-            parts.append(hammer_message(rules, previous, names) + " " + win_lose_note(rules, seat, previous))
-        left = len(rules.items) - rules.item_index
-        upcoming = ", ".join(i.name for i in rules.items[rules.item_index:])
-        parts.append(f"{left} item(s) left: {upcoming}. Now {item.name}, starting at ${rules.price}. "
-                     "Who bids first?")
-    else:
-        last = rules.item_rounds[-1]
-        parts.append(f"Round {rules.round - 1} results: {round_summary(names, last, rules.leader)}")
-        if rules.leader is None:  # nobody bid and the price was discounted (enable_discount)
-            parts.append(f"No bids, so the price of {item.name} is lowered to ${rules.price}. Who bids first?")
-        else:
-            parts.append(f"Now we have ${rules.highest} from {names[rules.leader]} for {item.name}. "
-                         f"The minimum increase over this highest bid is ${rules.increment}. "
-                         f"Do I have any advance on ${rules.highest}?")
-    return "Auctioneer: " + " ".join(parts)
+        return f"Auctioneer: Now {item.name}, starting at ${rules.price}. Who bids first?"
+    if rules.leader is None:  # nobody bid and the price was discounted (enable_discount)
+        return f"Auctioneer: No bids, so the price of {item.name} is lowered to ${rules.price}. Who bids first?"
+    return (f"Auctioneer: Now we have ${rules.highest} from {names[rules.leader]} for {item.name}. "
+            f"Do I have any advance on ${rules.highest}?")
 
 
 def paper_auctioneer_message(rules: AuctionView, names: Sequence[str]) -> str:
@@ -219,14 +208,12 @@ class AuctionTexts:
     next hammer.
     """
 
-    def __init__(self, rules: AuctionView, config: PromptConfig, events: Sequence[Mapping[str, Any]] = ()):
+    def __init__(self, rules: AuctionView, config: PromptConfig):
         self.rules = rules
         self.config = config
-        self.events = events  #: the episode's events so far (the env's record), for finished items' rounds
         self.names_seen_by = tuple(name_table(rules.n, seat) for seat in range(rules.n))
-        self.seat_of = {agent: seat for seat, agent in enumerate(rules.ids)}
         self.headers = tuple(header(rules, config.desires[seat], seat) for seat in range(rules.n))
-        self._logs: dict[int, list[str]] = {}  # per seat, the logs of the finished items
+        self._logs: dict[int, list[str]] = {}  # per seat, the lines of the finished items
         self._bodies: dict[int, str] = {}
 
     def new_round(self) -> None:
@@ -234,13 +221,10 @@ class AuctionTexts:
         self._bodies = {}
 
     def finished_log(self, seat: int) -> str:
-        """The log of every finished item as ``seat`` sees it (each item's text built once)."""
+        """The result of every finished item as ``seat`` sees it (each item's text built once)."""
         logs = self._logs.setdefault(seat, [])
         for index in range(len(logs), len(self.rules.results)):
-            rounds = [({self.seat_of[a]: d for a, d in e["decisions"].items()},
-                       None if e["leader"] is None else self.seat_of[e["leader"]])
-                      for e in self.events if e["type"] == "round_end" and e["item"] == index]
-            logs.append(item_log(self.rules, index, self.names_seen_by[seat], rounds))
+            logs.append(item_log(self.rules, index, self.names_seen_by[seat], ()))
         return "\n".join(logs)
 
     def body(self, seat: int) -> str:
@@ -265,13 +249,12 @@ class AuctionTexts:
         item = rules.item
         leader = rules.leader
         highest = "no bids yet" if rules.highest is None or leader is None else f"${rules.highest} by {names[leader]}"
-        out.append(f"Now: item {rules.item_index + 1} of {len(rules.items)}, {item.name}, round {rules.round}. "
-                   f"Price ${rules.price}; minimum raise ${rules.increment}; your estimated value "
-                   f"${rules.estimates[seat][rules.item_index]}. Highest bid: {highest}. Your minimum valid bid: "
-                   f"${rules.min_valid_bid()} (you cannot bid above your remaining budget).")
+        out.append(f"Now: {item.name}, round {rules.round}. Price ${rules.price}; minimum raise ${rules.increment}; "
+                   f"your estimated value ${rules.estimates[seat][rules.item_index]}. Highest bid: {highest}. "
+                   f"Your minimum valid bid: ${rules.min_valid_bid()} (you cannot bid above your remaining budget).")
         if self.config.reveal_status:
             out.append(status(rules, seat))
-        out.append(auctioneer_message(rules, seat, names))
+        out.append(auctioneer_message(rules, names))
         return "\n".join(out)
 
     def paper_turn(self, seat: int, note: str | None) -> str:
