@@ -4,7 +4,7 @@ The prompt is laid out for an LLM server's prefix cache: a bidder's successive p
 appending. The stable header comes first (identity, objective, rules, budget, the whole item list
 with the bidder's own estimates), then the auction's log in order (every finished item's result, then
 the current item's rounds so far), and last the changing state (the current round, the bidder's
-status, the auctioneer's call, the answer instruction). Within an item the prompt only grows; when
+status, the answer instruction). Within an item the prompt only grows; when
 an item is finished its rounds give way to its one-line result (what the bidder saw before), so
 the next item's first prompt shares everything up to that item's heading. A finished item's line
 is built once per seat; a bidder's own name is shown as "You (Bidder k)".
@@ -148,16 +148,11 @@ def status(rules: AuctionView, seat: int) -> str:
             f"won: {won}.")
 
 
-def auctioneer_message(rules: AuctionView, names: Sequence[str]) -> str:
-    """The auctioneer's call of the current round (the hammers, the earlier rounds and the items
-    left are in the auction's log and the item list above it)."""
-    item = rules.item
-    if not rules.item_rounds:
-        return f"Auctioneer: Now {item.name}, starting at ${rules.price}. Who bids first?"
-    if rules.leader is None:  # nobody bid and the price was discounted (enable_discount)
-        return f"Auctioneer: No bids, so the price of {item.name} is lowered to ${rules.price}. Who bids first?"
-    return (f"Auctioneer: Now we have ${rules.highest} from {names[rules.leader]} for {item.name}. "
-            f"Do I have any advance on ${rules.highest}?")
+def discount_notice(rules: AuctionView) -> str | None:
+    """The auctioneer's notice of a lowered price (nobody bid and ``enable_discount`` is on), else None."""
+    if not rules.item_rounds or rules.leader is not None:
+        return None
+    return f"Auctioneer: No bids, so the price of {rules.item.name} is lowered to ${rules.price}. Who bids first?"
 
 
 def paper_auctioneer_message(rules: AuctionView, names: Sequence[str]) -> str:
@@ -251,10 +246,12 @@ class AuctionTexts:
         highest = "no bids yet" if rules.highest is None or leader is None else f"${rules.highest} by {names[leader]}"
         out.append(f"Now: {item.name}, round {rules.round}. Price ${rules.price}; minimum raise ${rules.increment}; "
                    f"your estimated value ${rules.estimates[seat][rules.item_index]}. Highest bid: {highest}. "
-                   f"Your minimum valid bid: ${rules.min_valid_bid()} (you cannot bid above your remaining budget).")
+                   f"Your minimum valid bid: ${rules.min_valid_bid()}.")
         if self.config.reveal_status:
             out.append(status(rules, seat))
-        out.append(auctioneer_message(rules, names))
+        notice = discount_notice(rules)
+        if notice:
+            out.append(notice)
         return "\n".join(out)
 
     def paper_turn(self, seat: int, note: str | None) -> str:
