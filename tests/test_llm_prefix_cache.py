@@ -15,12 +15,17 @@ from llm_policies.prefix_cache import PrefixCacheCounters, parse_counters, read_
 from llm_policies.serve import VLLMServer
 
 MODEL_NAME = "smollm2"
-#: the share of the second decision's prompt tokens that must come from the prefix cache
-MOSTLY = 0.8
-#: (environment, its keyword arguments, the other seats' policy spec)
-GAMES = [("auction_v0", {}, "rule"),
-         ("public_goods_v0", {"n_players": 3, "n_rounds": 4}, "fixed"),
-         ("el_farol_v0", {"n_players": 3, "n_rounds": 4}, "fixed")]
+#: the least share of the next decision's prompt tokens served from the prefix cache (measured: 0.69-0.8)
+MOSTLY = 0.6
+#: the most tokens of the previous prompt the next one may not reuse: the previous changing tail
+#: (the auction's state, a γ-Bench request block; about 100 tokens) and a partly filled cache block
+REPLACED = 160
+#: (environment, its keyword arguments, the other seats' policy spec, the LLM seat's decisions to play):
+#: a γ-Bench seat's new text per round (the last round's report, the next request) is a third of
+#: its round-2 prompt, so those are played to round 5, and their rounds 4 and 5 are compared
+GAMES = [("auction_v0", {}, "rule", 2),
+         ("public_goods_v0", {"n_players": 3, "n_rounds": 5}, "random", 5),
+         ("el_farol_v0", {"n_players": 3, "n_rounds": 5}, "random", 5)]
 
 
 def free_port() -> int:
@@ -39,8 +44,8 @@ def server(tmp_path_factory):
     srv.stop()
 
 
-def two_decisions(server: VLLMServer, env_name: str, kwargs: dict, others: str) -> list[PrefixCacheCounters]:
-    """Play ``env_name`` with the generic LLM policy in seat 0 until it has decided twice; the
+def decisions(server: VLLMServer, env_name: str, kwargs: dict, others: str, n: int) -> list[PrefixCacheCounters]:
+    """Play ``env_name`` with the generic LLM policy in seat 0 until it has decided ``n`` times; the
     server's prefix-cache counters of each of its decisions."""
     env = make(env_name, **kwargs)
     env.reset(seed=11)
@@ -62,7 +67,7 @@ def two_decisions(server: VLLMServer, env_name: str, kwargs: dict, others: str) 
         before = read_counters(server.url)
         env.step(llm.act(observation, info))
         counted.append(read_counters(server.url) - before)
-        if len(counted) == 2:
+        if len(counted) == n:
             break
     llm.close()
     return counted
@@ -70,11 +75,12 @@ def two_decisions(server: VLLMServer, env_name: str, kwargs: dict, others: str) 
 
 @pytest.mark.llm
 @pytest.mark.slow
-@pytest.mark.parametrize(("env_name", "kwargs", "others"), GAMES, ids=[g[0] for g in GAMES])
-def test_second_decision_of_a_seat_is_served_from_the_prefix_cache(server, env_name, kwargs, others):
-    first, second = two_decisions(server, env_name, kwargs, others)
+@pytest.mark.parametrize(("env_name", "kwargs", "others", "n"), GAMES, ids=[g[0] for g in GAMES])
+def test_next_decision_of_a_seat_is_served_from_the_prefix_cache(server, env_name, kwargs, others, n):
+    first, second = decisions(server, env_name, kwargs, others, n)[-2:]
     assert first.queries > 0 and second.queries > first.queries  # one request each; the prompt grew
     assert second.hit_rate >= MOSTLY, (env_name, second)
+    assert second.hits >= first.queries - REPLACED, (env_name, first, second)
 
 
 def test_counters_are_read_from_a_prometheus_page():
