@@ -2,12 +2,12 @@
 
 The prompt is laid out for an LLM server's prefix cache: a bidder's successive prompts grow by
 appending. The stable header comes first (identity, objective, rules, budget, the whole item list
-with the bidder's own estimates), then the auction's log in order (every finished item's result, then
-the current item's rounds so far), and last the changing state (the current round, the bidder's
-status, the answer instruction). Within an item the prompt only grows; when
-an item is finished its rounds give way to its one-line result (what the bidder saw before), so
-the next item's first prompt shares everything up to that item's heading. A finished item's line
-is built once per seat; a bidder's own name is shown as "You (Bidder k)".
+with the bidder's own estimates), then the auction's log in order (every finished item's result,
+then the current item's rounds so far), and last the changing state (the current round, the
+bidder's status, the answer instruction). Within an item the prompt only grows; when an item is
+finished its rounds give way to its one-line result (what the bidder saw before), so the next
+item's first prompt shares everything up to that item's heading. A finished item's line is built
+once per seat; a bidder's own name is shown as "You (Bidder k)".
 
 With ``prompt="paper"`` a bidder sees what the reference code's bidder sees and nothing more (our
 wording, the same information and answer format): a system message (identity, objective, how the
