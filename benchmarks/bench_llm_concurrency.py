@@ -11,7 +11,9 @@ again directly to the server, K in flight, with httpx: the raw request rate. Pri
 * episodes/hour at concurrency 1 and K, and their ratio (goal >= 10);
 * requests/s of the concurrent run vs the raw rate for the same requests (goal >= 0.9);
 * the server's own batching gain: the raw rate of the sequential run's requests sent one at a
-  time vs the raw rate K in flight, the ceiling of the first ratio on this server.
+  time vs the raw rate K in flight, the ceiling of the first ratio on this server;
+* the prefix-cache hit rate of the concurrent run: the share of its prompt tokens the server
+  served from its prefix cache (``/metrics``, :mod:`llm_policies.prefix_cache`; goal >= 0.85).
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.runner import RunConfig, run
 from llm_policies.backends.openai_http import chat_payload
 from llm_policies.local_stack import smollm2_dir
+from llm_policies.prefix_cache import read_counters
 from llm_policies.serve import VLLMServer
 from llm_policies.specs import policy_from_spec
 from llm_policies.types import ChatRequest, ChatResponse
@@ -135,7 +138,9 @@ def main() -> None:
         seq_s = play(spec, args.seq_episodes, 1, args.seed, seq_bodies, args.env_args)
         conc_bodies: list[dict[str, Any]] = []
         reset_prefix_cache(url)
+        before = read_counters(url)
         conc_s = play(spec, args.episodes, args.concurrency, args.seed, conc_bodies, args.env_args)
+        cache = read_counters(url) - before
         reset_prefix_cache(url)
         raw_s = asyncio.run(replay(url, conc_bodies, args.concurrency))
         reset_prefix_cache(url)
@@ -159,6 +164,7 @@ def main() -> None:
         "concurrent_over_sequential": conc_eph / seq_eph,
         "runner_over_raw": ours_rps / raw_rps,
         "server_batching_gain": raw_rps / raw_seq_rps,
+        "prefix_cache": {"queried_tokens": cache.queries, "hit_tokens": cache.hits, "hit_rate": cache.hit_rate},
     }
     print(f"concurrency 1:  {seq_eph:8.1f} episodes/h ({args.seq_episodes} episodes, "
           f"{len(seq_bodies)} requests, {seq_s:.1f}s)")
@@ -172,6 +178,8 @@ def main() -> None:
     print(f"ratio runner/raw request rate:          {figures['runner_over_raw']:.2f} (goal >= 0.9)")
     print(f"server's own batching gain (raw {args.concurrency} vs 1 in flight, req/s): "
           f"{figures['server_batching_gain']:.1f}x (the ceiling of the first ratio here)")
+    print(f"prefix-cache hit rate of the concurrent run:  {cache.hit_rate:.2f} ({cache.hits:.0f} of "
+          f"{cache.queries:.0f} prompt tokens; goal >= 0.85)")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
 

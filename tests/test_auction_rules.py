@@ -184,7 +184,7 @@ def test_unsold_when_everybody_withdraws():
     assert raw.rules.results == [None]
     assert raw.rules.remaining == [20000] * 3 and raw.rules.profit == [0] * 3
     assert all(r == 0 for r in raw.rewards.values())
-    assert "$2000" not in env.observe("bidder_1")["text"].split("Results so far:")[1]
+    assert "true value" not in env.observe("bidder_1")["text"].split("Auction log:")[1]  # unsold: kept hidden
     for _ in range(3):
         env.step("I'm out!")
     assert "None bid" in raw._render_text()

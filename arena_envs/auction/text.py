@@ -1,9 +1,13 @@
 """Text of the auction: each bidder's prompt, the auctioneer's messages and the paper's log layout.
 
-The prompt puts the stable part first (identity, objective, rules, budget, the whole item list with
-the bidder's own estimates) so that an LLM server can reuse its prefix cache, then the changing
-state. Public parts (completed rounds, results so far) are built once per change and shared by all
-bidders; a bidder's own name is shown as "You (Bidder k)".
+The prompt is laid out for an LLM server's prefix cache: a bidder's successive prompts grow by
+appending. The stable header comes first (identity, objective, rules, budget, the whole item list
+with the bidder's own estimates), then the auction's log in order (every finished item's result,
+then the current item's rounds so far), and last the changing state (the current round, the
+bidder's status, the answer instruction). Within an item the prompt only grows; when an item is
+finished its rounds give way to its one-line result (what the bidder saw before), so the next
+item's first prompt shares everything up to that item's heading. A finished item's line is built
+once per seat; a bidder's own name is shown as "You (Bidder k)".
 
 With ``prompt="paper"`` a bidder sees what the reference code's bidder sees and nothing more (our
 wording, the same information and answer format): a system message (identity, objective, how the
@@ -105,27 +109,20 @@ def round_summary(names: Sequence[str], decisions: Mapping[int, int], leader: in
     return "; ".join(parts) + f". Leader: {lead}."
 
 
-def item_history(rules: AuctionView, names: Sequence[str]) -> str:
-    """Completed rounds of the current item, with names as one viewer sees them."""
-    if not rules.item_rounds:
-        return "Bidding on this item so far: none."
-    lines = ["Bidding on this item so far:"]
-    for r, (decisions, leader) in enumerate(zip(rules.item_rounds, rules.round_leaders), start=1):
-        lines.append(f"  Round {r}: {round_summary(names, decisions, leader)}")
+def item_log(rules: AuctionView, index: int, names: Sequence[str],
+             rounds: Sequence[tuple[Mapping[int, int], int | None]]) -> str:
+    """Item ``index`` in the auction's log as one viewer sees it: its heading, its completed
+    ``rounds`` (decisions, leader) in order (the current item) and, once it is sold or passed, its
+    result."""
+    item = rules.items[index]
+    lines = [f"Item {index + 1}: {item.name} - \"{item.desc}\"; starting price ${item.start_price}."]
+    lines += [f"  Round {r}: {round_summary(names, decisions, leader)}"
+              for r, (decisions, leader) in enumerate(rounds, start=1)]
+    if index < len(rules.results):
+        result = rules.results[index]
+        lines.append("  Result: unsold." if result is None else
+                     f"  Result: sold to {names[result[0]]} at ${result[1]} (true value ${item.true_value}).")
     return "\n".join(lines)
-
-
-def results(rules: AuctionView, names: Sequence[str]) -> str:
-    """The public results of every finished item."""
-    lines = []
-    for index, result in enumerate(rules.results):
-        item = rules.items[index]
-        if result is None:
-            lines.append(f"{index + 1}. {item.name} -> unsold")
-        else:
-            lines.append(f"{index + 1}. {item.name} -> {names[result[0]]} at ${result[1]} "
-                         f"(true value ${item.true_value})")
-    return "; ".join(lines) or "none."
 
 
 def hammer_message(rules: AuctionView, index: int, names: Sequence[str]) -> str:
@@ -146,33 +143,16 @@ def win_lose_note(rules: AuctionView, seat: int, index: int) -> str:
 
 
 def status(rules: AuctionView, seat: int) -> str:
-    won = "; ".join(f"{rules.items[i].name} at ${p} (true value ${rules.items[i].true_value})"
-                    for i, p in rules.won[seat]) or "nothing yet"
+    won = ", ".join(rules.items[i].name for i, _ in rules.won[seat]) or "nothing yet"  # prices: in the log
     return (f"Your status: budget left ${rules.remaining[seat]}; total profit ${rules.profit[seat]}; "
             f"won: {won}.")
 
 
-def auctioneer_message(rules: AuctionView, seat: int, names: Sequence[str]) -> str:
-    item = rules.item
-    parts = []
-    if not rules.item_rounds:
-        if rules.item_index > 0:
-            previous = rules.item_index - 1
-            parts.append(hammer_message(rules, previous, names) + " " + win_lose_note(rules, seat, previous))
-        left = len(rules.items) - rules.item_index
-        upcoming = ", ".join(i.name for i in rules.items[rules.item_index:])
-        parts.append(f"{left} item(s) left: {upcoming}. Now {item.name}, starting at ${rules.price}. "
-                     "Who bids first?")
-    else:
-        last = rules.item_rounds[-1]
-        parts.append(f"Round {rules.round - 1} results: {round_summary(names, last, rules.leader)}")
-        if rules.leader is None:  # nobody bid and the price was discounted (enable_discount)
-            parts.append(f"No bids, so the price of {item.name} is lowered to ${rules.price}. Who bids first?")
-        else:
-            parts.append(f"Now we have ${rules.highest} from {names[rules.leader]} for {item.name}. "
-                         f"The minimum increase over this highest bid is ${rules.increment}. "
-                         f"Do I have any advance on ${rules.highest}?")
-    return "Auctioneer: " + " ".join(parts)
+def discount_notice(rules: AuctionView) -> str | None:
+    """The auctioneer's notice of a lowered price (nobody bid and ``enable_discount`` is on), else None."""
+    if not rules.item_rounds or rules.leader is not None:
+        return None
+    return f"Auctioneer: No bids, so the price of {rules.item.name} is lowered to ${rules.price}. Who bids first?"
 
 
 def paper_auctioneer_message(rules: AuctionView, names: Sequence[str]) -> str:
@@ -228,20 +208,19 @@ class AuctionTexts:
         self.config = config
         self.names_seen_by = tuple(name_table(rules.n, seat) for seat in range(rules.n))
         self.headers = tuple(header(rules, config.desires[seat], seat) for seat in range(rules.n))
-        self._results: dict[int, tuple[int, str]] = {}
+        self._logs: dict[int, list[str]] = {}  # per seat, the lines of the finished items
         self._bodies: dict[int, str] = {}
 
     def new_round(self) -> None:
         """Forget the cached bodies (a round resolved or an item opened)."""
         self._bodies = {}
 
-    def results_text(self, seat: int) -> str:
-        """Public results so far as ``seat`` sees them (cached until the next hammer)."""
-        done = len(self.rules.results)
-        cached = self._results.get(seat)
-        if cached is None or cached[0] != done:
-            cached = self._results[seat] = (done, results(self.rules, self.names_seen_by[seat]))
-        return cached[1]
+    def finished_log(self, seat: int) -> str:
+        """The result of every finished item as ``seat`` sees it (each item's text built once)."""
+        logs = self._logs.setdefault(seat, [])
+        for index in range(len(logs), len(self.rules.results)):
+            logs.append(item_log(self.rules, index, self.names_seen_by[seat], ()))
+        return "\n".join(logs)
 
     def body(self, seat: int) -> str:
         """Everything of ``seat``'s prompt that stays fixed during a round."""
@@ -251,25 +230,28 @@ class AuctionTexts:
         return body
 
     def _body(self, seat: int) -> str:
+        """The stable header, the auction's log (finished items, then the current item's rounds)
+        and, last, the changing state: so that a seat's successive prompts grow by appending."""
         rules = self.rules
         names = self.names_seen_by[seat]
-        out = [self.headers[seat]]
+        out = [self.headers[seat], "Auction log:"]
+        if rules.results:
+            out.append(self.finished_log(seat))
         if rules.finished:
-            out += ["The auction is over.", "Results: " + results(rules, names), status(rules, seat)]
+            out += ["The auction is over.", status(rules, seat)]
             return "\n".join(out)
+        out.append(item_log(rules, rules.item_index, names, list(zip(rules.item_rounds, rules.round_leaders))))
         item = rules.item
         leader = rules.leader
         highest = "no bids yet" if rules.highest is None or leader is None else f"${rules.highest} by {names[leader]}"
-        out.append(f"Item {rules.item_index + 1} of {len(rules.items)}: {item.name} - \"{item.desc}\". "
-                   f"Starting price ${rules.price}; minimum raise ${rules.increment}; "
-                   f"your estimated value ${rules.estimates[seat][rules.item_index]}.")
-        out.append(f"Round {rules.round}. Highest bid: {highest}. Your minimum valid bid: "
-                   f"${rules.min_valid_bid()} (you cannot bid above your remaining budget).")
-        out.append(item_history(rules, names))
+        out.append(f"Now: {item.name}, round {rules.round}. Price ${rules.price}; minimum raise ${rules.increment}; "
+                   f"your estimated value ${rules.estimates[seat][rules.item_index]}. Highest bid: {highest}. "
+                   f"Your minimum valid bid: ${rules.min_valid_bid()}.")
         if self.config.reveal_status:
             out.append(status(rules, seat))
-        out.append("Results so far: " + self.results_text(seat))
-        out.append(auctioneer_message(rules, seat, names))
+        notice = discount_notice(rules)
+        if notice:
+            out.append(notice)
         return "\n".join(out)
 
     def paper_turn(self, seat: int, note: str | None) -> str:
