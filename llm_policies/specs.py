@@ -45,7 +45,7 @@ _TRADING_ENV = "trading_v0"
 _TRADING_ONLY = {"max_retries", "seeded"} | {k for keys in _TRADING_OPTIONS.values() for k in keys}
 _BACKEND_OPTIONS = {"vllm": {"timeout", "retries"},
                     "vllm-local": {"max_batch", "window", "max_model_len", "enforce_eager"},
-                    "hf": {"device", "dtype"}}
+                    "hf": {"device", "dtype", "max_batch", "window"}}
 _BACKENDS: dict[tuple[Any, ...], Backend] = {}
 
 
@@ -160,7 +160,9 @@ def _vllm_local(model: str, url: str | None, options: dict[str, str]) -> Backend
 def _hf(model: str, url: str | None, options: dict[str, str]) -> Backend:
     from llm_policies.backends.hf_transformers import TransformersBackend
 
-    return TransformersBackend(model, device=options.get("device", "cpu"), dtype=options.get("dtype", "auto"))
+    return TransformersBackend(model, device=options.get("device", "cpu"), dtype=options.get("dtype", "auto"),
+                               max_batch=_number(options, "max_batch", int, 16),
+                               window=_number(options, "window", float, 0.02))
 
 
 _BUILDERS: dict[str, Callable[[str, str | None, dict[str, str]], Backend]] = {

@@ -1,20 +1,30 @@
-"""``transformers`` backend (CPU or GPU) with the model's chat template.
+"""``transformers`` backend (CPU or GPU) with the model's chat template, micro-batched.
+
+Concurrent :meth:`TransformersBackend.generate` calls are gathered by a
+:class:`~llm_policies.backends.microbatch.MicroBatcher` (``max_batch`` requests or ``window``
+seconds) and generated together: the prompts are left-padded with an attention mask, each row
+stops at its own end-of-sequence token or its own ``max_tokens``, and a row with ``temperature > 0``
+samples from its own ``torch.Generator`` seeded with the request's seed, so a seeded answer does
+not depend on which requests shared its batch.
 
 Guided answers without a grammar engine: a ``choice`` constraint is met by scoring every choice
-(sum of token log-probabilities after the prompt, best one wins); a ``regex``/``json`` constraint
-is checked on the generated text (the valid answer in it is kept, see
-:func:`llm_policies.extraction.extract_answer`) and otherwise the model is asked again, with the
-reason, up to ``constraint_retries`` times.
+(sum of token log-probabilities after the prompt, best one wins; all choices of a batch in batched
+forward passes); a ``regex``/``json`` constraint is checked on the generated text (the valid answer
+in it is kept, see :func:`llm_policies.extraction.extract_answer`) and otherwise the model is asked
+again, with the reason, up to ``constraint_retries`` times; the retries of one batch are generated
+together too.
 """
 from __future__ import annotations
 
-import asyncio
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from llm_policies.backends.microbatch import MicroBatcher
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.extraction import extract_answer
-from llm_policies.types import ChatRequest, ChatResponse, Message
+from llm_policies.types import ChatRequest, ChatResponse, Message, Sampling
 
 
 def _import_stack() -> tuple[Any, Any]:
@@ -27,91 +37,204 @@ def _import_stack() -> tuple[Any, Any]:
     return torch, transformers
 
 
+class _RowLimits:
+    """Stopping criterion: row ``i`` is done once it has ``max_tokens[i]`` new tokens."""
+
+    def __init__(self, torch: Any, prompt_length: int, max_tokens: Sequence[int], device: str):
+        self.limits = torch.tensor(max_tokens, device=device) + prompt_length
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        return input_ids.shape[1] >= self.limits
+
+
+class _RowSampler:
+    """Logits processor: rows with ``temperature > 0`` draw their token (temperature, top-p) from
+    their own generator and force it; greedy rows are left to the greedy search."""
+
+    def __init__(self, torch: Any, samplings: Sequence[Sampling], device: str):
+        self.torch = torch
+        self.rows: list[tuple[int, Sampling, Any]] = []
+        for row, s in enumerate(samplings):
+            if s.temperature > 0:
+                generator = torch.Generator(device=device)
+                if s.seed is None:
+                    generator.seed()
+                else:
+                    generator.manual_seed(s.seed)
+                self.rows.append((row, s, generator))
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        torch = self.torch
+        for row, s, generator in self.rows:
+            probs = torch.softmax(scores[row].float() / s.temperature, dim=-1)
+            if s.top_p < 1:
+                sorted_probs, order = probs.sort(descending=True)
+                outside = sorted_probs.cumsum(-1) - sorted_probs >= s.top_p  # keeps at least the top token
+                probs = probs.scatter(0, order, sorted_probs.masked_fill(outside, 0.0))
+            token = torch.multinomial(probs, 1, generator=generator)
+            forced = torch.full_like(scores[row], float("-inf"))
+            scores[row] = forced.scatter(0, token, 0.0)
+        return scores
+
+
+@dataclass
+class _Job:
+    """One generated request while its constraint is checked and retried."""
+
+    request: ChatRequest
+    messages: list[Message]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    attempts: int = 0
+    last: ChatResponse = field(default_factory=lambda: ChatResponse(""))
+
+
 class TransformersBackend:
-    """Loads ``model`` (a folder or hub name available offline) once; calls run one at a time in a
-    worker thread, so the event loop stays free."""
+    """Loads ``model`` (a folder or hub name available offline) once; batches run one at a time in
+    a worker thread, so the event loop stays free."""
 
     def __init__(self, model: str, *, device: str = "cpu", dtype: str = "auto", guided: bool = True,
-                 constraint_retries: int = 2):
+                 constraint_retries: int = 2, max_batch: int = 16, window: float = 0.02):
         torch, transformers = _import_stack()
         if constraint_retries < 0:
             raise ValueError(f"constraint_retries must be >= 0, got {constraint_retries}")
         self._torch = torch
+        self._transformers = transformers
         self.model_name = model
         self.device = device
         self.guided = guided
         self.constraint_retries = constraint_retries
+        self.max_batch = max_batch
         self.label = f"hf:{model}"
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(model)
         dtype = resolve_dtype(dtype, device)
         self.model = transformers.AutoModelForCausalLM.from_pretrained(model, dtype=dtype).to(device).eval()
+        eos = self.model.generation_config.eos_token_id
+        eos_ids = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
+        eos_ids.add(self.tokenizer.eos_token_id)
+        self._eos = eos_ids
+        pad = self.tokenizer.pad_token_id
+        self._pad = self.tokenizer.eos_token_id if pad is None else pad
         self._lock = threading.Lock()
+        self._batcher: MicroBatcher[ChatRequest, ChatResponse] = MicroBatcher(self.generate_batch,
+                                                                              max_batch=max_batch, window=window)
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        return self._batcher.batch_sizes
 
     async def generate(self, request: ChatRequest) -> ChatResponse:
-        return await asyncio.to_thread(self.generate_sync, request)
+        return await self._batcher.submit(request)
 
     def generate_sync(self, request: ChatRequest) -> ChatResponse:
+        return self.generate_batch([request])[0]
+
+    def generate_batch(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
+        """The responses to ``requests`` (same order), generated together."""
         with self._lock, self._torch.inference_mode():
-            constraint = request.constraint if self.guided else None
-            if constraint is not None and constraint.kind == "choice":
-                return self._choose(request, constraint.choices)
-            messages = list(request.messages)
-            response = self._sample(messages, request)
-            if constraint is None:
-                return response
-            prompt_tokens, completion_tokens = response.prompt_tokens, response.completion_tokens
-            answer = extract_answer(response.text, constraint)
-            attempts = 1
-            while answer is None and attempts <= self.constraint_retries:
-                messages += [{"role": "assistant", "content": response.text},
-                             {"role": "user", "content": f"That answer does not have the required format "
-                                                         f"({constraint.description}). Reply with the answer only."}]
-                response = self._sample(messages, request)
-                prompt_tokens += response.prompt_tokens
-                completion_tokens += response.completion_tokens
-                answer = extract_answer(response.text, constraint)
-                attempts += 1
-            extra = {"attempts": attempts, "constraint_ok": answer is not None, "raw": response.text}
-            return ChatResponse(response.text if answer is None else answer, prompt_tokens, completion_tokens,
-                                response.finish_reason, extra)
+            results: dict[int, ChatResponse] = {}
+            guided = [r.constraint if self.guided else None for r in requests]
+            chosen = [i for i, c in enumerate(guided) if c is not None and c.kind == "choice"]
+            if chosen:
+                results.update(zip(chosen, self._choose([requests[i] for i in chosen])))
+            pending = {i: _Job(r, list(r.messages)) for i, r in enumerate(requests) if i not in results}
+            while pending:
+                jobs = list(pending.values())
+                outputs = self._sample([job.messages for job in jobs], [job.request.sampling for job in jobs])
+                retry = {}
+                for (i, job), out in zip(pending.items(), outputs):
+                    job.prompt_tokens += out.prompt_tokens
+                    job.completion_tokens += out.completion_tokens
+                    job.attempts += 1
+                    job.last = out
+                    constraint = guided[i]
+                    if constraint is None:
+                        results[i] = out
+                        continue
+                    answer = extract_answer(out.text, constraint)
+                    if answer is None and job.attempts <= self.constraint_retries:
+                        job.messages += [{"role": "assistant", "content": out.text},
+                                         {"role": "user", "content": "That answer does not have the required format "
+                                                                     f"({constraint.description}). Reply with the "
+                                                                     "answer only."}]
+                        retry[i] = job
+                        continue
+                    extra = {"attempts": job.attempts, "constraint_ok": answer is not None, "raw": out.text}
+                    results[i] = ChatResponse(out.text if answer is None else answer, job.prompt_tokens,
+                                              job.completion_tokens, out.finish_reason, extra)
+                pending = retry
+            return [results[i] for i in range(len(requests))]
 
-    def _prompt_ids(self, messages: list[Message]) -> Any:
-        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
-                                                 return_dict=True)["input_ids"]
-        return ids.to(self.device)
+    def _prompt_ids(self, messages: list[Message]) -> list[int]:
+        ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=True)["input_ids"]
+        return list(ids)
 
-    def _sample(self, messages: list[Message], request: ChatRequest) -> ChatResponse:
+    def _left_padded(self, rows: Sequence[list[int]]) -> tuple[Any, Any]:
+        """``input_ids`` and ``attention_mask`` of ``rows``, left-padded to the longest one."""
         torch = self._torch
-        prompt = self._prompt_ids(messages)
-        s = request.sampling
-        kwargs: dict[str, Any] = {"max_new_tokens": s.max_tokens, "pad_token_id": self.tokenizer.eos_token_id}
-        if s.temperature > 0:
-            kwargs.update(do_sample=True, temperature=s.temperature, top_p=s.top_p)
-            if s.seed is not None:
-                torch.manual_seed(s.seed)
-        else:
-            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-        out = self.model.generate(prompt, attention_mask=torch.ones_like(prompt), **kwargs)[0, prompt.shape[1]:]
-        eos = self.tokenizer.eos_token_id
-        finished = len(out) < s.max_tokens or (len(out) > 0 and int(out[-1]) == eos)
-        text = self.tokenizer.decode(out, skip_special_tokens=True)
-        return ChatResponse(text, int(prompt.shape[1]), len(out), "stop" if finished else "length")
+        width = max(len(row) for row in rows)
+        ids = torch.tensor([[self._pad] * (width - len(row)) + row for row in rows], device=self.device)
+        mask = torch.tensor([[0] * (width - len(row)) + [1] * len(row) for row in rows], device=self.device)
+        return ids, mask
 
-    def _choose(self, request: ChatRequest, choices: tuple[str, ...]) -> ChatResponse:
-        """The choice with the highest total log-probability as a continuation of the prompt."""
+    def _sample(self, conversations: Sequence[list[Message]], samplings: Sequence[Sampling]) -> list[ChatResponse]:
+        """One batched ``generate`` call: greedy rows by greedy search, the others by :class:`_RowSampler`."""
         torch = self._torch
-        prompt = self._prompt_ids(list(request.messages))[0]
-        scores = []
-        for choice in choices:
-            cont = torch.tensor(self.tokenizer.encode(choice, add_special_tokens=False), device=self.device)
-            ids = torch.cat([prompt, cont]).unsqueeze(0)
-            logits = self.model(ids).logits[0, prompt.shape[0] - 1 : -1].float()
-            logprobs = torch.log_softmax(logits, dim=-1).gather(1, cont.unsqueeze(1)).sum()
-            scores.append(float(logprobs))
-        best = max(range(len(choices)), key=scores.__getitem__)
-        completion_tokens = len(self.tokenizer.encode(choices[best], add_special_tokens=False))
-        return ChatResponse(choices[best], int(prompt.shape[0]), completion_tokens, "stop",
-                            {"choice_logprobs": dict(zip(choices, scores))})
+        prompts = [self._prompt_ids(messages) for messages in conversations]
+        ids, mask = self._left_padded(prompts)
+        limits = [s.max_tokens for s in samplings]
+        transformers = self._transformers
+        sequences = self.model.generate(
+            ids, attention_mask=mask, max_new_tokens=max(limits), pad_token_id=self._pad, do_sample=False,
+            temperature=None, top_p=None, top_k=None,
+            logits_processor=transformers.LogitsProcessorList([_RowSampler(torch, samplings, self.device)]),
+            stopping_criteria=transformers.StoppingCriteriaList([_RowLimits(torch, ids.shape[1], limits, self.device)]))
+        responses = []
+        for prompt, limit, row in zip(prompts, limits, sequences[:, ids.shape[1]:].tolist()):
+            out = row[:limit]
+            end = next((k for k, token in enumerate(out) if token in self._eos), None)
+            finish = "length" if end is None else "stop"
+            out = out if end is None else out[: end + 1]
+            text = self.tokenizer.decode(out, skip_special_tokens=True)
+            responses.append(ChatResponse(text, len(prompt), len(out), finish))
+        return responses
+
+    def _choose(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
+        """For each request, the choice with the highest total log-probability as a continuation of
+        its prompt; every (prompt, choice) pair is scored in left-padded forward passes of up to
+        ``max_batch`` rows."""
+        torch = self._torch
+        pairs = []  # (request index, prompt ids, choice ids)
+        prompts = []
+        for i, request in enumerate(requests):
+            assert request.constraint is not None
+            prompt = self._prompt_ids(list(request.messages))
+            prompts.append(prompt)
+            pairs += [(i, prompt, self.tokenizer.encode(choice, add_special_tokens=False))
+                      for choice in request.constraint.choices]
+        scores: list[float] = []
+        for start in range(0, len(pairs), self.max_batch):
+            chunk = pairs[start : start + self.max_batch]
+            ids, mask = self._left_padded([prompt + cont for _, prompt, cont in chunk])
+            keep = max(len(cont) for _, _, cont in chunk) + 1
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            logits = self.model(ids, attention_mask=mask, position_ids=positions, logits_to_keep=keep).logits.float()
+            logprobs = torch.log_softmax(logits, dim=-1)
+            for row, (_, _, cont) in enumerate(chunk):
+                steps = logprobs[row, keep - 1 - len(cont) : keep - 1]
+                scores.append(float(steps.gather(1, torch.tensor(cont, device=self.device).unsqueeze(1)).sum()))
+        responses = []
+        offset = 0
+        for request, prompt in zip(requests, prompts):
+            assert request.constraint is not None
+            choices = request.constraint.choices
+            mine = scores[offset : offset + len(choices)]
+            offset += len(choices)
+            best = max(range(len(choices)), key=mine.__getitem__)
+            completion_tokens = len(self.tokenizer.encode(choices[best], add_special_tokens=False))
+            responses.append(ChatResponse(choices[best], len(prompt), completion_tokens, "stop",
+                                          {"choice_logprobs": dict(zip(choices, mine))}))
+        return responses
 
     def close(self) -> None:
         self.model = None
