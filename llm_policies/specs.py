@@ -18,7 +18,7 @@ OPTIONS is a URL query string, ``key=value`` joined by ``&`` (percent-encode a c
     timeout=120  retries=4                             (vllm: per-request timeout s, attempts)
     max_batch=64  window=0.02  max_model_len=8192  enforce_eager=0   (vllm-local; eager skips
                                                        torch.compile: faster start, slower steps)
-    device=cpu  dtype=auto                             (hf)
+    device=cpu  dtype=auto  max_batch=16  window=0.02  (hf; concurrent requests generated together)
 
 Backends are shared per process: every policy built from the same target reuses one HTTP client
 pool, one ``vllm.LLM`` or one loaded model, so concurrent episodes batch together.
