@@ -40,6 +40,7 @@ class GamePapers:
     note: str  #: how the figures compare with the evaluation's
     models: tuple[PublishedModel, ...]
     derived: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    digits: int = 1  #: decimals the paper prints (a derived mean gets one more)
 
     def values(self, model: PublishedModel) -> dict[str, float]:
         """Quantity -> value of ``model``, plus each ``derived`` quantity: the mean of the
@@ -165,7 +166,7 @@ def _who_is_spy() -> GamePapers:
                    for model, cells in _WIS_TABLE_2.items())
     return GamePapers("who_is_spy_v0", "who_is_spy.md", "### 7.1", WIS_SCORE,
                       "six players with one spy; the paper's average score mixes roles at its own ratio "
-                      "(about 1 game in 6 as the spy)", models)
+                      "(about 1 game in 6 as the spy)", models, digits=2)
 
 
 # -- Auction: auction.md §7.4, paper Table 2 (budget 20 000, 10 items, vs GPT-4-Turbo and GPT-3.5-Turbo)
@@ -218,7 +219,7 @@ def _trading() -> GamePapers:
     return GamePapers("trading_v0", "trading.md", "## 9.", None,
                       "no comparable published figure: the paper traded other assets (TSLA, BMRN, ETH, BTC) "
                       "live in 2025-08/09, the evaluation replays its own default window; same units, "
-                      "shown for scale only", tuple(models))
+                      "shown for scale only", tuple(models), digits=2)
 
 
 PAPER_FIGURES: dict[str, GamePapers] = {
