@@ -245,6 +245,16 @@ def test_a_small_real_evaluation(tmp_path):
     assert main(["leaderboard", str(out / "who_is_spy_v0" / "model" / "spy")]) == 0
 
 
+def test_episodes_do_not_depend_on_the_concurrency(tmp_path):
+    games = ["guess_two_thirds_v0", "who_is_spy_v0"]
+    for name, concurrency in (("one", 1), ("four", 4)):
+        evaluate("random", tmp_path / name, games=games, episodes=3, concurrency=concurrency,
+                 env_overrides={"guess_two_thirds_v0": {"n_rounds": 2}})
+    for game in games:
+        for subject in SUBJECTS:
+            assert load_episodes(tmp_path / "one", game, subject) == load_episodes(tmp_path / "four", game, subject)
+
+
 def _committed(out: Path) -> int:
     return sum(len(read_episodes(p)) for p in out.rglob("episodes.jsonl"))
 
