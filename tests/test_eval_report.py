@@ -85,7 +85,7 @@ def test_every_paper_figure_equals_its_spec_cell():
             for figure in model.figures:
                 assert parse_cell(spec_cell(papers, figure)) == (figure.value, figure.spread), (papers.game, figure)
                 checked += 1
-    assert checked == 8 * 12 + 12 * 6 + 10 * 4 + 3 * 6 + 14  # γ-Bench, tank, Who is Spy, auction, trading
+    assert checked == 8 * 12 + 12 * 8 + 10 * 4 + 3 * 6 + 14  # γ-Bench, tank, Who is Spy, auction, trading
 
 
 def test_the_spec_parser_finds_cells_and_refuses_what_is_not_there():
