@@ -95,7 +95,7 @@ def _compare(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from arena_envs.evaluation.evaluate import evaluate
     if not args.spec:
-        raise UsageError("give the SPEC of the policy to evaluate (e.g. vllm:MODEL@URL, or random), or --compare DIR DIR")
+        raise UsageError("give the SPEC of the policy to evaluate (vllm:MODEL@URL, random...), or --compare DIR DIR")
     games = None if args.games.strip() == "all" else [g.strip() for g in args.games.split(",")]
     suffix = "-quick" if args.quick else ""
     out = Path(args.out) if args.out else Path("results") / f"eval-{model_slug(args.spec)}-seed{args.seed}{suffix}"

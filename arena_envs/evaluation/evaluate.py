@@ -26,10 +26,11 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from arena_envs.core import Policy
 from arena_envs.evaluation.settings import MANIFEST, SETTINGS, SUBJECTS, PaperSetting, read_manifest
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.results import read_episodes, write_durably
-from arena_envs.runner.runner import RunConfig, Runner, env_factory
+from arena_envs.runner.runner import PolicyFactory, RunConfig, Runner, env_factory
 
 #: The manifest's keys that must be equal for a folder to be resumed.
 SAME = ("model", "seed", "quick")
@@ -100,10 +101,9 @@ def merge_manifest(out: Path, new: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"{out} exists, is not empty and has no {MANIFEST}; choose another --out")
         return new
     old = read_manifest(out)
-    for key in SAME:
-        if old.get(key) != new[key]:
-            raise ValueError(f"{out} holds the evaluation of {key} {old.get(key)!r}, not {new[key]!r}; use another "
-                             "--out, or repeat the original command to resume it")
+    if any(old.get(key) != new[key] for key in SAME):
+        raise ValueError(f"{out} holds the evaluation of {_describe(old)}, this command asks for {_describe(new)}; "
+                         "use another --out, or repeat the original command to resume it")
     for game in set(old["games"]) & set(new["games"]):
         for key, what in (("episodes", "episodes per part"), ("env_args", "--env-arg")):
             if old[key].get(game) != new[key].get(game):
@@ -113,6 +113,11 @@ def merge_manifest(out: Path, new: dict[str, Any]) -> dict[str, Any]:
     counts = {**old["episodes"], **new["episodes"]}
     return {**new, "games": games, "episodes": {g: counts[g] for g in games},
             "env_args": {**old["env_args"], **new["env_args"]}}
+
+
+def _describe(manifest: Mapping[str, Any]) -> str:
+    mode = "--quick" if manifest.get("quick") else "full"
+    return f"model {manifest.get('model')!r}, seed {manifest.get('seed')}, {mode} mode"
 
 
 def preflight(runs: Sequence[PlannedRun]) -> None:
@@ -144,7 +149,15 @@ def preflight(runs: Sequence[PlannedRun]) -> None:
                 policy.close()
 
 
-async def play(runs: Sequence[PlannedRun], concurrency: int, bar: tqdm) -> None:  # type: ignore[type-arg]
+def policies_of(game: str) -> PolicyFactory:
+    """Policy specs resolved for ``game`` (the tank battle's runs name the layout builder as their
+    environment; its policies are the tank battle's)."""
+    def factory(spec: str, env: str) -> Policy:
+        return make_policy(spec, game)
+    return factory
+
+
+async def play(runs: Sequence[PlannedRun], concurrency: int, bar: tqdm) -> None:
     """Play the missing episodes of ``runs``, longest first, at most ``concurrency`` in flight."""
     todo = sorted(((run, run.config.episodes - run.finished()) for run in runs), key=lambda item: -item[1])
     pending = [(run, missing) for run, missing in todo if missing > 0]
@@ -161,7 +174,7 @@ async def play(runs: Sequence[PlannedRun], concurrency: int, bar: tqdm) -> None:
                 slots = min(free, missing)
                 free -= slots
                 runner = Runner(run.config, run.folder, concurrency=slots, sync_interval=0, plots=False,
-                                policy_factory=lambda spec, env, game=run.game: make_policy(spec, game),
+                                policy_factory=policies_of(run.game),
                                 on_episode=counted)
                 bar.set_postfix_str(f"{run.game}/{run.subject}/{run.part}", refresh=False)
                 active[asyncio.ensure_future(runner.run())] = slots

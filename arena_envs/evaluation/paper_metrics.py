@@ -98,7 +98,7 @@ def tank(parts: Entries, seats: Seats, metric: str) -> dict[str, float]:
         facc.append(mean(mean(r["facc"] for r in row) for row in rows))
         macc.append(mean(mean(r["macc"] for r in row) for row in rows))
     return {metric: mean(out[f"S{name[-1]} Score"] for name in BATTLE),
-            "Avg. Dis (stages 1-2)": mean(out[f"S{name[-1]} FDis"] for name in NAVIGATION),
+            "Avg.Dis (stages 1-2)": mean(out[f"S{name[-1]} FDis"] for name in NAVIGATION),
             **out, "FAcc": mean(facc), "MAcc": mean(macc)}
 
 
@@ -113,9 +113,9 @@ WIS_GAMES = 90
 def who_is_spy(parts: Entries, seats: Seats, metric: str) -> dict[str, float]:
     """Role-weighted figures (spy games weigh 1/6, civilian games 5/6, the share of a seat drawn
     at random, which is the paper's mix: about 15 spy games in 90), so they do not depend on how
-    many games each part played. Avg. score as the paper's Table 2; the headline is the WiS
-    platform rating ``100 + sum(score) - games`` (spec §3.3) of a model that played the paper's 90
-    games with that average: ``100 + 90 * (avg - 1)``. Vote accuracy pools the civilian games'
+    many games each part played. The headline is the average score of the paper's Table 2; the WiS
+    platform rating ``100 + sum(score) - games`` (spec §3.3) is given for a model that played the
+    paper's 90 games with that average: ``100 + 90 * (avg - 1)``. Vote accuracy pools the civilian games'
     valid votes (spec §3.4)."""
     spy = [_agent(entry, agent) for entry in parts.get("spy", ()) for agent in seats["spy"]]
     civ = [_agent(entry, agent) for entry in parts.get("civilian", ()) for agent in seats["civilian"]]
@@ -127,10 +127,10 @@ def who_is_spy(parts: Entries, seats: Seats, metric: str) -> dict[str, float]:
     spy_wr, civ_wr = 100 * mean(r["spy_win"] for r in spy), 100 * mean(r["civilian_win"] for r in civ)
     score = weighted(spy_score, civ_score)
     votes = sum(r["civilian_votes"] or 0 for r in civ)
-    return {metric: 100 + WIS_GAMES * (score - 1), "Avg. score": score, "Spy WR (%)": spy_wr,
-            "Civilian WR (%)": civ_wr, "Overall WR (%)": weighted(spy_wr, civ_wr),
+    return {metric: score, "WiS rating (90 games)": 100 + WIS_GAMES * (score - 1), "Spy win rate (%)": spy_wr,
+            "Civilian win rate (%)": civ_wr, "Win rate (%)": weighted(spy_wr, civ_wr),
             "Avg. score as spy": spy_score, "Avg. score as civilian": civ_score,
-            "Vote acc. (%)": 100 * ratio(sum(r["votes_for_spy"] or 0 for r in civ), votes)}
+            "Vote accuracy (%)": 100 * ratio(sum(r["votes_for_spy"] or 0 for r in civ), votes)}
 
 
 # --- Agent Market Arena: the five PAI metrics of the evaluation window ---------------------------

@@ -23,6 +23,8 @@ the specs' default protocols:
 * Who is Spy (``who_is_spy.md`` §3, §7.1): six players, the spy fixed in seat 0 (``spy_seats``);
   part ``spy``: the subject in seat 0, part ``civilian``: in seat 1, the other seats the lexicon
   rule agent; 15 spy and 75 civilian games (the paper's 90 games per model, one in six as spy).
+  Headline: the average score of the paper's Table 2 (roles weighted 1 : 5); the WiS platform
+  rating is shown for the paper's 90 games.
 * Agent Market Arena (``trading.md`` §2.8, §5, §9): the default real-data window (S&P 500,
   2018-05-01..09-28, evaluation from 08-01), one trader: the subject; an LLM SPEC without
   ``agent=`` plays as ``agent=investor`` (the paper's single-agent baseline architecture, the
@@ -90,7 +92,10 @@ class PaperSetting:
 
     def subject_spec(self, spec: str, subject: str) -> str:
         """The policy spec the ``subject`` plays: the SPEC (with this game's ``agent=`` for an LLM
-        spec that names none), or the game's ``random`` or rule policy."""
+        spec that names none), or the game's ``random`` or rule policy. A SPEC that is just
+        ``random`` or ``rule`` means that subject's policy (the γ games' rule is ``equilibrium``)."""
+        if subject == "model" and spec.strip() in ("random", "rule"):
+            subject = spec.strip()
         if subject == "random":
             return "random"
         if subject == "rule":
@@ -171,7 +176,7 @@ _TANK = PaperSetting(
     tuple(Part(f"stage{k}", {"stage": k, "layouts": [1, 2, 3, 4, 5]}, episodes=5, quick_episodes=1, n_seats=n,
                subject_seats=primary) for k, (n, primary) in _TANK_STAGES.items()),
     "Avg. Score (stages 3-7)", True,
-    ("Avg. Dis (stages 1-2)", "S1 FDis", "S2 FDis", "S3 Score", "S4 Score", "S5 Score", "S6 Score", "S7 Score",
+    ("Avg.Dis (stages 1-2)", "S1 FDis", "S2 FDis", "S3 Score", "S4 Score", "S5 Score", "S6 Score", "S7 Score",
      "FAcc", "MAcc"),
     env="arena_envs.evaluation.tank_layouts:env", compute=paper_metrics.tank)
 
@@ -179,9 +184,9 @@ _WIS = PaperSetting(
     "who_is_spy_v0", "WiS", "Who is Spy",
     (Part("spy", {"spy_seats": [0]}, episodes=15, quick_episodes=1, n_seats=6, subject_seats=(0,)),
      Part("civilian", {"spy_seats": [0]}, episodes=75, quick_episodes=1, n_seats=6, subject_seats=(1,))),
-    "WiS rating (90 games)", True,
-    ("Avg. score", "Spy WR (%)", "Civilian WR (%)", "Overall WR (%)", "Avg. score as spy",
-     "Avg. score as civilian", "Vote acc. (%)"),
+    "Avg. score", True,
+    ("WiS rating (90 games)", "Spy win rate (%)", "Civilian win rate (%)", "Win rate (%)", "Avg. score as spy",
+     "Avg. score as civilian", "Vote accuracy (%)"),
     compute=paper_metrics.who_is_spy)
 
 _TRADING = PaperSetting(
