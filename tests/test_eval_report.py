@@ -219,8 +219,9 @@ def test_report_figures_equal_those_recomputed_from_the_results_folders(evaluati
                     assert parse_cell(spec_cell(papers, figure)) == parse_cell(cell)
                 checked += 1
     assert checked > 100
-    best = overview[SETTINGS["who_is_spy_v0"].label][6]
-    assert best == "301.6 (GPT4o)"  # 100 + 90 * (3.24 - 1), the rating of Table 2's best average score
+    assert overview[SETTINGS["who_is_spy_v0"].label][6:] == ["3.24 (GPT4o)", "1.04 (Doubao)"]
+    wis = tables_of(sections[SETTINGS["who_is_spy_v0"].label])[1]
+    assert wis[0][1] == "WiS rating (90 games)" and wis[-1][:2] == ["GPT4o", "301.6"]  # 100 + 90 * (3.24 - 1)
     assert overview[SETTINGS["auction_v0"].label][6] == "no comparable published figure"
 
 
@@ -250,7 +251,7 @@ def test_a_report_of_an_unfinished_evaluation_shows_what_is_missing(evaluations,
     text = write_report(out).read_text("utf-8")
     assert "| status | incomplete: 46 of 48 episodes played" in text
     assert "| model (`rule`) | 2/4 | missing (civilian not played) |" in text
-    assert "| [Who is Spy](#who_is_spy_v0) | WiS | WiS rating (90 games) ↑ | missing (civilian not played) |" in text
+    assert "| [Who is Spy](#who_is_spy_v0) | WiS | Avg. score ↑ | missing (civilian not played) |" in text
 
 
 def test_compare_puts_one_row_per_model_and_refuses_bad_folders(evaluations, tmp_path):

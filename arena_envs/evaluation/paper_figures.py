@@ -126,7 +126,7 @@ def _gamma(row: str, game: str) -> GamePapers:
 # -- Tank battle: tank_battle.md §7.5, paper Tables 2 (Level 1), 3 (Level 2), 4 (Level 3, with cooperation)
 
 TANK_SCORE = "Avg. Score (stages 3-7)"
-TANK_DIS = "Avg. Dis (stages 1-2)"
+TANK_DIS = "Avg.Dis (stages 1-2)"
 _TANK_STAGES = ("S3 Score", "S4 Score", "S5 Score", "S6 Score", "S7 Score")
 #: model -> S1 FDis, S2 FDis, Avg.Dis (Table 2), S3 and S4 Score (Table 3), S5, S6 and S7 Score (Table 4)
 _TANK_TABLES = {
@@ -169,9 +169,10 @@ def _tank() -> GamePapers:
 
 # -- Who is Spy: who_is_spy.md §7.1, paper Table 2 (90 games per model, roles balanced)
 
+WIS_SCORE = "Avg. score"
 WIS_RATING = "WiS rating (90 games)"
 _WIS_COLUMNS = ("Spy WR %", "Civilian WR %", "Overall WR %", "Avg score")
-_WIS_QUANTITIES = ("Spy WR (%)", "Civilian WR (%)", "Overall WR (%)", "Avg. score")
+_WIS_QUANTITIES = ("Spy win rate (%)", "Civilian win rate (%)", "Win rate (%)", WIS_SCORE)
 _WIS_TABLE_2 = {
     "Doubao": (7.69, 66.23, 57.78, 1.04),
     "Gemini-1.5-pro": (30.77, 68.83, 63.33, 1.29),
@@ -188,7 +189,7 @@ _WIS_TABLE_2 = {
 
 def _wis_rating(values: Mapping[str, float]) -> float | None:
     """The WiS platform rating after the paper's games at the published average score."""
-    score = values.get("Avg. score")
+    score = values.get(WIS_SCORE)
     return None if score is None else 100 + WIS_GAMES * (score - 1)
 
 
@@ -196,10 +197,10 @@ def _who_is_spy() -> GamePapers:
     models = tuple(PublishedModel(model, tuple(Figure(q, "Table 2", (model,), c, v)
                                                for q, c, v in zip(_WIS_QUANTITIES, _WIS_COLUMNS, cells)))
                    for model, cells in _WIS_TABLE_2.items())
-    return GamePapers("who_is_spy_v0", "who_is_spy.md", "### 7.1", WIS_RATING,
-                      f"six players with one spy, about 1 game in 6 as the spy; the rating is the platform's "
-                      f"100 + sum of scores - games of a model that played the paper's {WIS_GAMES} games with "
-                      f"its Avg. score; the other players were the same model, here the rule agent",
+    return GamePapers("who_is_spy_v0", "who_is_spy.md", "### 7.1", WIS_SCORE,
+                      f"six players with one spy, about 1 game in 6 as the spy; the other players were the same "
+                      f"model, here the rule agent; the rating is the platform's 100 + sum of scores - games of "
+                      f"a model that played the paper's {WIS_GAMES} games with its Avg. score",
                       models, {WIS_RATING: _wis_rating}, digits=2, derived_digits=1)
 
 
