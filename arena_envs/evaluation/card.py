@@ -26,6 +26,7 @@ class SubjectResult:
     expected: Mapping[str, int]  #: part -> episodes the evaluation plays
     headline: Interval | None  #: None while a part has no episode
     metrics: Mapping[str, float]  #: the setting's metrics (headline included); empty while missing
+    comparable: Mapping[str, float]  #: the papers' quantities this subject has a figure for (empty while missing)
 
     @property
     def missing(self) -> list[str]:
@@ -69,13 +70,29 @@ def _newest(out: Path, games: list[str]) -> datetime | None:
     return datetime.fromtimestamp(max(times), timezone.utc) if times else None
 
 
-def subject_result(setting: PaperSetting, subject: str, episodes: Mapping[str, list[dict[str, Any]]],
-                   expected: Mapping[str, int], seed: int) -> SubjectResult:
+def comparable(setting: PaperSetting, papers: GamePapers, episodes: Mapping[str, list[dict[str, Any]]],
+               metrics: Mapping[str, float]) -> dict[str, float]:
+    """The papers' quantities in the evaluation: a metric of the setting by the same name, or that
+    metric on the parts ``papers.subsets`` names."""
+    values = {}
+    for quantity in papers.quantities():
+        if quantity in papers.subsets:
+            metric, parts = papers.subsets[quantity]
+            values[quantity] = setting.metrics({part: episodes[part] for part in parts})[metric]
+        elif quantity in metrics:
+            values[quantity] = metrics[quantity]
+    return values
+
+
+def subject_result(setting: PaperSetting, papers: GamePapers, subject: str,
+                   episodes: Mapping[str, list[dict[str, Any]]], expected: Mapping[str, int],
+                   seed: int) -> SubjectResult:
     played = {part: len(entries) for part, entries in episodes.items()}
     if any(n == 0 for n in played.values()):
-        return SubjectResult(subject, played, expected, None, {})
+        return SubjectResult(subject, played, expected, None, {}, {})
     headline = bootstrap(episodes, setting.headline, seed=seed)
-    return SubjectResult(subject, played, expected, headline, setting.metrics(episodes))
+    metrics = setting.metrics(episodes)
+    return SubjectResult(subject, played, expected, headline, metrics, comparable(setting, papers, episodes, metrics))
 
 
 def read_card(out: str | Path) -> Card:
@@ -93,7 +110,9 @@ def read_card(out: str | Path) -> Card:
         setting = SETTINGS[game]
         expected = {part.name: int(n) for part, n in
                     ((p, manifest["episodes"][game][p.name]) for p in setting.parts)}
-        results = {s: subject_result(setting, s, load_episodes(out, game, s), expected, seed) for s in subjects}
-        cards.append(GameCard(setting, PAPER_FIGURES[game], results))
+        papers = PAPER_FIGURES[game]
+        results = {s: subject_result(setting, papers, s, load_episodes(out, game, s), expected, seed)
+                   for s in subjects}
+        cards.append(GameCard(setting, papers, results))
     return Card(out, str(manifest["model"]), seed, bool(manifest["quick"]), subjects, tuple(cards),
                 _newest(out, games))

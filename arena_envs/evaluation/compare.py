@@ -2,30 +2,18 @@
 (``compare.md``) and one chart (``compare.png``).
 
 The folders must be evaluations of different models on the same games in the same settings (the
-environment arguments of every part's run, as ``run.json`` records them); anything else is refused
-in one line. Episode counts and seeds may differ: each figure carries its own interval.
+paper settings, changed by the same ``--env-arg`` values as ``eval.json`` records them); anything
+else is refused in one line. Episode counts and seeds may differ: each figure carries its own interval.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from arena_envs.evaluation.card import Card, read_card
 from arena_envs.evaluation.formatting import CI, headline_cell, point_cell
 from arena_envs.evaluation.plots import write_compare_plot
-from arena_envs.evaluation.settings import SETTINGS, read_manifest
-
-
-def _env_kwargs(folder: Path, game: str) -> dict[str, Any]:
-    """part -> the env_kwargs of the model's run of that part (parts not started yet left out)."""
-    found = {}
-    for part in SETTINGS[game].parts:
-        run = folder / game / "model" / part.name / "run.json"
-        if run.exists():
-            found[part.name] = json.loads(run.read_text("utf-8"))["config"].get("env_kwargs")
-    return found
+from arena_envs.evaluation.settings import read_manifest
 
 
 def check_comparable(folders: Sequence[Path]) -> None:
@@ -47,11 +35,10 @@ def check_comparable(folders: Sequence[Path]) -> None:
             raise ValueError(f"{folder} evaluated games {', '.join(manifest['games'])} but {first} evaluated "
                              f"{', '.join(games)}; --compare needs the same games")
         for game in games:
-            ours, theirs = _env_kwargs(first, game), _env_kwargs(folder, game)
-            for part in ours.keys() & theirs.keys():
-                if ours[part] != theirs[part]:
-                    raise ValueError(f"{folder} played {game} ({part}) with env_kwargs {theirs[part]} but {first} "
-                                     f"with {ours[part]}; --compare needs the same settings")
+            ours, theirs = manifests[0].get("env_args", {}).get(game, {}), manifest.get("env_args", {}).get(game, {})
+            if ours != theirs:
+                raise ValueError(f"{folder} played {game} with --env-arg {theirs} but {first} with {ours}; "
+                                 f"--compare needs the same settings")
 
 
 def format_compare(cards: Sequence[Card]) -> str:

@@ -8,8 +8,10 @@ evaluation's headline metric (``None`` where the paper published none, with the 
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from arena_envs.evaluation.paper_metrics import WIS_GAMES
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,10 @@ class PublishedModel:
     baseline: bool = False  #: the paper's own random player, not a model
 
 
+#: A quantity computed from a published model's figures (quantity -> value); None when one is missing.
+Derivation = Callable[[Mapping[str, float]], "float | None"]
+
+
 @dataclass(frozen=True)
 class GamePapers:
     game: str
@@ -39,17 +45,28 @@ class GamePapers:
     headline: str | None  #: the quantity in the unit of the evaluation's headline; None: none published
     note: str  #: how the figures compare with the evaluation's
     models: tuple[PublishedModel, ...]
-    derived: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    digits: int = 1  #: decimals the paper prints (a derived mean gets one more)
+    derived: Mapping[str, Derivation] = field(default_factory=dict)  #: computed from the figures
+    #: quantity -> (the setting's metric, the parts it is computed on) where the quantity is that
+    #: metric on some parts only; any other quantity is the setting's metric of the same name
+    subsets: Mapping[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    digits: int = 1  #: decimals the paper prints
+    derived_digits: int = 2  #: decimals of a derived quantity
 
     def values(self, model: PublishedModel) -> dict[str, float]:
-        """Quantity -> value of ``model``, plus each ``derived`` quantity: the mean of the
-        quantities it names (left out when one of them is missing)."""
+        """Quantity -> value of ``model``, derived quantities included (where they can be)."""
         values = {f.quantity: f.value for f in model.figures}
-        for name, parts in self.derived.items():
-            if all(p in values for p in parts):
-                values[name] = sum(values[p] for p in parts) / len(parts)
+        for name, derive in self.derived.items():
+            value = derive(values)
+            if value is not None:
+                values[name] = value
         return values
+
+    def digits_of(self, quantity: str) -> int:
+        return self.derived_digits if quantity in self.derived else self.digits
+
+    def quantities(self) -> list[str]:
+        """The derived quantities, then the published ones, in table order."""
+        return [*self.derived, *dict.fromkeys(f.quantity for m in self.models for f in m.figures)]
 
     def citation(self, figures: Sequence[Figure] | None = None) -> str:
         """Where ``figures`` (default: all of the game's) come from, e.g. ``"gamma_games.md §14.1,
@@ -111,39 +128,49 @@ def _gamma(row: str, game: str) -> GamePapers:
 TANK_SCORE = "Avg. Score (stages 3-7)"
 TANK_DIS = "Avg.Dis (stages 1-2)"
 _TANK_STAGES = ("S3 Score", "S4 Score", "S5 Score", "S6 Score", "S7 Score")
-#: model -> Avg.Dis (Table 2), S3 and S4 Score (Table 3), S5, S6 and S7 Score (Table 4)
+#: model -> S1 FDis, S2 FDis, Avg.Dis (Table 2), S3 and S4 Score (Table 3), S5, S6 and S7 Score (Table 4)
 _TANK_TABLES = {
-    "claude3.5-sonnet-0620": (12.8, 5.3, 4.3, 6.3, 7.0, 8.3),
-    "gpt-4o-mini": (11.5, 3.3, 1.3, 5.7, 4.7, 2.0),
-    "gpt-3.5-turbo-0125": (8.2, 0.3, 0.3, 1.0, 1.3, 2.3),
-    "glm-4-flash": (4.7, 0.3, 0.7, 0.7, 2.0, 0.3),
-    "internlm2.5-7b-chat": (5.7, 1.8, 0.2, 0.6, 2.2, 3.2),
-    "mistral-7b-instruct": (4.6, 0.3, 0.0, 0.2, 0.0, 0.2),
-    "glm-4-9b-chat": (4.0, 0.4, 0.4, 1.0, 0.6, 1.0),
-    "qwen2-7b-instruct": (2.9, 0.4, 0.2, 0.0, 1.4, 1.2),
-    "yi-1.5-9b-chat-16k": (1.9, 1.4, 0.4, 1.0, 1.8, 2.2),
-    "gemma2-9b-it": (1.8, 0.4, 0.0, 1.8, 0.6, 1.8),
-    "llama3-8b-instruct": (-1.3, 0.4, 0.4, 1.0, 0.8, 1.2),
-    "random": (1.2, 0.2, 0.0, 0.2, 0.4, 0.6),
+    "claude3.5-sonnet-0620": (13.7, 12.0, 12.8, 5.3, 4.3, 6.3, 7.0, 8.3),
+    "gpt-4o-mini": (12.3, 10.7, 11.5, 3.3, 1.3, 5.7, 4.7, 2.0),
+    "gpt-3.5-turbo-0125": (10.7, 5.7, 8.2, 0.3, 0.3, 1.0, 1.3, 2.3),
+    "glm-4-flash": (4.3, 5.0, 4.7, 0.3, 0.7, 0.7, 2.0, 0.3),
+    "internlm2.5-7b-chat": (6.7, 4.7, 5.7, 1.8, 0.2, 0.6, 2.2, 3.2),
+    "mistral-7b-instruct": (3.3, 5.8, 4.6, 0.3, 0.0, 0.2, 0.0, 0.2),
+    "glm-4-9b-chat": (3.8, 4.2, 4.0, 0.4, 0.4, 1.0, 0.6, 1.0),
+    "qwen2-7b-instruct": (3.7, 2.1, 2.9, 0.4, 0.2, 0.0, 1.4, 1.2),
+    "yi-1.5-9b-chat-16k": (1.9, 1.9, 1.9, 1.4, 0.4, 1.0, 1.8, 2.2),
+    "gemma2-9b-it": (2.8, 0.7, 1.8, 0.4, 0.0, 1.8, 0.6, 1.8),
+    "llama3-8b-instruct": (-1.4, -1.1, -1.3, 0.4, 0.4, 1.0, 0.8, 1.2),
+    "random": (1.0, 1.4, 1.2, 0.2, 0.0, 0.2, 0.4, 0.6),
 }
+
+
+def _stage_mean(values: Mapping[str, float]) -> float | None:
+    """Avg. Score of stages 3-7: the mean of the five stage Scores (the paper averages per level only)."""
+    scores = [values.get(stage) for stage in _TANK_STAGES]
+    return None if None in scores else sum(v for v in scores if v is not None) / len(scores)
 
 
 def _tank() -> GamePapers:
     models = []
-    for model, (dis, *scores) in _TANK_TABLES.items():
-        figures = [Figure(TANK_DIS, "Table 2", (model,), "Avg.Dis", dis)]
+    for model, (fdis1, fdis2, dis, *scores) in _TANK_TABLES.items():
+        figures = [Figure("S1 FDis", "Table 2", (model,), "S1 FDis", fdis1),
+                   Figure("S2 FDis", "Table 2", (model,), "S2 FDis", fdis2),
+                   Figure(TANK_DIS, "Table 2", (model,), "Avg.Dis", dis)]
         for stage, score in zip(_TANK_STAGES, scores):
             figures.append(Figure(stage, "Table 3" if stage in ("S3 Score", "S4 Score") else "Table 4",
                                   (model,), stage, score))
         models.append(PublishedModel(model, tuple(figures), baseline=model == "random"))
     return GamePapers("tank_battle_v0", "tank_battle.md", "### 7.5", TANK_SCORE,
                       "Avg. Score (stages 3-7) is the mean of the five stage Scores of Tables 3 and 4 "
-                      "(the paper averages per level only)", tuple(models), {TANK_SCORE: _TANK_STAGES})
+                      "(the paper averages per level only); the secondary tanks were the paper's yi-1.5-9b, "
+                      "here the rule tank", tuple(models), {TANK_SCORE: _stage_mean})
 
 
 # -- Who is Spy: who_is_spy.md §7.1, paper Table 2 (90 games per model, roles balanced)
 
 WIS_SCORE = "Avg. score"
+WIS_RATING = "WiS rating (90 games)"
 _WIS_COLUMNS = ("Spy WR %", "Civilian WR %", "Overall WR %", "Avg score")
 _WIS_QUANTITIES = ("Spy win rate (%)", "Civilian win rate (%)", "Win rate (%)", WIS_SCORE)
 _WIS_TABLE_2 = {
@@ -160,13 +187,21 @@ _WIS_TABLE_2 = {
 }
 
 
+def _wis_rating(values: Mapping[str, float]) -> float | None:
+    """The WiS platform rating after the paper's games at the published average score."""
+    score = values.get(WIS_SCORE)
+    return None if score is None else 100 + WIS_GAMES * (score - 1)
+
+
 def _who_is_spy() -> GamePapers:
     models = tuple(PublishedModel(model, tuple(Figure(q, "Table 2", (model,), c, v)
                                                for q, c, v in zip(_WIS_QUANTITIES, _WIS_COLUMNS, cells)))
                    for model, cells in _WIS_TABLE_2.items())
     return GamePapers("who_is_spy_v0", "who_is_spy.md", "### 7.1", WIS_SCORE,
-                      "six players with one spy; the paper's average score mixes roles at its own ratio "
-                      "(about 1 game in 6 as the spy)", models, digits=2)
+                      f"six players with one spy, about 1 game in 6 as the spy; the other players were the same "
+                      f"model, here the rule agent; the rating is the platform's 100 + sum of scores - games of "
+                      f"a model that played the paper's {WIS_GAMES} games with its Avg. score",
+                      models, {WIS_RATING: _wis_rating}, digits=2, derived_digits=1)
 
 
 # -- Auction: auction.md §7.4, paper Table 2 (budget 20 000, 10 items, vs GPT-4-Turbo and GPT-3.5-Turbo)
@@ -184,15 +219,17 @@ def _auction() -> GamePapers:
     for model, cells in _AUCTION_TABLE_2.items():
         figures = []
         for order, (profit, items) in zip(_AUCTION_ORDERS, cells):
-            figures.append(Figure(f"Profit ($), {order.lower()} order", "Table 2", (model,), f"{order} profit ($)",
-                                  profit))
-            figures.append(Figure(f"Items won, {order.lower()} order", "Table 2", (model,), f"{order} items", items))
+            figures.append(Figure(f"Profit ($), {order.lower()}", "Table 2", (model,), f"{order} profit ($)", profit))
+            figures.append(Figure(f"Items won, {order.lower()}", "Table 2", (model,), f"{order} items", items))
         models.append(PublishedModel(model, tuple(figures)))
     return GamePapers("auction_v0", "auction.md", "### 7.4", None,
                       "no comparable published figure for TrueSkill μ: a rating only means something inside "
-                      "its own pool, and the paper's TrueSkill figures are images; its Table 2 (profit per "
-                      "order at budget 20 000 against the same two opponents, human comparison) is shown instead",
-                      tuple(models))
+                      "its own pool, and the paper's TrueSkill figures are images. Comparable instead: its "
+                      "Table 2 (human comparison: profit and items per order at budget 20 000, the third bidder "
+                      "against GPT-4-Turbo and GPT-3.5-Turbo; here against two Rule bidders)",
+                      tuple(models), subsets={
+                          f"{metric}, {order.lower()}": (metric, (f"budget20000_{order.lower()}",))
+                          for order in _AUCTION_ORDERS for metric in ("Profit ($)", "Items won")})
 
 
 # -- Trading: trading.md §9 (live 2025-08-01 .. 2025-09-30; the spec's table carries no table number)
@@ -215,7 +252,9 @@ def _trading() -> GamePapers:
     for row, cr, av, sr in _TRADING_ROWS:
         figures = [Figure(q, "results table (unnumbered)", row, c, v) for q, c, v in
                    (("CR (%)", "CR", cr), ("AV (%)", "AV", av), ("SR", "SR", sr)) if v is not None]
-        models.append(PublishedModel(f"{row[0]} ({row[1]}, {row[2]})", tuple(figures)))
+        agent, backbone, asset = row
+        backbone = {"(not stated)": "", "(best)": " (best backbone)"}.get(backbone, f" ({backbone})")
+        models.append(PublishedModel(f"{agent}{backbone} on {asset}", tuple(figures)))
     return GamePapers("trading_v0", "trading.md", "## 9.", None,
                       "no comparable published figure: the paper traded other assets (TSLA, BMRN, ETH, BTC) "
                       "live in 2025-08/09, the evaluation replays its own default window; same units, "

@@ -51,11 +51,14 @@ def subject_dots(game: GameCard, label: dict[str, str] | None = None) -> list[Do
     return dots
 
 
-def draw_dots(ax: Any, dots: Sequence[Dot], title: str, metric: str, small: bool = False) -> None:
+def draw_dots(ax: Any, dots: Sequence[Dot], title: str, metric: str, small: bool = False, rows: int = 0,
+              note: str = "") -> None:
     """One dot per row, top to bottom, with the interval as a horizontal bar; a missing one is
-    written as such at the left edge."""
+    written as such at the left edge. ``rows``: the height in rows (panels of one figure share it);
+    ``note``: a line written under the last dot."""
     size = 7 if small else 9
-    ys = list(range(len(dots)))[::-1]
+    rows = max(rows, len(dots) + (1 if note else 0))
+    ys = list(range(rows - 1, rows - 1 - len(dots), -1))
     known = [d.interval for d in dots if d.interval is not None and not math.isnan(d.interval.point)]
     lo = min((i.low for i in known), default=0.0)
     hi = max((i.high for i in known), default=1.0)
@@ -75,9 +78,13 @@ def draw_dots(ax: Any, dots: Sequence[Dot], title: str, metric: str, small: bool
         ax.axhline(ys[subjects - 1] - 0.5, color="0.6", linewidth=0.8, linestyle="--")
     ax.set_yticks(ys)
     ax.set_yticklabels([d.label for d in dots], fontsize=size)
+    ax.set_ylim(-0.6, rows - 0.4)
     if hi > lo:
         pad = (hi - lo) * 0.08
         ax.set_xlim(lo - pad, hi + pad)
+    if note:
+        ax.text(0.98, ys[-1] - 1, note, transform=ax.get_yaxis_transform(), ha="right", va="center",
+                fontsize=size - 1, style="italic", color="0.35")
     ax.set_title(title, fontsize=size + 1)
     ax.set_xlabel(metric, fontsize=size)
     ax.tick_params(axis="x", labelsize=size - 1)
@@ -91,14 +98,16 @@ def write_game_plot(game: GameCard, path: Path, model: str) -> Path:
     dots = subject_dots(game, {"model": f"model ({model})"})
     fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.32 * len(dots)))
     arrow = "higher is better" if game.setting.higher_is_better else "lower is better"
-    draw_dots(ax, dots, f"{game.setting.label} ({game.setting.paper})", f"{game.setting.metric} ({arrow})")
-    if not game.published():
-        ax.text(1.0, -0.02 - 0.6 / len(dots), "no comparable published figure", transform=ax.transAxes,
-                ha="right", va="top", fontsize=8, style="italic")
+    draw_dots(ax, dots, f"{game.setting.label} ({game.setting.paper})", f"{game.setting.metric} ({arrow})",
+              note=_no_figure(game))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _no_figure(game: GameCard) -> str:
+    return "" if game.published() else "no comparable published figure"
 
 
 def _overview_dots(game: GameCard, label: dict[str, str]) -> list[Dot]:
@@ -114,10 +123,10 @@ def write_panels(games: Sequence[tuple[GameCard, list[Dot]]], path: Path, suptit
     plt = _pyplot()
     cols = min(4, max(1, len(games)))
     rows = math.ceil(len(games) / cols)
-    height = max(len(dots) for _, dots in games) if games else 1
+    height = max(len(dots) + (1 if _no_figure(game) else 0) for game, dots in games) if games else 1
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, (0.9 + 0.27 * height) * rows + 0.6), squeeze=False)
     for ax, (game, dots) in zip(axes.flat, games):
-        draw_dots(ax, dots, game.setting.label, game.setting.metric, small=True)
+        draw_dots(ax, dots, game.setting.label, game.setting.metric, small=True, rows=height, note=_no_figure(game))
     for ax in list(axes.flat)[len(games):]:
         ax.axis("off")
     fig.suptitle(suptitle, fontsize=11)

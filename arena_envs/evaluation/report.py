@@ -41,7 +41,7 @@ def _published_ends(game: GameCard) -> tuple[str, str]:
     if not published:
         return "no comparable published figure", "–"
     (best, b), (worst, w) = published[0], published[-1]
-    digits = game.papers.digits + (1 if game.papers.headline in game.papers.derived else 0)
+    digits = game.papers.digits_of(game.papers.headline or "")
     return f"{paper_number(b, digits)} ({best})", f"{paper_number(w, digits)} ({worst})"
 
 
@@ -88,6 +88,10 @@ def _overview(card: Card) -> list[str]:
             "comparable figure).", ""]
 
 
+def _subject_name(card: Card, subject: str) -> str:
+    return f"model (`{card.model}`)" if subject == "model" else subject
+
+
 def _game_section(card: Card, game: GameCard) -> list[str]:
     s = game.setting
     parts = ", ".join(f"{p.name}" for p in s.parts)
@@ -96,22 +100,23 @@ def _game_section(card: Card, game: GameCard) -> list[str]:
     header = ["Player", "Episodes", f"{s.metric} [{CI}]", *s.secondary]
     rows = []
     for subject, result in game.results.items():
-        name = f"model (`{card.model}`)" if subject == "model" else subject
-        rows.append([name, result.episodes_text(), headline_cell(result),
+        rows.append([_subject_name(card, subject), result.episodes_text(), headline_cell(result),
                      *(number(result.metrics.get(m)) if result.headline else "missing" for m in s.secondary)])
     lines += [*_table(header, rows), ""]
     papers = game.papers
-    quantities = list(dict.fromkeys(f.quantity for m in papers.models for f in m.figures))
-    derived = [q for q in papers.derived if q not in quantities]
-    prows = []
+    quantities = papers.quantities()
+    rows = [[_subject_name(card, subject), *(number(result.comparable.get(q)) if result.headline else "missing"
+                                             for q in quantities)]
+            for subject, result in game.results.items()]
     for m in papers.models:
-        cells = {f.quantity: paper_number(f.value, papers.digits, f.spread) for f in m.figures}
         values = papers.values(m)
-        cells.update({q: paper_number(values[q], papers.digits + 1) for q in derived if q in values})
-        prows.append([f"{m.model} (paper's random)" if m.baseline else m.model,
-                      *(cells.get(q, "–") for q in [*derived, *quantities])])
-    lines += [f"Published ({papers.citation()}): {papers.note}.", "",
-              *_table(["Model", *derived, *quantities], prows), "",
+        cells = {f.quantity: paper_number(f.value, papers.digits, f.spread) for f in m.figures}
+        cells.update({q: paper_number(values[q], papers.digits_of(q)) for q in papers.derived if q in values})
+        name = f"{m.model} (paper's random)" if m.baseline else m.model
+        rows.append([name, *(cells.get(q, "–") for q in quantities)])
+    lines += [f"Published ({papers.citation()}): {papers.note}. The evaluation's rows first, then the papers' "
+              "models.", "",
+              *_table(["Player / model", *quantities], rows), "",
               f"![{s.label}](report_{s.game}.png)", ""]
     return lines
 
