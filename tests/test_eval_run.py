@@ -351,6 +351,12 @@ def test_another_models_folder_is_refused(tmp_path, capsys):
     err = _one_line_error(capsys, ["eval", "random", "--seed", "2", *args])
     assert "seed 0" in err and "seed 2" in err
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    # the same evaluation may grow by games; a game already there must keep its episodes
+    grow = ["eval", "random", "--games", "el_farol_v0", "--episodes", "1", "--out", str(out), "--no-progress"]
+    assert main(grow) == 0
+    assert read_manifest(out)["games"] == ["guess_two_thirds_v0", "el_farol_v0"]
+    err = _one_line_error(capsys, ["eval", "random", "--games", "el_farol_v0", "--episodes", "2", "--out", str(out)])
+    assert "played el_farol_v0 with episodes per part {'main': 1}" in err
 
 
 def test_an_unreachable_server_stops_before_any_game(tmp_path, capsys):
