@@ -61,6 +61,14 @@ class LLMPolicyBase(Policy):
     def close(self) -> None:
         """Backends are shared between policies (see :mod:`llm_policies.specs`); nothing to free."""
 
+    def preflight(self) -> None:
+        """Check before a run that the backend can serve this policy (``arena eval`` calls it, when a
+        policy has it, before any game starts): the backend's own ``preflight()`` where it has one
+        (the HTTP backend asks the server for its models); raises with one line when it cannot."""
+        check = getattr(self.backend, "preflight", None)
+        if callable(check):
+            check()
+
     # ------------------------------------------------------------------ helpers for subclasses
 
     def start_decision(self) -> None:

@@ -4,7 +4,8 @@ Every module's imports are read with ``ast`` (none is executed), lazy ones insid
 ``TYPE_CHECKING`` blocks included, and checked against these rules:
 
 * layers, lowest first: ``core`` < games (the game packages, the ``<name>_v0`` entry modules,
-  ``registration`` and the package itself) < ``analysis`` < ``runner`` < ``rl`` (the learner's
+  ``registration`` and the package itself) < ``analysis`` < ``runner`` < ``evaluation`` (``arena
+  eval``: paper settings played through the runner, the report card) < ``rl`` (the learner's
   view, which seeds episodes as the runner does) < ``cli`` (``arena_envs.runner.cli``); a module
   imports nothing from a higher layer;
 * a game package imports no other game package;
@@ -25,8 +26,8 @@ from pathlib import Path
 import arena_envs
 
 PACKAGE = "arena_envs"
-LAYERS = ("core", "games", "analysis", "runner", "rl", "cli")
-NOT_GAMES = {"core", "analysis", "runner", "rl"}
+LAYERS = ("core", "games", "analysis", "runner", "evaluation", "rl", "cli")
+NOT_GAMES = {"core", "analysis", "runner", "evaluation", "rl"}
 FORBIDDEN = ("baselines", "llm_policies")
 HEAVY = ("torch", "matplotlib", "pygame", "vllm", "transformers", "stable_baselines3", "tensorflow", "pandas", "arch",
          "scipy")
@@ -101,7 +102,7 @@ def layer_of(module: str, package: str) -> str:
         raise ValueError(f"{module} is not in {package}")
     if len(parts) > 1 and parts[1] == "core":
         return "core"
-    if len(parts) > 1 and parts[1] in ("analysis", "rl"):
+    if len(parts) > 1 and parts[1] in ("analysis", "evaluation", "rl"):
         return parts[1]
     if len(parts) > 1 and parts[1] == "runner":
         return "cli" if parts[2:3] == ["cli"] else "runner"

@@ -8,6 +8,8 @@
     arena leaderboard DIR
     arena rescore DIR [--version V]  the γ-Bench table of a folder of published logs (arena_envs.analysis.gamma_rescore)
     arena run gamma ...           the γ-Bench suite (arena_envs.runner.gamma_suite, its own options)
+    arena eval SPEC ...           a model's report card over the twelve paper settings (arena_envs.evaluation.cli)
+    arena eval --compare DIR DIR ...   several report cards in one table and chart
     arena serve MODEL_PATH ...    a local vLLM OpenAI server on 127.0.0.1 (llm_policies.serve, its own options)
     arena train ENV ...           train an RL agent in one seat (baselines.rl.train, its own options)
 
@@ -157,6 +159,8 @@ def parser() -> argparse.ArgumentParser:
     lb.add_argument("dir")
     lb.set_defaults(func=cmd_leaderboard)
     sub.add_parser("rescore", help="the γ-Bench table of every model in a folder of published logs", add_help=False)
+    sub.add_parser("eval", help="a model's report card: every game in its paper's setting (resumable), or --compare",
+                   add_help=False)
     # listed for `arena --help`; main() hands their arguments to the registered function unparsed
     for name in sorted(set(registry.COMMANDS) | set(COMMAND_HELP)):
         sub.add_parser(name, help=COMMAND_HELP.get(name, registry.COMMANDS.get(name)), add_help=False)
@@ -193,6 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:2] == ["run", "gamma"]:  # the γ-Bench suite (eight games, its own options)
         from arena_envs.runner.gamma_suite import main as gamma_main
         return gamma_main(argv[2:])
+    if argv[:1] == ["eval"]:  # the report card over the twelve paper settings (its own options)
+        from arena_envs.evaluation.cli import main as eval_main
+        return eval_main(argv[1:])
     if argv[:1] == ["rescore"]:  # γ-Bench logs -> per-model table (its own options)
         from arena_envs.analysis.gamma_rescore import main as rescore_main
         return rescore_main(argv[1:])

@@ -127,7 +127,8 @@ class Runner:
 
     def __init__(self, config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: bool = False,
                  make_env: EnvFactory | None = None, policy_factory: PolicyFactory | None = None,
-                 sync_interval: float = SYNC_INTERVAL, plots: bool = True):
+                 sync_interval: float = SYNC_INTERVAL, plots: bool = True,
+                 on_episode: Callable[[dict[str, Any]], None] | None = None):
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.config = config
@@ -135,6 +136,7 @@ class Runner:
         self.concurrency = concurrency
         self.progress = progress
         self.plots = plots
+        self.on_episode = on_episode
         self.make_env = make_env or env_factory(config.env, config.env_kwargs)
         self.policy_factory = policy_factory or make_policy
         self._envs = [self.make_env()]  # the first worker's
@@ -191,6 +193,8 @@ class Runner:
                 table.add(entry)
                 played += 1
                 bar.update(1)
+                if self.on_episode is not None:
+                    self.on_episode(entry)
 
         tasks = [asyncio.ensure_future(worker(team, env)) for team, env in zip(teams, self._envs)]
         try:
@@ -329,7 +333,8 @@ async def arun(config: RunConfig, out: str | Path, **options: Any) -> RunSummary
 
 def run(config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: bool = False,
         make_env: EnvFactory | None = None, policy_factory: PolicyFactory | None = None,
-        sync_interval: float = SYNC_INTERVAL, plots: bool = True) -> RunSummary:
+        sync_interval: float = SYNC_INTERVAL, plots: bool = True,
+        on_episode: Callable[[dict[str, Any]], None] | None = None) -> RunSummary:
     """Play the episodes of ``config`` missing from results folder ``out`` (creating or resuming it).
 
     ``make_env`` overrides how environments are built (default: ``config.env`` with
@@ -337,10 +342,12 @@ def run(config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: b
     env_name)`` overrides how specs become policies; ``sync_interval`` is the most seconds between
     two group commits (:mod:`arena_envs.runner.results`; 0 commits every episode on its own);
     ``plots``: whether a finished run writes its environment's figures into ``out/figures``
-    (:mod:`arena_envs.runner.figures`; ``trading_v0`` has some).
+    (:mod:`arena_envs.runner.figures`; ``trading_v0`` has some); ``on_episode(entry)`` is called
+    with each episode's ``episodes.jsonl`` entry once it is committed or held for the next group
+    commit (a caller's own progress bar, e.g. ``arena eval``'s one bar over many runs).
     Raises :class:`RunError` when a policy or the environment raises (finished episodes are kept)
     and ``ValueError`` for a bad configuration or a folder holding another configuration.
     """
     runner = Runner(config, out, concurrency=concurrency, progress=progress, make_env=make_env,
-                    policy_factory=policy_factory, sync_interval=sync_interval, plots=plots)
+                    policy_factory=policy_factory, sync_interval=sync_interval, plots=plots, on_episode=on_episode)
     return asyncio.run(runner.run())

@@ -129,6 +129,26 @@ class OpenAIHTTPBackend:
                                f"(HTTP {response.status_code}): {_error_message(response)}")
         return response.json()
 
+    def preflight(self, timeout: float = 10.0) -> None:
+        """One ``GET /models`` (synchronous, ``timeout`` seconds): :class:`BackendUnavailable` when
+        the server cannot be reached or lists models without this one."""
+        try:
+            response = httpx.get(f"{self.base_url}/models", headers=self._headers, timeout=timeout)
+        except httpx.HTTPError as err:
+            raise BackendUnavailable(
+                f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}: {err}); "
+                "is it running? Start one with: arena serve MODEL_PATH --port PORT") from None
+        if response.status_code >= 400:
+            raise BackendUnavailable(f"server at {self.base_url} answered GET /models with HTTP "
+                                     f"{response.status_code}: {_error_message(response)}")
+        try:
+            served = [m["id"] for m in response.json().get("data", [])]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            served = []  # a server that does not list its models: the first request will tell
+        if served and self.model not in served:
+            raise BackendUnavailable(f"server at {self.base_url} does not serve model {self.model!r}; "
+                                     f"models served: {served}")
+
     async def served_models(self) -> list[str]:
         """The ids listed by ``GET /models`` (empty when the server does not list them)."""
         try:

@@ -1,0 +1,118 @@
+"""The numbers of a report card, recomputed from an evaluation folder's results folders.
+
+:func:`read_card` reads ``OUT/eval.json`` and, for every game and subject, the episodes of each part
+(``settings.load_episodes``), then computes the setting's headline with its bootstrap interval and
+its other metrics. A subject with a part not played yet (an evaluation still running, or stopped)
+gets no figures: the report shows it as missing.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from arena_envs.evaluation.bootstrap import Interval, bootstrap
+from arena_envs.evaluation.paper_figures import PAPER_FIGURES, GamePapers
+from arena_envs.evaluation.settings import SETTINGS, PaperSetting, load_episodes, read_manifest
+
+
+@dataclass(frozen=True)
+class SubjectResult:
+    subject: str
+    played: Mapping[str, int]  #: part -> finished episodes
+    expected: Mapping[str, int]  #: part -> episodes the evaluation plays
+    headline: Interval | None  #: None while a part has no episode
+    metrics: Mapping[str, float]  #: the setting's metrics (headline included); empty while missing
+    comparable: Mapping[str, float]  #: the papers' quantities this subject has a figure for (empty while missing)
+
+    @property
+    def missing(self) -> list[str]:
+        """The parts without any finished episode."""
+        return [part for part, n in self.played.items() if n == 0]
+
+    @property
+    def complete(self) -> bool:
+        return all(self.played.get(part, 0) >= n for part, n in self.expected.items())
+
+    def episodes_text(self) -> str:
+        """``"10"``, or ``"4/10"`` while parts are unfinished."""
+        played, expected = sum(self.played.values()), sum(self.expected.values())
+        return str(played) if played >= expected else f"{played}/{expected}"
+
+
+@dataclass(frozen=True)
+class GameCard:
+    setting: PaperSetting
+    papers: GamePapers
+    results: Mapping[str, SubjectResult]  #: subject -> its figures, in the manifest's order
+
+    def published(self) -> list[tuple[str, float]]:
+        """(model, figure comparable to the headline), best first (the papers' random rows left out)."""
+        return sorted(self.papers.headline_figures(), key=lambda mv: mv[1], reverse=self.setting.higher_is_better)
+
+
+@dataclass(frozen=True)
+class Card:
+    folder: Path
+    model: str
+    seed: int
+    quick: bool
+    subjects: tuple[str, ...]
+    games: tuple[GameCard, ...]
+    newest: datetime | None  #: when the newest episode was committed (its episodes.jsonl's time)
+
+
+def _newest(out: Path, games: list[str]) -> datetime | None:
+    times = [os.stat(p).st_mtime for game in games for p in (out / game).glob("*/*/episodes.jsonl")]
+    return datetime.fromtimestamp(max(times), timezone.utc) if times else None
+
+
+def comparable(setting: PaperSetting, papers: GamePapers, episodes: Mapping[str, list[dict[str, Any]]],
+               metrics: Mapping[str, float]) -> dict[str, float]:
+    """The papers' quantities in the evaluation: a metric of the setting by the same name, or that
+    metric on the parts ``papers.subsets`` names."""
+    values = {}
+    for quantity in papers.quantities():
+        if quantity in papers.subsets:
+            metric, parts = papers.subsets[quantity]
+            values[quantity] = setting.metrics({part: episodes[part] for part in parts})[metric]
+        elif quantity in metrics:
+            values[quantity] = metrics[quantity]
+    return values
+
+
+def subject_result(setting: PaperSetting, papers: GamePapers, subject: str,
+                   episodes: Mapping[str, list[dict[str, Any]]], expected: Mapping[str, int],
+                   seed: int) -> SubjectResult:
+    played = {part: len(entries) for part, entries in episodes.items()}
+    if any(n == 0 for n in played.values()):
+        return SubjectResult(subject, played, expected, None, {}, {})
+    headline = bootstrap(episodes, setting.headline, seed=seed)
+    metrics = setting.metrics(episodes)
+    return SubjectResult(subject, played, expected, headline, metrics, comparable(setting, papers, episodes, metrics))
+
+
+def read_card(out: str | Path) -> Card:
+    """The report card of evaluation folder ``out`` (ValueError, one line, when it is not one)."""
+    out = Path(out)
+    manifest = read_manifest(out)
+    games = list(manifest["games"])
+    unknown = [g for g in games if g not in SETTINGS]
+    if unknown:
+        raise ValueError(f"{out / 'eval.json'}: unknown game {unknown[0]!r}; known: {', '.join(SETTINGS)}")
+    subjects = tuple(manifest["subjects"])
+    seed = int(manifest["seed"])
+    cards = []
+    for game in (g for g in SETTINGS if g in games):  # the report's order
+        setting = SETTINGS[game]
+        expected = {part.name: int(n) for part, n in
+                    ((p, manifest["episodes"][game][p.name]) for p in setting.parts)}
+        papers = PAPER_FIGURES[game]
+        results = {s: subject_result(setting, papers, s, load_episodes(out, game, s), expected, seed)
+                   for s in subjects}
+        cards.append(GameCard(setting, papers, results))
+    return Card(out, str(manifest["model"]), seed, bool(manifest["quick"]), subjects, tuple(cards),
+                _newest(out, games))

@@ -1,0 +1,226 @@
+"""Play a model's report card: every (game, subject, part) of the paper settings as an ordinary
+runner run into ``OUT/<game>/<subject>/<part>/``, then the report.
+
+Resuming is the runner's: each run's folder keeps what it committed (every episode is committed on
+its own, ``sync_interval=0``, so a ``kill -9`` loses only the episodes in flight), and a second
+``arena eval`` with the same SPEC, seed and mode plays only the missing episodes. ``eval.json`` is
+written before the first game and checked on every later call, so an OUT of another model, seed
+or mode is refused with one line instead of being mixed. Before that, every policy of the plan is
+built once and an LLM policy's optional ``preflight()`` (a policy hook: the LLM package checks that
+its server answers and serves the model) runs, so a bad SPEC or an unreachable server stops the
+evaluation before any game starts.
+
+Runs are played in one event loop, longest first, at most ``concurrency`` episodes in flight
+together (a run gets the free slots its missing episodes can use), so LLM requests of several runs
+batch on the server; the results do not depend on it (the runner's seeds depend only on the run
+seed and the episode id). One progress bar counts every episode of every run.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from arena_envs.core import Policy
+from arena_envs.evaluation.settings import MANIFEST, SETTINGS, SUBJECTS, PaperSetting, read_manifest
+from arena_envs.runner.policy_specs import make_policy
+from arena_envs.runner.results import read_episodes, write_durably
+from arena_envs.runner.runner import PolicyFactory, RunConfig, Runner, env_factory
+
+#: The manifest's keys that must be equal for a folder to be resumed.
+SAME = ("model", "seed", "quick")
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of the evaluation and where it goes."""
+
+    setting: PaperSetting
+    subject: str
+    part: str
+    config: RunConfig
+    folder: Path
+
+    @property
+    def game(self) -> str:
+        return self.setting.game
+
+    def finished(self) -> int:
+        """Episodes already committed in the run's folder."""
+        return len(read_episodes(self.folder / "episodes.jsonl"))
+
+
+def select_games(games: Sequence[str] | None) -> list[str]:
+    """The games to play, in the report's order (``None``: all twelve); ValueError for an unknown one."""
+    if games is None:
+        return list(SETTINGS)
+    unknown = [g for g in games if g not in SETTINGS]
+    if unknown or not games:
+        raise ValueError(f"unknown game {unknown[0]!r}; known: {', '.join(SETTINGS)}" if unknown
+                         else f"no game given; known: {', '.join(SETTINGS)}")
+    return [g for g in SETTINGS if g in games]
+
+
+def plan(spec: str, out: Path, games: Sequence[str], *, episodes: int | None = None, quick: bool = False,
+         seed: int = 0, env_overrides: Mapping[str, Mapping[str, Any]] | None = None) -> list[PlannedRun]:
+    """Every run of the evaluation, in the report's order (game, subject, part)."""
+    runs = []
+    for game in games:
+        setting = SETTINGS[game]
+        for subject in SUBJECTS:
+            for part in setting.parts:
+                env, kwargs = setting.run_env(part, seed, (env_overrides or {}).get(game))
+                count = episodes if episodes is not None else setting.episodes(part, quick)
+                config = RunConfig(env=env, players=setting.players(part, spec, subject), episodes=count, seed=seed,
+                                   env_kwargs=kwargs, rotate=False)
+                runs.append(PlannedRun(setting, subject, part.name, config, out / game / subject / part.name))
+    return runs
+
+
+def manifest(spec: str, seed: int, quick: bool, runs: Sequence[PlannedRun],
+             env_overrides: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``eval.json`` of an evaluation made of ``runs``."""
+    counts: dict[str, dict[str, int]] = {}
+    for run in runs:
+        counts.setdefault(run.game, {})[run.part] = run.config.episodes
+    return {"format": 1, "model": spec, "seed": seed, "quick": quick, "games": list(counts), "episodes": counts,
+            "subjects": list(SUBJECTS), "env_args": {g: dict(kw) for g, kw in env_overrides.items()}}
+
+
+def merge_manifest(out: Path, new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` joined with the evaluation already in ``out`` (its games plus the new ones);
+    ValueError (one line) when ``out`` holds another model, seed or mode, or plays a game of both
+    with other episode counts or environment arguments."""
+    if not (out / MANIFEST).exists():
+        if out.exists() and any(out.iterdir()):
+            raise ValueError(f"{out} exists, is not empty and has no {MANIFEST}; choose another --out")
+        return new
+    old = read_manifest(out)
+    if any(old.get(key) != new[key] for key in SAME):
+        raise ValueError(f"{out} holds the evaluation of {_describe(old)}, this command asks for {_describe(new)}; "
+                         "use another --out, or repeat the original command to resume it")
+    for game in set(old["games"]) & set(new["games"]):
+        for key, what in (("episodes", "episodes per part"), ("env_args", "--env-arg")):
+            if old[key].get(game) != new[key].get(game):
+                raise ValueError(f"{out} played {game} with {what} {old[key].get(game)!r}, this command asks for "
+                                 f"{new[key].get(game)!r}; use another --out")
+    games = [g for g in SETTINGS if g in old["games"] or g in new["games"]]
+    counts = {**old["episodes"], **new["episodes"]}
+    return {**new, "games": games, "episodes": {g: counts[g] for g in games},
+            "env_args": {**old["env_args"], **new["env_args"]}}
+
+
+def _describe(manifest: Mapping[str, Any]) -> str:
+    mode = "--quick" if manifest.get("quick") else "full"
+    return f"model {manifest.get('model')!r}, seed {manifest.get('seed')}, {mode} mode"
+
+
+def preflight(runs: Sequence[PlannedRun]) -> None:
+    """Build every policy and environment of ``runs`` once (a bad spec or --env-arg fails here), and
+    run each distinct policy's optional ``preflight()`` (an LLM server that cannot answer fails
+    here, with one line); nothing is played and no folder is written."""
+    checked_envs: set[str] = set()
+    checked: set[tuple[str, str]] = set()
+    ready: set[str] = set()
+    for run in runs:
+        key = json.dumps([run.config.env, run.config.env_kwargs], sort_keys=True, default=str)
+        if key not in checked_envs:
+            env_factory(run.config.env, run.config.env_kwargs)
+            checked_envs.add(key)
+        for spec in dict.fromkeys(run.config.players):
+            if (spec, run.game) in checked:
+                continue
+            checked.add((spec, run.game))
+            policy = make_policy(spec, run.game)
+            try:
+                check = getattr(policy, "preflight", None)
+                if callable(check) and spec not in ready:
+                    try:
+                        check()
+                    except Exception as err:
+                        raise ValueError(f"policy {spec!r} is not ready: {err}") from err
+                    ready.add(spec)
+            finally:
+                policy.close()
+
+
+def policies_of(game: str) -> PolicyFactory:
+    """Policy specs resolved for ``game`` (the tank battle's runs name the layout builder as their
+    environment; its policies are the tank battle's)."""
+    def factory(spec: str, env: str) -> Policy:
+        return make_policy(spec, game)
+    return factory
+
+
+async def play(runs: Sequence[PlannedRun], concurrency: int, bar: tqdm) -> None:
+    """Play the missing episodes of ``runs``, longest first, at most ``concurrency`` in flight."""
+    todo = sorted(((run, run.config.episodes - run.finished()) for run in runs), key=lambda item: -item[1])
+    pending = [(run, missing) for run, missing in todo if missing > 0]
+    free = concurrency
+    active: dict[asyncio.Future[Any], int] = {}
+
+    def counted(entry: dict[str, Any]) -> None:
+        bar.update(1)
+
+    try:
+        while pending or active:
+            while pending and free > 0:
+                run, missing = pending.pop(0)
+                slots = min(free, missing)
+                free -= slots
+                runner = Runner(run.config, run.folder, concurrency=slots, sync_interval=0, plots=False,
+                                policy_factory=policies_of(run.game),
+                                on_episode=counted)
+                bar.set_postfix_str(f"{run.game}/{run.subject}/{run.part}", refresh=False)
+                active[asyncio.ensure_future(runner.run())] = slots
+            done, _ = await asyncio.wait(active, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                free += active.pop(task)
+                task.result()  # a failed run stops the evaluation (the others keep what they finished)
+    finally:
+        for task in active:
+            task.cancel()
+        await asyncio.gather(*active, return_exceptions=True)
+
+
+def evaluate(spec: str, out: str | Path, *, games: Sequence[str] | None = None, episodes: int | None = None,
+             quick: bool = False, seed: int = 0, concurrency: int = 1, progress: bool = False,
+             env_overrides: Mapping[str, Mapping[str, Any]] | None = None) -> Path:
+    """Evaluate policy ``spec`` in the paper settings of ``games`` (default: all twelve) into
+    ``out`` (created or resumed) and write the report; returns the path of ``report.md``.
+
+    ``episodes`` overrides every part's count; ``quick`` plays each part's ``quick_episodes``;
+    ``env_overrides``: game -> environment keyword arguments replacing the setting's (stored in
+    ``eval.json``). Raises ValueError (one line) for bad input, :class:`RunError` when a policy or
+    an environment fails during a run (finished episodes are kept; the same call resumes).
+    """
+    out = Path(out)
+    chosen = select_games(games)
+    if episodes is not None and (isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1):
+        raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
+    if not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+    overrides = {game: dict(kwargs) for game, kwargs in (env_overrides or {}).items()}
+    stray = [game for game in overrides if game not in chosen]
+    if stray:
+        raise ValueError(f"--env-arg names game {stray[0]!r}, which this evaluation does not play; "
+                         f"games: {', '.join(chosen)}")
+    runs = plan(spec, out, chosen, episodes=episodes, quick=quick, seed=seed, env_overrides=overrides)
+    document = merge_manifest(out, manifest(spec, seed, quick, runs, overrides))
+    preflight(runs)
+    out.mkdir(parents=True, exist_ok=True)
+    write_durably(out / MANIFEST, json.dumps(document, indent=2) + "\n")
+    total = sum(run.config.episodes for run in runs)
+    bar = tqdm(total=total, initial=sum(run.finished() for run in runs), disable=not progress, desc="arena eval",
+               unit="ep", dynamic_ncols=True)
+    try:
+        asyncio.run(play(runs, concurrency, bar))
+    finally:
+        bar.close()
+    from arena_envs.evaluation.report import write_report
+    return write_report(out)

@@ -1,0 +1,143 @@
+"""``report.md`` of an evaluation folder (the report card of ``arena eval``) and its PNGs.
+
+Every number of the model, random and rule rows is recomputed from the results folders
+(:mod:`arena_envs.evaluation.card`); the papers' figures come from
+:mod:`arena_envs.evaluation.paper_figures`, each table cited. ``compare`` (several cards in one
+table and one chart) lives in :mod:`arena_envs.evaluation.compare` and is re-exported here.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from arena_envs.evaluation.card import Card, GameCard, read_card
+from arena_envs.evaluation.compare import compare
+from arena_envs.evaluation.formatting import CI, headline_cell, number, paper_number, point_cell
+from arena_envs.evaluation.plots import write_game_plot, write_overview
+
+__all__ = ["compare", "format_report", "write_report"]
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+
+
+def _arrow(game: GameCard) -> str:
+    return "↑" if game.setting.higher_is_better else "↓"
+
+
+def episodes_per_game(expected: Mapping[str, int]) -> str:
+    """``"10"``, ``"7 parts × 3"`` or ``"spy 5 + civilian 5"``."""
+    counts = set(expected.values())
+    if len(expected) == 1:
+        return str(next(iter(counts)))
+    if len(counts) == 1:
+        return f"{len(expected)} parts × {next(iter(counts))}"
+    return " + ".join(f"{part} {n}" for part, n in expected.items())
+
+
+def _published_ends(game: GameCard) -> tuple[str, str]:
+    published = game.published()
+    if not published:
+        return "no comparable published figure", "–"
+    (best, b), (worst, w) = published[0], published[-1]
+    digits = game.papers.digits_of(game.papers.headline or "")
+    return f"{paper_number(b, digits)} ({best})", f"{paper_number(w, digits)} ({worst})"
+
+
+def _header(card: Card) -> list[str]:
+    played = sum(sum(r.played.values()) for g in card.games for r in g.results.values())
+    expected = sum(sum(r.expected.values()) for g in card.games for r in g.results.values())
+    status = "complete" if played >= expected else (
+        f"incomplete: {played} of {expected} episodes played (still running, or stopped: the same "
+        f"`arena eval` command resumes it); missing figures are marked")
+    per_game = " · ".join(f"{g.setting.label} {episodes_per_game(next(iter(g.results.values())).expected)}"
+                          for g in card.games if g.results)
+    newest = card.newest.strftime("%Y-%m-%d %H:%M UTC") if card.newest else "none yet"
+    return [
+        f"# Report card: `{card.model}`", "",
+        "Written by `arena eval` from the results folders beside this file; every figure of the model, "
+        "random and rule rows is recomputed from them. Intervals: seeded percentile bootstrap over "
+        "episodes, 1000 resamples. The papers' figures are their published ones, each cited.", "",
+        *_table(["", ""], [
+            ["model", f"`{card.model}`"],
+            ["subjects", ", ".join(card.subjects)],
+            ["seed", str(card.seed)],
+            ["mode", "quick (`--quick`)" if card.quick else "full (the papers' settings)"],
+            ["episodes per game and subject", per_game],
+            ["status", status],
+        ]), "",
+        f"Newest episode: {newest}", "",
+    ]
+
+
+def _overview(card: Card) -> list[str]:
+    rows = []
+    for g in card.games:
+        best, worst = _published_ends(g)
+        model = g.results.get("model")
+        rows.append([f"[{g.setting.label}](#{g.setting.game})", g.setting.paper, f"{g.setting.metric} {_arrow(g)}",
+                     headline_cell(model) if model else "–", point_cell(g.results.get("random")),
+                     point_cell(g.results.get("rule")), best, worst])
+    return ["## Overview", "",
+            *_table(["Game", "Paper", "Metric", f"Model [{CI}]", "Random", "Rule", "Best published", "Worst published"],
+                    rows), "",
+            "![Overview](report_overview.png)", "",
+            "Each panel is one game in its own unit: dots are the model, random and rule with their 95 % "
+            "intervals, hollow diamonds the best and worst model the paper published (where it published a "
+            "comparable figure).", ""]
+
+
+def _subject_name(card: Card, subject: str) -> str:
+    return f"model (`{card.model}`)" if subject == "model" else subject
+
+
+def _game_section(card: Card, game: GameCard) -> list[str]:
+    s = game.setting
+    parts = ", ".join(f"{p.name}" for p in s.parts)
+    lines = [f"## {s.label}", "", f'<a id="{s.game}"></a>`{s.game}` · {s.paper} · headline: {s.metric} '
+             f"({'higher' if s.higher_is_better else 'lower'} is better) · parts: {parts}", ""]
+    header = ["Player", "Episodes", f"{s.metric} [{CI}]", *s.secondary]
+    rows = []
+    for subject, result in game.results.items():
+        rows.append([_subject_name(card, subject), result.episodes_text(), headline_cell(result),
+                     *(number(result.metrics.get(m)) if result.headline else "missing" for m in s.secondary)])
+    lines += [*_table(header, rows), ""]
+    papers = game.papers
+    quantities = papers.quantities()
+    rows = [[_subject_name(card, subject), *(number(result.comparable.get(q)) if result.headline else "missing"
+                                             for q in quantities)]
+            for subject, result in game.results.items()]
+    for m in papers.models:
+        values = papers.values(m)
+        cells = {f.quantity: paper_number(f.value, papers.digits, f.spread) for f in m.figures}
+        cells.update({q: paper_number(values[q], papers.digits_of(q)) for q in papers.derived if q in values})
+        name = f"{m.model} (paper's random)" if m.baseline else m.model
+        rows.append([name, *(cells.get(q, "–") for q in quantities)])
+    lines += [f"Published ({papers.citation()}): {papers.note}. The evaluation's rows first, then the papers' "
+              "models.", "",
+              *_table(["Player / model", *quantities], rows), "",
+              f"![{s.label}](report_{s.game}.png)", ""]
+    return lines
+
+
+def format_report(card: Card) -> str:
+    lines = _header(card) + _overview(card)
+    for game in card.games:
+        lines += _game_section(card, game)
+    return "\n".join(lines)
+
+
+def write_report(out: str | Path) -> Path:
+    """Write ``OUT/report.md``, ``OUT/report_overview.png`` and ``OUT/report_<game>.png`` from
+    evaluation folder ``out``; returns the path of ``report.md``."""
+    out = Path(out)
+    card = read_card(out)
+    write_overview(card, out / "report_overview.png")
+    for game in card.games:
+        write_game_plot(game, out / f"report_{game.setting.game}.png", card.model)
+    path = out / "report.md"
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(format_report(card), "utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,292 @@
+"""The report card of ``arena eval``: the papers' figures against the specs' tables, the bootstrap,
+``report.md`` against the results folders it is computed from, the plots, and ``--compare``."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from arena_envs.evaluation.bootstrap import bootstrap
+from arena_envs.evaluation.paper_figures import PAPER_FIGURES, Figure, GamePapers
+
+_ROOT = Path(__file__).resolve().parents[1]
+#: the specs folder: $ARENA_SPECS, else ``shared/specs`` beside the checkout (or beside its worktrees' folder)
+SPECS = Path(os.environ["ARENA_SPECS"]) if "ARENA_SPECS" in os.environ else next(
+    (p for p in (_ROOT.parent / "shared" / "specs", _ROOT.parent.parent / "shared" / "specs") if p.is_dir()),
+    _ROOT.parent / "shared" / "specs")
+
+
+def _specs() -> Path:
+    if not SPECS.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"the specs folder {SPECS} is missing (set ARENA_SPECS)")
+        pytest.skip(f"the specs folder {SPECS} is not here")
+    return SPECS
+
+
+# -- the specs' Markdown tables
+
+def _cells(line: str) -> list[str]:
+    return [c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
+
+
+def spec_tables(text: str, section: str) -> list[tuple[str | None, list[str], list[list[str]]]]:
+    """(label, header, rows) of every table in the section whose heading starts with ``section``;
+    the label is the last "Table N" named before the table in the section (its heading included)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(section + " "))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("#")), len(lines))
+    tables: list[tuple[str | None, list[str], list[list[str]]]] = []
+    label = None
+    i = start
+    while i < end:
+        line = lines[i]
+        if line.startswith("|"):
+            block = []
+            while i < end and lines[i].startswith("|"):
+                block.append(_cells(lines[i]))
+                i += 1
+            tables.append((label, block[0], [row for row in block[2:]]))
+            continue
+        named = re.findall(r"\bTable (\d+)\b", line)
+        if named and (i == start or line.startswith("Table")):
+            label = f"Table {named[-1]}"
+        i += 1
+    return tables
+
+
+def parse_cell(cell: str) -> tuple[float, float | None]:
+    """``"41.4±0.5"`` -> (41.4, 0.5); ``"−6.89 %"`` -> (-6.89, None)."""
+    text = cell.replace("−", "-").replace("%", "").replace(" ", "")
+    mean, _, spread = text.partition("±")
+    return float(mean), float(spread) if spread else None
+
+
+def spec_cell(papers: GamePapers, figure: Figure) -> str:
+    text = (_specs() / papers.spec).read_text("utf-8")
+    wanted = figure.table if figure.table.startswith("Table") else None
+    found = []
+    for label, header, rows in spec_tables(text, papers.section):
+        if label != wanted or figure.column not in header:
+            continue
+        column = header.index(figure.column)
+        found += [row[column] for row in rows if tuple(row[:len(figure.row)]) == figure.row]
+    assert len(found) == 1, f"{papers.game}: {figure} matches {len(found)} cells of {papers.spec}"
+    return found[0]
+
+
+def test_every_paper_figure_equals_its_spec_cell():
+    _specs()
+    checked = 0
+    for papers in PAPER_FIGURES.values():
+        for model in papers.models:
+            for figure in model.figures:
+                assert parse_cell(spec_cell(papers, figure)) == (figure.value, figure.spread), (papers.game, figure)
+                checked += 1
+    assert checked == 8 * 12 + 12 * 8 + 10 * 4 + 3 * 6 + 14  # γ-Bench, tank, Who is Spy, auction, trading
+
+
+def test_the_spec_parser_finds_cells_and_refuses_what_is_not_there():
+    papers = PAPER_FIGURES["tank_battle_v0"]
+    s5 = next(f for f in papers.models[0].figures if f.quantity == "S5 Score")
+    assert spec_cell(papers, s5) == "6.3"  # Table 4, not Table 5's 4.3 in the same column
+    with pytest.raises(AssertionError, match="matches 0 cells"):
+        spec_cell(papers, Figure("x", "Table 5", ("no such model",), "S5 Score", 0.0))
+    assert parse_cell("−1.4") == (-1.4, None) and parse_cell("100.0±0.0") == (100.0, 0.0)
+
+
+def test_every_game_has_its_papers_figures_and_a_reason_where_none_compares():
+    assert len(PAPER_FIGURES) == 12
+    for papers in PAPER_FIGURES.values():
+        assert papers.models and papers.note
+        if papers.headline is None:
+            assert "no comparable published figure" in papers.note
+        else:
+            assert papers.headline_figures()
+    tank = PAPER_FIGURES["tank_battle_v0"]
+    claude = tank.values(tank.models[0])
+    assert claude["Avg. Score (stages 3-7)"] == pytest.approx((5.3 + 4.3 + 6.3 + 7.0 + 8.3) / 5)
+    assert "random" not in dict(tank.headline_figures()) and "random" in dict(tank.headline_figures(True))
+
+
+# -- the bootstrap
+
+def _mean_score(episodes):
+    values = [e["x"] for entries in episodes.values() for e in entries]
+    return sum(values) / len(values) if values else float("nan")
+
+
+def test_bootstrap_is_seeded_and_contains_its_point():
+    episodes = {"a": [{"x": v} for v in (1.0, 4.0, 2.0, 8.0, 5.0)], "b": [{"x": 3.0}, {"x": 7.0}]}
+    first = bootstrap(episodes, _mean_score, seed=3)
+    assert first == bootstrap(episodes, _mean_score, seed=3)
+    assert first != bootstrap(episodes, _mean_score, seed=4)
+    assert first.low < first.point < first.high and not first.degenerate
+    assert first.point == pytest.approx(30 / 7) and first.episodes == 7
+    assert first.low >= 1.0 and first.high <= 8.0
+
+
+def test_bootstrap_of_single_episodes_is_degenerate_and_says_so():
+    one = bootstrap({"a": [{"x": 2.5}], "b": []}, _mean_score)
+    assert (one.point, one.low, one.high, one.degenerate) == (2.5, 2.5, 2.5, True)
+    assert one.format() == "2.50 [no interval: n=1]"
+    with pytest.raises(ValueError, match="resamples >= 1"):
+        bootstrap({"a": [{"x": 1.0}]}, _mean_score, resamples=0)
+
+
+# -- report.md of real (small) evaluations, read back and recomputed from the results folders
+
+GAMES = ["guess_two_thirds_v0", "auction_v0", "who_is_spy_v0"]  # cheap games: one, six and two parts
+
+
+@pytest.fixture(scope="module")
+def evaluations(tmp_path_factory):
+    """Three small evaluations: ``random`` on GAMES; ``rule`` and ``random`` on the auction and Who is Spy."""
+    from arena_envs.evaluation.evaluate import evaluate
+
+    root = tmp_path_factory.mktemp("eval")
+    evaluate("random", root / "random3", games=GAMES, episodes=2, seed=1)
+    evaluate("rule", root / "rule", games=GAMES[1:], episodes=2)
+    evaluate("random", root / "random2", games=GAMES[1:], episodes=2)
+    return root
+
+
+def report_sections(text: str) -> dict[str, list[str]]:
+    """``## `` heading -> its lines."""
+    found: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = found.setdefault(line[3:], [])
+        elif current is not None:
+            current.append(line)
+    return found
+
+
+def tables_of(lines: list[str]) -> list[list[list[str]]]:
+    """Each Markdown table of ``lines`` as rows of cells (header first, the ``---`` line dropped)."""
+    tables: list[list[list[str]]] = []
+    block: list[list[str]] = []
+    for line in [*lines, ""]:
+        if line.startswith("|"):
+            block.append([c.strip().replace("\\|", "|") for c in line.strip()[1:-1].split(" | ")])
+        elif block:
+            tables.append([block[0], *block[2:]])
+            block = []
+    return tables
+
+
+def test_report_figures_equal_those_recomputed_from_the_results_folders(evaluations):
+    from arena_envs.evaluation.formatting import number
+    from arena_envs.evaluation.settings import SETTINGS, load_episodes, read_manifest
+
+    out = evaluations / "random3"
+    text = (out / "report.md").read_text("utf-8")
+    seed = read_manifest(out)["seed"]
+    sections = report_sections(text)
+    overview = {row[0].split("]")[0].lstrip("["): row for row in tables_of(sections["Overview"])[0][1:]}
+    assert list(overview) == [SETTINGS[g].label for g in GAMES]
+    checked = 0
+    for game in GAMES:
+        setting, papers = SETTINGS[game], PAPER_FIGURES[game]
+        subjects_table, published_table = tables_of(sections[setting.label])
+        assert subjects_table[0] == ["Player", "Episodes", f"{setting.metric} [95 % CI]", *setting.secondary]
+        for row, subject in zip(subjects_table[1:], ("model", "random", "rule"), strict=True):
+            episodes = load_episodes(out, game, subject)
+            metrics = setting.metrics(episodes)
+            interval = bootstrap(episodes, setting.headline, seed=seed)
+            assert row[1] == str(sum(map(len, episodes.values())))
+            assert row[2] == interval.format() and interval.low <= interval.point <= interval.high
+            assert row[3:] == [number(metrics[m]) for m in setting.secondary]
+            assert overview[setting.label][3 + ("model", "random", "rule").index(subject)] == (
+                row[2] if subject == "model" else number(interval.point))
+            # the evaluation's rows of the published table: the papers' quantities, recomputed here
+            ours = published_table[1 + ("model", "random", "rule").index(subject)]
+            for quantity, cell in zip(published_table[0][1:], ours[1:], strict=True):
+                metric, parts = papers.subsets.get(quantity, (quantity, tuple(episodes)))
+                assert cell == number(setting.metrics({p: episodes[p] for p in parts})[metric]), (game, quantity)
+                checked += 1
+        # the papers' rows: every published cell equals its spec table's
+        quantities = published_table[0][1:]
+        for row, model in zip(published_table[4:], papers.models, strict=True):
+            assert row[0].startswith(model.model)
+            for figure in model.figures:
+                cell = row[1 + quantities.index(figure.quantity)]
+                assert parse_cell(cell) == (figure.value, figure.spread)
+                if SPECS.is_dir():
+                    assert parse_cell(spec_cell(papers, figure)) == parse_cell(cell)
+                checked += 1
+    assert checked > 100
+    assert overview[SETTINGS["who_is_spy_v0"].label][6:] == ["3.24 (GPT4o)", "1.04 (Doubao)"]
+    wis = tables_of(sections[SETTINGS["who_is_spy_v0"].label])[1]
+    assert wis[0][1] == "WiS rating (90 games)" and wis[-1][:2] == ["GPT4o", "301.6"]  # 100 + 90 * (3.24 - 1)
+    assert overview[SETTINGS["auction_v0"].label][6] == "no comparable published figure"
+
+
+def test_report_header_and_plots(evaluations):
+    from PIL import Image
+
+    out = evaluations / "random3"
+    text = (out / "report.md").read_text("utf-8")
+    assert text.startswith("# Report card: `random`")
+    assert "| seed | 1 |" in text and "| status | complete |" in text and "Newest episode: 20" in text
+    for name in ["report_overview.png", *(f"report_{g}.png" for g in GAMES)]:
+        assert f"]({name})" in text
+        with Image.open(out / name) as image:
+            image.verify()
+            assert image.format == "PNG" and min(image.size) > 100
+
+
+def test_a_report_of_an_unfinished_evaluation_shows_what_is_missing(evaluations, tmp_path):
+    import shutil
+
+    from arena_envs.evaluation.report import write_report
+
+    out = tmp_path / "partial"
+    shutil.copytree(evaluations / "rule", out)
+    shutil.rmtree(out / "who_is_spy_v0" / "model" / "civilian")
+    (out / "report.md").unlink()
+    text = write_report(out).read_text("utf-8")
+    assert "| status | incomplete: 46 of 48 episodes played" in text
+    assert "| model (`rule`) | 2/4 | missing (civilian not played) |" in text
+    assert "| [Who is Spy](#who_is_spy_v0) | WiS | Avg. score ↑ | missing (civilian not played) |" in text
+
+
+def test_compare_puts_one_row_per_model_and_refuses_bad_folders(evaluations, tmp_path):
+    import json
+    import shutil
+
+    from PIL import Image
+
+    from arena_envs.evaluation.card import read_card
+    from arena_envs.evaluation.report import compare
+
+    path = compare([evaluations / "random2", evaluations / "rule"], tmp_path / "cmp")
+    assert path == tmp_path / "cmp" / "compare.md"
+    rows = tables_of(path.read_text("utf-8").splitlines())[0]
+    assert [r[0] for r in rows[1:]] == ["`random`", "`rule`", "random (baseline, random2)", "rule (baseline, random2)"]
+    for row, folder in zip(rows[1:3], ("random2", "rule")):
+        card = read_card(evaluations / folder)
+        assert row[2:] == [g.results["model"].headline.format() for g in card.games]
+    with Image.open(tmp_path / "cmp" / "compare.png") as image:
+        assert image.format == "PNG" and min(image.size) > 100
+
+    def refused(folders, match):
+        with pytest.raises(ValueError, match=match) as caught:
+            compare(folders, tmp_path / "refused")
+        assert "\n" not in str(caught.value)
+        assert not (tmp_path / "refused" / "compare.md").exists()
+
+    refused([evaluations / "random2"], "needs two or more evaluation folders, got 1")
+    refused([evaluations / "random2", tmp_path], "is not an evaluation folder")
+    refused([evaluations / "random2", evaluations / "random3"], "the same model 'random'")
+    other = tmp_path / "other"
+    shutil.copytree(evaluations / "rule", other)
+    manifest = json.loads((other / "eval.json").read_text())
+    (other / "eval.json").write_text(json.dumps({**manifest, "model": "rule:K=5", "games": ["auction_v0"]}))
+    refused([evaluations / "random2", other], "evaluated games auction_v0 but .* evaluated auction_v0, who_is_spy_v0")
+    (other / "eval.json").write_text(json.dumps({**manifest, "model": "rule:K=5",
+                                                 "env_args": {"auction_v0": {"n_items": 3}}}))
+    refused([evaluations / "random2", other], "played auction_v0 with --env-arg")
