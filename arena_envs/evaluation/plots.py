@@ -110,12 +110,16 @@ def _no_figure(game: GameCard) -> str:
     return "" if game.published() else "no comparable published figure"
 
 
-def _overview_dots(game: GameCard, label: dict[str, str]) -> list[Dot]:
-    """The subjects, then only the best and the worst published model (the panel stays small)."""
-    dots = [d for d in subject_dots(game, label) if not d.paper]
+def _published_ends(game: GameCard) -> list[Dot]:
+    """The best and the worst published model only (a panel stays small)."""
     published = game.published()
     ends = [published[0], published[-1]] if len(published) > 1 else published
-    return dots + [Dot(f"{m} (paper)", Interval(v, v, v, 0, True), PAPER_COLOR, paper=True) for m, v in ends]
+    return [Dot(f"{m} (paper)", Interval(v, v, v, 0, True), PAPER_COLOR, paper=True) for m, v in ends]
+
+
+def _overview_dots(game: GameCard, label: dict[str, str]) -> list[Dot]:
+    """The subjects, then the best and the worst published model."""
+    return [d for d in subject_dots(game, label) if not d.paper] + _published_ends(game)
 
 
 def write_panels(games: Sequence[tuple[GameCard, list[Dot]]], path: Path, suptitle: str) -> Path:
@@ -145,12 +149,13 @@ def write_overview(card: Card, path: Path) -> Path:
 
 
 def write_compare_plot(cards: Sequence[Card], path: Path) -> Path:
-    """``compare.png``: per game, each card's model with its interval, beside the first card's random
-    and rule."""
+    """``compare.png``: per game, each card's model with its interval, the first card's random and
+    rule, and the best and the worst published model."""
     panels = []
     for i, game in enumerate(cards[0].games):
         dots = [Dot(card.model, card.games[i].results["model"].headline if "model" in card.games[i].results else None,
                     EXTRA_COLORS[k % len(EXTRA_COLORS)]) for k, card in enumerate(cards)]
-        dots += [Dot(s, r.headline, COLORS[s]) for s, r in game.results.items() if s != "model" and s in COLORS]
-        panels.append((game, dots))
-    return write_panels(panels, path, "models compared: headline per game, 95 % bootstrap intervals")
+        dots += [Dot(f"{s} (baseline)", r.headline, COLORS[s]) for s, r in game.results.items()
+                 if s != "model" and s in COLORS]
+        panels.append((game, dots + _published_ends(game)))
+    return write_panels(panels, path, "models compared: headline per game, 95 % bootstrap intervals (◇ paper figures)")
