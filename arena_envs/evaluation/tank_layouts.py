@@ -22,7 +22,7 @@ from arena_envs.runner.seeding import episode_seeds
 #: The paper's layouts (shipped as data, spec §2.5) in run order.
 PAPER_LAYOUTS = (1, 2, 3, 4, 5)
 #: How many episode ids a reset seed is looked up among.
-MAX_EPISODES = 100_000
+MAX_EPISODES = 10_000
 
 
 class LayoutByEpisode(BaseWrapper):  # type: ignore[type-arg]
