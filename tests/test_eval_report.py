@@ -130,8 +130,9 @@ def test_bootstrap_is_seeded_and_contains_its_point():
 
 def test_bootstrap_of_single_episodes_is_degenerate_and_says_so():
     one = bootstrap({"a": [{"x": 2.5}], "b": []}, _mean_score)
-    assert (one.point, one.low, one.high, one.degenerate) == (2.5, 2.5, 2.5, True)
-    assert one.format() == "2.50 [no interval: n=1]"
+    assert (one.point, one.low, one.high, one.episodes) == (2.5, 2.5, 2.5, 1)
+    assert one.format() == "2.50 [no interval: one episode per part]"
+    assert bootstrap({"a": [{"x": 2.5}]}, _mean_score).format() == "2.50 [no interval: one episode]"
     with pytest.raises(ValueError, match="resamples >= 1"):
         bootstrap({"a": [{"x": 1.0}]}, _mean_score, resamples=0)
 

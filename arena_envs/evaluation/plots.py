@@ -46,7 +46,7 @@ def subject_dots(game: GameCard, label: dict[str, str] | None = None) -> list[Do
     """The evaluated subjects of ``game``, then its papers' models (best first)."""
     label = label or {}
     dots = [Dot(label.get(s, s), r.headline, COLORS.get(s, "tab:blue")) for s, r in game.results.items()]
-    dots += [Dot(model, Interval(value, value, value, 0, True), PAPER_COLOR, paper=True)
+    dots += [Dot(model, Interval(value, value, value, 0, "published"), PAPER_COLOR, paper=True)
              for model, value in game.published()]
     return dots
 
@@ -114,7 +114,7 @@ def _published_ends(game: GameCard) -> list[Dot]:
     """The best and the worst published model only (a panel stays small)."""
     published = game.published()
     ends = [published[0], published[-1]] if len(published) > 1 else published
-    return [Dot(f"{m} (paper)", Interval(v, v, v, 0, True), PAPER_COLOR, paper=True) for m, v in ends]
+    return [Dot(f"{m} (paper)", Interval(v, v, v, 0, "published"), PAPER_COLOR, paper=True) for m, v in ends]
 
 
 def _overview_dots(game: GameCard, label: dict[str, str]) -> list[Dot]:
