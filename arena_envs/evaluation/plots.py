@@ -130,7 +130,9 @@ def write_panels(games: Sequence[tuple[GameCard, list[Dot]]], path: Path, suptit
     height = max(len(dots) + (1 if _no_figure(game) else 0) for game, dots in games) if games else 1
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, (0.9 + 0.27 * height) * rows + 0.6), squeeze=False)
     for ax, (game, dots) in zip(axes.flat, games):
-        draw_dots(ax, dots, game.setting.label, game.setting.metric, small=True, rows=height, note=_no_figure(game))
+        arrow = "↑" if game.setting.higher_is_better else "↓"
+        draw_dots(ax, dots, game.setting.label, f"{game.setting.metric} {arrow}", small=True, rows=height,
+                  note=_no_figure(game))
     for ax in list(axes.flat)[len(games):]:
         ax.axis("off")
     fig.suptitle(suptitle, fontsize=11)
