@@ -43,11 +43,12 @@ def _pyplot() -> Any:
 
 
 def subject_dots(game: GameCard, label: dict[str, str] | None = None) -> list[Dot]:
-    """The evaluated subjects of ``game``, then its papers' models (best first)."""
+    """The evaluated subjects of ``game``, then its papers' models (best first, a paper's own random
+    player among them)."""
     label = label or {}
     dots = [Dot(label.get(s, s), r.headline, COLORS.get(s, "tab:blue")) for s, r in game.results.items()]
     dots += [Dot(model, Interval(value, value, value, 0, "published"), PAPER_COLOR, paper=True)
-             for model, value in game.published()]
+             for model, value in game.published(include_baselines=True)]
     return dots
 
 
