@@ -2,6 +2,7 @@
 evaluation, resuming after SIGINT and kill -9, and bad input (issue 18)."""
 from __future__ import annotations
 
+import http.server
 import json
 import math
 import os
@@ -9,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -349,6 +351,12 @@ def test_another_models_folder_is_refused(tmp_path, capsys):
     err = _one_line_error(capsys, ["eval", "random", "--seed", "2", *args])
     assert "seed 0" in err and "seed 2" in err
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    # the same evaluation may grow by games; a game already there must keep its episodes
+    grow = ["eval", "random", "--games", "el_farol_v0", "--episodes", "1", "--out", str(out), "--no-progress"]
+    assert main(grow) == 0
+    assert read_manifest(out)["games"] == ["guess_two_thirds_v0", "el_farol_v0"]
+    err = _one_line_error(capsys, ["eval", "random", "--games", "el_farol_v0", "--episodes", "2", "--out", str(out)])
+    assert "played el_farol_v0 with episodes per part {'main': 1}" in err
 
 
 def test_an_unreachable_server_stops_before_any_game(tmp_path, capsys):
@@ -356,6 +364,32 @@ def test_an_unreachable_server_stops_before_any_game(tmp_path, capsys):
     err = _one_line_error(capsys, ["eval", "vllm:x@http://127.0.0.1:9/v1", "--out", str(out)])
     assert "http://127.0.0.1:9/v1" in err and "cannot reach" in err
     assert not out.exists()
+
+
+def test_a_server_without_the_model_stops_before_any_game(tmp_path, capsys):
+    class Models(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"data": [{"id": "other-model"}]}).encode()
+            self.send_response(200 if self.path == "/v1/models" else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Models)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        out = tmp_path / "o"
+        err = _one_line_error(capsys, ["eval", f"vllm:x@http://127.0.0.1:{server.server_port}/v1", "--out", str(out)])
+        assert "does not serve model 'x'" in err and "other-model" in err
+        assert not out.exists()
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.mark.parametrize("argv, message", [
