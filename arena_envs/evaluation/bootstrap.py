@@ -24,14 +24,15 @@ class Interval:
     low: float
     high: float
     episodes: int  #: all parts together
-    degenerate: bool = False  #: nothing to resample (every part holds at most one episode): low = high = point
+    #: why there is no interval (low = high = point), e.g. ``"one episode per part"``; empty when there is one
+    degenerate: str = ""
 
     def format(self, digits: int = 2) -> str:
-        """``"12.34 [10.00, 14.50]"``; a degenerate interval reads ``"12.34 [no interval: n=1]"``."""
+        """``"12.34 [10.00, 14.50]"``; a degenerate interval reads ``"12.34 [no interval: one episode per part]"``."""
         if math.isnan(self.point):
             return "–"
         if self.degenerate:
-            return f"{self.point:.{digits}f} [no interval: n={self.episodes}]"
+            return f"{self.point:.{digits}f} [no interval: {self.degenerate}]"
         return f"{self.point:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]"
 
 
@@ -48,8 +49,10 @@ def bootstrap(episodes: Episodes, statistic: Callable[[Episodes], float], resamp
         raise ValueError(f"bootstrap needs resamples >= 1 and 0 < level < 1, got {resamples} and {level}")
     point = float(statistic(episodes))
     total = sum(len(entries) for entries in episodes.values())
-    if all(len(entries) <= 1 for entries in episodes.values()) or not math.isfinite(point):
-        return Interval(point, point, point, total, degenerate=True)
+    if all(len(entries) <= 1 for entries in episodes.values()):
+        return Interval(point, point, point, total, "one episode per part" if len(episodes) > 1 else "one episode")
+    if not math.isfinite(point):
+        return Interval(point, point, point, total, "undefined")
     rng = np.random.default_rng(seed)
     parts = sorted(episodes)
     values = []
@@ -63,7 +66,7 @@ def bootstrap(episodes: Episodes, statistic: Callable[[Episodes], float], resamp
         if math.isfinite(value):
             values.append(value)
     if not values:
-        return Interval(point, point, point, total, degenerate=True)
+        return Interval(point, point, point, total, "undefined on every resample")
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(values, [tail, 100 - tail])
     return Interval(point, float(low), float(high), total)

@@ -49,9 +49,13 @@ class GameCard:
     papers: GamePapers
     results: Mapping[str, SubjectResult]  #: subject -> its figures, in the manifest's order
 
-    def published(self) -> list[tuple[str, float]]:
-        """(model, figure comparable to the headline), best first (the papers' random rows left out)."""
-        return sorted(self.papers.headline_figures(), key=lambda mv: mv[1], reverse=self.setting.higher_is_better)
+    def published(self, include_baselines: bool = False) -> list[tuple[str, float]]:
+        """(model, figure comparable to the headline), best first; the papers' random rows only with
+        ``include_baselines`` (named ``"random (paper's)"``)."""
+        baselines = {m.model for m in self.papers.models if m.baseline}
+        figures = [(f"{m} (paper's)" if m in baselines else m, v)
+                   for m, v in self.papers.headline_figures(include_baselines)]
+        return sorted(figures, key=lambda mv: mv[1], reverse=self.setting.higher_is_better)
 
 
 @dataclass(frozen=True)

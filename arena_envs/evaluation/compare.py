@@ -41,16 +41,24 @@ def check_comparable(folders: Sequence[Path]) -> None:
                                  f"--compare needs the same settings")
 
 
+def _mode(card: Card, subject: str) -> str:
+    """``"quick, 12"``: the mode and the subject's episodes over all games (played/expected while unfinished)."""
+    played = sum(sum(g.results[subject].played.values()) for g in card.games if subject in g.results)
+    expected = sum(sum(g.results[subject].expected.values()) for g in card.games if subject in g.results)
+    count = str(played) if played >= expected else f"{played}/{expected}"
+    return f"{'quick' if card.quick else 'full'}, {count}"
+
+
 def format_compare(cards: Sequence[Card]) -> str:
     games = cards[0].games
-    header = ["Model", "Mode", *(f"{g.setting.label}: {g.setting.metric} [{CI}]" for g in games)]
+    header = ["Model", "Mode, episodes", *(f"{g.setting.label}: {g.setting.metric} [{CI}]" for g in games)]
     rows = []
     for card in cards:
         cells = [headline_cell(g.results["model"]) if "model" in g.results else "–" for g in card.games]
-        rows.append([f"`{card.model}`", "quick" if card.quick else "full", *cells])
+        rows.append([f"`{card.model}`", _mode(card, "model"), *cells])
     for subject in ("random", "rule"):
         if all(subject in g.results for g in games):
-            rows.append([f"{subject} (baseline, {cards[0].folder.name})", "quick" if cards[0].quick else "full",
+            rows.append([f"{subject} (baseline, {cards[0].folder.name})", _mode(cards[0], subject),
                          *(point_cell(g.results[subject]) for g in games)])
     lines = ["# Report cards compared", "",
              "One row per evaluated model (headline metric per game with its 95 % bootstrap interval), "

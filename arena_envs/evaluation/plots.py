@@ -43,11 +43,12 @@ def _pyplot() -> Any:
 
 
 def subject_dots(game: GameCard, label: dict[str, str] | None = None) -> list[Dot]:
-    """The evaluated subjects of ``game``, then its papers' models (best first)."""
+    """The evaluated subjects of ``game``, then its papers' models (best first, a paper's own random
+    player among them)."""
     label = label or {}
     dots = [Dot(label.get(s, s), r.headline, COLORS.get(s, "tab:blue")) for s, r in game.results.items()]
-    dots += [Dot(model, Interval(value, value, value, 0, True), PAPER_COLOR, paper=True)
-             for model, value in game.published()]
+    dots += [Dot(model, Interval(value, value, value, 0, "published"), PAPER_COLOR, paper=True)
+             for model, value in game.published(include_baselines=True)]
     return dots
 
 
@@ -110,12 +111,16 @@ def _no_figure(game: GameCard) -> str:
     return "" if game.published() else "no comparable published figure"
 
 
-def _overview_dots(game: GameCard, label: dict[str, str]) -> list[Dot]:
-    """The subjects, then only the best and the worst published model (the panel stays small)."""
-    dots = [d for d in subject_dots(game, label) if not d.paper]
+def _published_ends(game: GameCard) -> list[Dot]:
+    """The best and the worst published model only (a panel stays small)."""
     published = game.published()
     ends = [published[0], published[-1]] if len(published) > 1 else published
-    return dots + [Dot(f"{m} (paper)", Interval(v, v, v, 0, True), PAPER_COLOR, paper=True) for m, v in ends]
+    return [Dot(f"{m} (paper)", Interval(v, v, v, 0, "published"), PAPER_COLOR, paper=True) for m, v in ends]
+
+
+def _overview_dots(game: GameCard, label: dict[str, str]) -> list[Dot]:
+    """The subjects, then the best and the worst published model."""
+    return [d for d in subject_dots(game, label) if not d.paper] + _published_ends(game)
 
 
 def write_panels(games: Sequence[tuple[GameCard, list[Dot]]], path: Path, suptitle: str) -> Path:
@@ -126,7 +131,9 @@ def write_panels(games: Sequence[tuple[GameCard, list[Dot]]], path: Path, suptit
     height = max(len(dots) + (1 if _no_figure(game) else 0) for game, dots in games) if games else 1
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, (0.9 + 0.27 * height) * rows + 0.6), squeeze=False)
     for ax, (game, dots) in zip(axes.flat, games):
-        draw_dots(ax, dots, game.setting.label, game.setting.metric, small=True, rows=height, note=_no_figure(game))
+        arrow = "↑" if game.setting.higher_is_better else "↓"
+        draw_dots(ax, dots, game.setting.label, f"{game.setting.metric} {arrow}", small=True, rows=height,
+                  note=_no_figure(game))
     for ax in list(axes.flat)[len(games):]:
         ax.axis("off")
     fig.suptitle(suptitle, fontsize=11)
@@ -145,12 +152,13 @@ def write_overview(card: Card, path: Path) -> Path:
 
 
 def write_compare_plot(cards: Sequence[Card], path: Path) -> Path:
-    """``compare.png``: per game, each card's model with its interval, beside the first card's random
-    and rule."""
+    """``compare.png``: per game, each card's model with its interval, the first card's random and
+    rule, and the best and the worst published model."""
     panels = []
     for i, game in enumerate(cards[0].games):
         dots = [Dot(card.model, card.games[i].results["model"].headline if "model" in card.games[i].results else None,
                     EXTRA_COLORS[k % len(EXTRA_COLORS)]) for k, card in enumerate(cards)]
-        dots += [Dot(s, r.headline, COLORS[s]) for s, r in game.results.items() if s != "model" and s in COLORS]
-        panels.append((game, dots))
-    return write_panels(panels, path, "models compared: headline per game, 95 % bootstrap intervals")
+        dots += [Dot(f"{s} (baseline)", r.headline, COLORS[s]) for s, r in game.results.items()
+                 if s != "model" and s in COLORS]
+        panels.append((game, dots + _published_ends(game)))
+    return write_panels(panels, path, "models compared: headline per game, 95 % bootstrap intervals (◇ paper figures)")

@@ -51,7 +51,7 @@ def _header(card: Card) -> list[str]:
     status = "complete" if played >= expected else (
         f"incomplete: {played} of {expected} episodes played (still running, or stopped: the same "
         f"`arena eval` command resumes it); missing figures are marked")
-    per_game = " · ".join(f"{g.setting.label} {episodes_per_game(next(iter(g.results.values())).expected)}"
+    per_game = " · ".join(f"{g.setting.label}: {episodes_per_game(next(iter(g.results.values())).expected)}"
                           for g in card.games if g.results)
     newest = card.newest.strftime("%Y-%m-%d %H:%M UTC") if card.newest else "none yet"
     return [
