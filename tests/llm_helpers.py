@@ -3,12 +3,22 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from pathlib import Path
 
 import pytest
 
 from arena_envs.runner.results import read_record, read_steps
 from llm_policies.local_stack import SETUP_SCRIPT, missing_parts
+
+#: The name the session's test server (tests/conftest.py) serves SmolLM2 under.
+MODEL_NAME = "smollm2"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def require_llm_stack() -> None:

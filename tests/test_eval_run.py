@@ -48,10 +48,11 @@ def test_every_part_fills_the_environment_seats_and_plays_its_subjects(game):
         for subject, me in (("model", LLM if setting.agent is None else f"{LLM}?agent={setting.agent}"),
                             ("random", "random"), ("rule", setting.rule)):
             players = setting.players(part, LLM, subject)
-            assert all(p == part.opponent for i, p in enumerate(players) if i not in part.subject_seats)
-            assert all(players[i] == me for i in part.subject_seats), (part.name, subject)
+            seats = range(part.n_seats) if part.subject_seats is None else part.subject_seats
+            assert all(p == part.opponent for i, p in enumerate(players) if i not in seats)
+            assert all(players[i] == me for i in seats), (part.name, subject)
             if me != part.opponent:
-                assert [i for i, p in enumerate(players) if p == me] == list(part.subject_seats)
+                assert [i for i, p in enumerate(players) if p == me] == list(seats)
         assert part.quick_episodes == 1
 
 
@@ -61,6 +62,7 @@ def test_gamma_ten_seats_all_the_subject_five_runs():
         assert (part.name, part.episodes, dict(part.env_kwargs)) == ("main", 5, {})
         assert SETTINGS[game].players(part, "random", "model") == ("random",) * 10
         assert SETTINGS[game].players(part, "rule", "model") == ("equilibrium",) * 10  # the γ games' rule
+        assert SETTINGS[game].players(part, "random", "model", n_seats=3) == ("random",) * 3  # n_players=3
         assert SETTINGS[game].metric == "Score (0-100)"
 
 

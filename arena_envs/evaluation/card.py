@@ -67,6 +67,7 @@ class Card:
     subjects: tuple[str, ...]
     games: tuple[GameCard, ...]
     newest: datetime | None  #: when the newest episode was committed (its episodes.jsonl's time)
+    env_args: Mapping[str, Mapping[str, Any]]  #: game -> the --env-arg values that changed its setting
 
 
 def _newest(out: Path, games: list[str]) -> datetime | None:
@@ -119,4 +120,4 @@ def read_card(out: str | Path) -> Card:
                    for s in subjects}
         cards.append(GameCard(setting, papers, results))
     return Card(out, str(manifest["model"]), seed, bool(manifest["quick"]), subjects, tuple(cards),
-                _newest(out, games))
+                _newest(out, games), manifest.get("env_args") or {})

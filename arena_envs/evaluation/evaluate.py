@@ -76,8 +76,8 @@ def plan(spec: str, out: Path, games: Sequence[str], *, episodes: int | None = N
             for part in setting.parts:
                 env, kwargs = setting.run_env(part, seed, (env_overrides or {}).get(game))
                 count = episodes if episodes is not None else setting.episodes(part, quick)
-                config = RunConfig(env=env, players=setting.players(part, spec, subject), episodes=count, seed=seed,
-                                   env_kwargs=kwargs, rotate=False)
+                config = RunConfig(env=env, players=setting.players(part, spec, subject, kwargs.get("n_players")),
+                                   episodes=count, seed=seed, env_kwargs=kwargs, rotate=False)
                 runs.append(PlannedRun(setting, subject, part.name, config, out / game / subject / part.name))
     return runs
 

@@ -7,6 +7,7 @@ table and one chart) lives in :mod:`arena_envs.evaluation.compare` and is re-exp
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -65,6 +66,10 @@ def _header(card: Card) -> list[str]:
             ["seed", str(card.seed)],
             ["mode", "quick (`--quick`)" if card.quick else "full (the papers' settings)"],
             ["episodes per game and subject", per_game],
+            *([["settings changed (`--env-arg`)", "; ".join(
+                f"{game}: " + ", ".join(f"{k}={json.dumps(v)}" for k, v in kwargs.items())
+                for game, kwargs in card.env_args.items()) + " (not the papers' settings: the published "
+                "figures do not compare)"]] if card.env_args else []),
             ["status", status],
         ]), "",
         f"Newest episode: {newest}", "",

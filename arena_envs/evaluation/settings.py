@@ -63,7 +63,7 @@ class Part:
     episodes: int  #: full (paper) evaluation
     quick_episodes: int  #: --quick
     n_seats: int = 1
-    subject_seats: tuple[int, ...] = (0,)
+    subject_seats: tuple[int, ...] | None = (0,)  #: None: every seat (γ-Bench, whatever ``n_players``)
     opponent: str = "rule"
 
 
@@ -104,10 +104,12 @@ class PaperSetting:
             raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}, got {subject!r}")
         return with_agent(spec, self.agent) if self.agent else spec
 
-    def players(self, part: Part, spec: str, subject: str) -> tuple[str, ...]:
-        """One policy spec per seat of ``part``'s run (in the environment's agent order)."""
+    def players(self, part: Part, spec: str, subject: str, n_seats: int | None = None) -> tuple[str, ...]:
+        """One policy spec per seat of ``part``'s run (in the environment's agent order); ``n_seats``:
+        the seats when an ``n_players`` override changes them."""
         me = self.subject_spec(spec, subject)
-        return tuple(me if i in part.subject_seats else part.opponent for i in range(part.n_seats))
+        seats = part.subject_seats
+        return tuple(me if seats is None or i in seats else part.opponent for i in range(n_seats or part.n_seats))
 
     def evaluated(self, episodes: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[str]]:
         """Part name -> the agents the subject plays, read from the entries' seat order."""
@@ -115,7 +117,8 @@ class PaperSetting:
         for part in self.parts:
             entries = episodes.get(part.name) or ()
             agents = list(entries[0]["seats"]) if entries else []
-            seats[part.name] = [agents[i] for i in part.subject_seats] if agents else []
+            seats[part.name] = agents if part.subject_seats is None else [agents[i] for i in part.subject_seats
+                                                                           if i < len(agents)]
         return seats
 
     def metrics(self, episodes: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, float]:
@@ -152,7 +155,7 @@ def with_agent(spec: str, agent: str) -> str:
 
 
 def _gamma(game: str, label: str) -> PaperSetting:
-    main = Part("main", {}, episodes=5, quick_episodes=1, n_seats=10, subject_seats=tuple(range(10)))
+    main = Part("main", {}, episodes=5, quick_episodes=1, n_seats=10, subject_seats=None)
     return PaperSetting(game, "γ-Bench", label, (main,), "Score (0-100)", True, (), rule="equilibrium")
 
 
