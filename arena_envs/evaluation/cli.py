@@ -11,7 +11,6 @@ resumes), 130 interrupted (the same command resumes).
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -19,13 +18,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from arena_envs.evaluation.settings import LLM_PREFIXES, SETTINGS
-from arena_envs.runner.policy_specs import SpecError, parse_value
-from arena_envs.runner.results import ResultsError
+from arena_envs.runner.cli_errors import USER_ERRORS, UsageError, report_run_stopped, report_user_error
+from arena_envs.runner.policy_specs import parse_value
 from arena_envs.runner.runner import RunError
-
-
-class UsageError(Exception):
-    """A mistake on the command line; printed as one line."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -104,9 +99,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         report = evaluate(args.spec, out, games=games, episodes=args.episodes, quick=args.quick, seed=args.seed,
                           concurrency=args.concurrency, progress=progress, env_overrides=env_overrides(args.env_arg))
     except RunError as err:
-        print(f"arena: run stopped: {err}\narena: finished episodes are kept in {out}; "
-              "run the same command again to resume", file=sys.stderr)
-        return 1
+        return report_run_stopped(err, out)
     except KeyboardInterrupt:
         print(f"\narena: interrupted; finished episodes are kept in {out}; run the same command again to resume",
               file=sys.stderr)
@@ -120,9 +113,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
         return _compare(args) if args.compare else _evaluate(args)
-    except (UsageError, SpecError, ResultsError, ValueError, KeyError) as err:
-        if os.environ.get("ARENA_DEBUG"):
-            raise
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"arena: error: {message}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as err:
+        return report_user_error(err)

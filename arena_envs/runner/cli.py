@@ -32,15 +32,11 @@ from typing import Any
 
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner import policy_registry as registry
+from arena_envs.runner.cli_errors import USER_ERRORS, UsageError, report_run_stopped, report_user_error
 from arena_envs.runner.leaderboard import leaderboard_text
-from arena_envs.runner.policy_specs import SpecError, load_object, parse_value, split_players
+from arena_envs.runner.policy_specs import load_object, parse_value, split_players
 from arena_envs.runner.replay import check_drawable, record_episodes, replay_episode
-from arena_envs.runner.results import ResultsError
 from arena_envs.runner.runner import RunConfig, RunError, run
-
-
-class UsageError(Exception):
-    """A mistake in the command line or its inputs; reported without a traceback."""
 
 
 def describe(name: str) -> str:
@@ -92,11 +88,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         summary = run(config, out, concurrency=args.concurrency, progress=progress, plots=not args.no_plots)
     except RunError as err:
-        print(f"arena: run stopped: {err}\narena: finished episodes are kept in {out}; "
-              "run the same command again to resume", file=sys.stderr)
+        status = report_run_stopped(err, out)
         if args.record:
             _record(out, args.record)
-        return 1
+        return status
     if args.record:
         _record(summary.out, args.record)
     print(f"results: {summary.out} ({summary.played} episodes played, {summary.resumed} already there, "
@@ -208,12 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (UsageError, SpecError, ResultsError, ValueError, KeyError) as err:
-        if os.environ.get("ARENA_DEBUG"):
-            raise
-        message = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"arena: error: {message}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as err:
+        return report_user_error(err)
     except BrokenPipeError:  # `arena list | head`: stop quietly, like other command-line tools
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

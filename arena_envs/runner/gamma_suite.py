@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,7 +34,8 @@ from typing import Any
 from arena_envs.gamma.history import GAME_LABELS, GAMES
 from arena_envs.gamma.scoring import score as gamma_score
 from arena_envs.gamma.scoring import table_row
-from arena_envs.runner.policy_specs import SpecError, parse_value, split_players
+from arena_envs.runner.cli_errors import USER_ERRORS, report_run_stopped, report_user_error
+from arena_envs.runner.policy_specs import parse_value, split_players
 from arena_envs.runner.results import ResultsError, dumps, iter_log, write_durably
 from arena_envs.runner.runner import RunConfig, RunError, run
 
@@ -197,14 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                             env_kwargs=_env_args(args.env_arg, games), concurrency=args.concurrency,
                             progress=not args.no_progress and sys.stderr.isatty(), plots=not args.no_plots)
     except RunError as err:
-        print(f"arena: run stopped: {err}\narena: finished episodes are kept in {out}; "
-              "run the same command again to resume", file=sys.stderr)
-        return 1
-    except (SpecError, ResultsError, ValueError, KeyError) as err:
-        if os.environ.get("ARENA_DEBUG"):
-            raise
-        print(f"arena: error: {err}", file=sys.stderr)
-        return 2
+        return report_run_stopped(err, out)
+    except USER_ERRORS as err:
+        return report_user_error(err)
     print(f"results: {result.out}")
     print(format_row(result.row, label=args.players))
     return 0

@@ -1,0 +1,35 @@
+"""How the ``arena`` commands fail: a user error is one line on stderr and exit status 2
+(``ARENA_DEBUG=1`` re-raises it, for the traceback); a run stopped by a failing policy or
+environment says where its finished episodes are kept, exit status 1."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from arena_envs.runner.policy_specs import SpecError
+from arena_envs.runner.results import ResultsError
+
+
+class UsageError(Exception):
+    """A mistake in the command line or its inputs; reported without a traceback."""
+
+
+#: The exceptions a command reports as a user error (one line, status 2).
+USER_ERRORS = (UsageError, SpecError, ResultsError, ValueError, KeyError)
+
+
+def report_user_error(err: Exception) -> int:
+    """Print ``err`` as ``arena: error: ...`` on stderr; the exit status 2."""
+    if os.environ.get("ARENA_DEBUG"):
+        raise err
+    message = err.args[0] if isinstance(err, KeyError) and err.args else err
+    print(f"arena: error: {message}", file=sys.stderr)
+    return 2
+
+
+def report_run_stopped(err: Exception, out: str | Path) -> int:
+    """Print why a run stopped and that its finished episodes in ``out`` are kept; the exit status 1."""
+    print(f"arena: run stopped: {err}\narena: finished episodes are kept in {out}; "
+          "run the same command again to resume", file=sys.stderr)
+    return 1
