@@ -3,10 +3,13 @@ of scripts/setup_llm.sh; the tests that talk to a server share one per session (
 
 The server is started on first use. The modules that load the model in-process
 (test_llm_hf_batch.py, test_llm_inprocess.py) come before the server's users in pytest's order, so
-the two never hold the model's memory at once in a whole-suite run.
+the two never hold the model's memory at once in a whole-suite run. Tests marked ``ray`` share one
+local Ray cluster (``ray_local``).
 """
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -19,6 +22,20 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before any fixture (the vLLM server) is set up: skip, or under CI fail, without the stack."""
     if item.get_closest_marker("llm") is not None:
         require_llm_stack()
+    if item.get_closest_marker("ray") is not None and importlib.util.find_spec("ray") is None:
+        message = "Ray is not installed: pip install -e '.[ray]'"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI is set, so the Ray tests may not be skipped)", pytrace=False)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def ray_local() -> Iterator[object]:
+    """One local Ray cluster of 2 CPUs on 127.0.0.1 for the session's Ray tests (shut down at the end)."""
+    from arena_envs.runner.ray_cluster import ray_session
+
+    with ray_session(num_cpus=2) as session:
+        yield session
 
 
 @pytest.fixture(scope="session")

@@ -46,7 +46,7 @@ POLICIES: dict[tuple[str, str], str] = _policies()
 PREFIXES: dict[str, str] = _group(PREFIX_GROUP)
 
 #: pip extra of this project that provides a prefix's dependencies, named when its import fails.
-PREFIX_EXTRAS: dict[str, str] = {"vllm": "llm", "vllm-local": "vllm", "hf": "llm", "sb3": "rl"}
+PREFIX_EXTRAS: dict[str, str] = {"vllm": "llm", "vllm-local": "vllm", "hf": "llm", "sb3": "rl", "rllib": "ray"}
 
 #: command name -> "module:function"; ``function(args: list[str]) -> exit status`` runs ``arena NAME ARGS``.
 COMMANDS: dict[str, str] = _group(COMMAND_GROUP)

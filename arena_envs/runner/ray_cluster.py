@@ -1,0 +1,97 @@
+"""Connect to a Ray cluster, or start a private one on 127.0.0.1, for the length of a ``with`` block.
+
+Ray is an optional extra (``pip install -e .[ray]``) and is imported here only when a session
+starts. A local cluster never reaches another address: its node binds 127.0.0.1, it has no
+dashboard, Ray's usage statistics are off (``RAY_USAGE_STATS_ENABLED=0``), ``RAY_ADDRESS`` from
+the environment is ignored (``ray.init`` would otherwise join whatever cluster it names), its object
+store is capped (Ray's default takes 30 % of the machine's memory), and it is shut down, with its
+temporary folder removed, when the block ends. A cluster that is already initialised in this
+process is used as it is and left running.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+LOOPBACK = "127.0.0.1"
+DEFAULT_OBJECT_STORE_MB = 256
+LOCAL = "local"
+
+
+class RayMissing(ImportError):
+    """Ray is not installed."""
+
+
+@dataclass(frozen=True)
+class RaySession:
+    """``address``: the cluster's GCS address; ``started``: whether this session started it
+    (then it is local, on 127.0.0.1, and shut down when the session ends)."""
+
+    address: str
+    started: bool
+
+
+def import_ray() -> Any:
+    """The ``ray`` module, or :class:`RayMissing` with the install line."""
+    try:
+        import ray
+    except ImportError as err:
+        raise RayMissing(f"Ray is not installed ({err}); install the extra: pip install -e '.[ray]'") from err
+    return ray
+
+
+def worker_pythonpath() -> str:
+    """``PYTHONPATH`` for local workers: this process's import path, so that modules importable here
+    (a checkout, ``tests``) are importable in the workers too."""
+    entries = [str(Path(entry).resolve()) for entry in sys.path if entry and Path(entry).is_dir()]
+    return os.pathsep.join(dict.fromkeys([str(Path.cwd().resolve()), *entries]))
+
+
+@contextmanager
+def ray_session(address: str | None = None, *, num_cpus: int | None = None,
+                object_store_mb: int = DEFAULT_OBJECT_STORE_MB) -> Iterator[RaySession]:
+    """Ray for the block: ``address`` None or ``"local"`` starts a local cluster of ``num_cpus``
+    CPUs (default: this machine's) on 127.0.0.1; any other address (``HOST:PORT``, ``ray://...``,
+    ``auto``) connects to that running cluster, and the block's end only disconnects."""
+    ray = import_ray()
+    if ray.is_initialized():
+        yield RaySession(ray.get_runtime_context().gcs_address, started=False)
+        return
+    if num_cpus is not None and num_cpus < 1:
+        raise ValueError(f"num_cpus must be >= 1, got {num_cpus}")
+    if address not in (None, LOCAL):
+        ray.init(address=address, logging_level="WARNING", log_to_driver=False)
+        try:
+            yield RaySession(ray.get_runtime_context().gcs_address, started=False)
+        finally:
+            ray.shutdown()
+        return
+    os.environ.pop("RAY_ADDRESS", None)
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    # Ray turns a node address of 127.0.0.1 into the machine's outward address unless "clusters"
+    # are off (its OSX/Windows default), a flag it reads from the environment when imported; that
+    # flag changes only node-address resolution (and the `ray start` command), so switch it off.
+    constants = ray._private.ray_constants
+    clusters, constants.ENABLE_RAY_CLUSTER = constants.ENABLE_RAY_CLUSTER, False
+    # a short path: Ray's AF_UNIX sockets live under it and such paths are limited to 107 bytes
+    temp_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp" if os.path.isdir("/tmp") else None)
+    try:
+        ray.init(address=LOCAL, num_cpus=num_cpus, include_dashboard=False, _node_ip_address=LOOPBACK,
+                 _temp_dir=temp_dir, object_store_memory=object_store_mb * 1024 * 1024,
+                 log_to_driver=False, logging_level="WARNING",
+                 runtime_env={"env_vars": {"PYTHONPATH": worker_pythonpath(),
+                                           "RAY_USAGE_STATS_ENABLED": "0"}})
+        try:
+            yield RaySession(ray.get_runtime_context().gcs_address, started=True)
+        finally:
+            ray.shutdown()
+    finally:
+        constants.ENABLE_RAY_CLUSTER = clusters
+        shutil.rmtree(temp_dir, ignore_errors=True)
