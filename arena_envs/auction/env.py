@@ -254,7 +254,7 @@ class AuctionEnv(TextAECEnv):
         except (TypeError, ValueError):
             raise InvalidAnswer("illegal", f"{action!r} is not an action of this environment") from None
         space = self._bid_space
-        if not space.start <= a < space.start + space.n:
+        if not int(space.start) <= a < int(space.start) + int(space.n):
             raise InvalidAnswer("illegal", f"action {a} is outside the action space {space}")
         if self.action_mode == "amount":
             return WITHDRAW if a == -1 else a
@@ -392,7 +392,7 @@ class AuctionEnv(TextAECEnv):
 
     def _action_mask(self, agent: str) -> np.ndarray:
         space = self._bid_space
-        mask = np.zeros(space.n, dtype=np.int8)
+        mask = np.zeros(int(space.n), dtype=np.int8)
         mask[0] = 1  # withdraw
         rules = self.rules
         if rules.finished or not rules.awaits(self.seat_of[agent]):

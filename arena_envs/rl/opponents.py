@@ -98,7 +98,7 @@ def random_action(space: spaces.Space[Any], mask: np.ndarray | None, rng: np.ran
     """A uniformly random action of an RL action space (:class:`FlatActions`'s ``space``) allowed by
     its flat boolean ``mask`` (``None``: every action), drawn from ``rng``."""
     if isinstance(space, spaces.Discrete):
-        allowed = np.arange(space.n) if mask is None else np.flatnonzero(mask)
+        allowed = np.arange(int(space.n)) if mask is None else np.flatnonzero(mask)
         return int(space.start + allowed[rng.integers(len(allowed))])
     if isinstance(space, spaces.MultiDiscrete):
         bounds = np.cumsum(space.nvec)[:-1]
