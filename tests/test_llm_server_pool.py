@@ -238,10 +238,10 @@ def test_episodes_move_when_a_server_dies(servers: list[FakeChatServer], capsys:
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2, err
     assert err[0].startswith(f"arena: LLM server {pool.urls[2]} is down (ConnectError")
-    assert "its 1 episodes move to the other 2 servers;" in err[0]
+    assert "its 1 episode moves to the other 2 servers;" in err[0]
     moved = [k for k in range(4) if dying.url in pool.history[("test", k)]]
     assert moved and err[1].startswith(f"arena: LLM server {dying.url} is down (")
-    assert f"its {len(moved)} episodes move to the other 1 server;" in err[1]
+    assert f"its {len(moved)} episode{'s move' if len(moved) > 1 else ' moves'} to the other 1 server;" in err[1]
     assert all(pool.history[("test", k)][-1] == keep.url for k in range(4))
     # every request answered exactly once, the ones after the failure on the server left
     answered = sorted(keep.prompts + dying.prompts)
@@ -263,6 +263,7 @@ def test_all_down_is_one_line_and_the_run_stops(servers: list[FakeChatServer], t
     assert code == 1 and len(stop) == 1, err
     assert f"all 2 servers of model '{MODEL}' are down: {a.url} (HTTP 503: " in stop[0]
     assert f"; {b.url} (HTTP 503: " in stop[0]
+    assert len([line for line in err.splitlines() if " is down (" in line]) == 1  # the first to fail; then the stop
     # 12 answers = 2 episodes of 3 seats x 2 rounds (run one at a time), both kept
     assert [e["episode"] for e in read_episodes(out / "episodes.jsonl")] == [0, 1]
 

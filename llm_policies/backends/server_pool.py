@@ -155,13 +155,13 @@ class ServerPool:
             del self._placed[key]
         healthy = [i for i in range(len(self.servers)) if i not in self._down]
         if not healthy or not self.failover:
-            print(f"arena: LLM server {self.urls[index]} is down ({reason})", file=sys.stderr, flush=True)
-            return
+            return  # the request's error names every server: the run stops with that one line
         for key in moving:
             self._live[self._place(key, self._least_loaded(healthy))].add(key)
-        print(f"arena: LLM server {self.urls[index]} is down ({reason}); its {len(moving)} episodes move to "
-              f"the other {len(healthy)} server{'s' if len(healthy) > 1 else ''}; it is tried again in "
-              f"{self.probe_after:g}s", file=sys.stderr, flush=True)
+        episodes = "1 episode moves" if len(moving) == 1 else f"{len(moving)} episodes move"
+        print(f"arena: LLM server {self.urls[index]} is down ({reason}); its {episodes} to the other "
+              f"{len(healthy)} server{'s' if len(healthy) > 1 else ''}; it is tried again in {self.probe_after:g}s",
+              file=sys.stderr, flush=True)
 
     async def _probe_due(self) -> None:
         """Ask each down server whose time has come for its models; one that answers is back."""
