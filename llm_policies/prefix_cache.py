@@ -3,7 +3,9 @@
 vLLM (v1 engine, 0.32) counts, in prompt tokens, how many it looked up in its prefix cache
 (``vllm:prefix_cache_queries_total``) and how many it found there (``vllm:prefix_cache_hits_total``).
 Read the counters before and after some requests; the difference's :attr:`~PrefixCacheCounters.hit_rate`
-is the share of those requests' prompt tokens served from the cache.
+is the share of those requests' prompt tokens served from the cache. :func:`read_requests` reads
+how many requests the server has answered (``vllm:request_success_total``), e.g. to see how a pool
+of servers shared the work.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import httpx
 
 QUERIES = "vllm:prefix_cache_queries_total"
 HITS = "vllm:prefix_cache_hits_total"
+REQUESTS = "vllm:request_success_total"
 
 
 @dataclass(frozen=True)
@@ -33,7 +36,14 @@ class PrefixCacheCounters:
 
 def parse_counters(metrics_text: str) -> PrefixCacheCounters:
     """The two counters of a Prometheus text page (a ValueError when the page has neither)."""
-    totals = {QUERIES: 0.0, HITS: 0.0}
+    totals = parse_totals(metrics_text, (QUERIES, HITS))
+    return PrefixCacheCounters(totals[QUERIES], totals[HITS])
+
+
+def parse_totals(metrics_text: str, names: tuple[str, ...]) -> dict[str, float]:
+    """Each counter of ``names`` summed over its label sets (engines, finish reasons); a ValueError
+    when the page lacks one."""
+    totals = dict.fromkeys(names, 0.0)
     seen = set()
     for line in metrics_text.splitlines():
         name = line.split("{", 1)[0].split(" ", 1)[0]
@@ -42,12 +52,23 @@ def parse_counters(metrics_text: str) -> PrefixCacheCounters:
             seen.add(name)
     if seen != set(totals):
         raise ValueError(f"the metrics page has no {' / '.join(sorted(set(totals) - seen))} counter "
-                         "(not a vLLM v1 server, or its prefix caching is off)")
-    return PrefixCacheCounters(totals[QUERIES], totals[HITS])
+                         "(not a vLLM v1 server; the prefix-cache ones need prefix caching on)")
+    return totals
+
+
+def metrics_page(url: str, timeout: float = 10.0) -> str:
+    """The ``/metrics`` page of the server at ``url`` (its OpenAI base ``http://host:port/v1`` or its root)."""
+    response = httpx.get(url.removesuffix("/").removesuffix("/v1") + "/metrics", timeout=timeout)
+    response.raise_for_status()
+    return response.text
 
 
 def read_counters(url: str, timeout: float = 10.0) -> PrefixCacheCounters:
-    """The counters of the server at ``url`` (its OpenAI base ``http://host:port/v1`` or its root)."""
-    response = httpx.get(url.removesuffix("/").removesuffix("/v1") + "/metrics", timeout=timeout)
-    response.raise_for_status()
-    return parse_counters(response.text)
+    """The prefix-cache counters of the server at ``url``."""
+    return parse_counters(metrics_page(url, timeout))
+
+
+def read_requests(url: str, timeout: float = 10.0) -> int:
+    """How many requests the server at ``url`` has answered (``vllm:request_success_total``, all
+    finish reasons)."""
+    return int(parse_totals(metrics_page(url, timeout), (REQUESTS,))[REQUESTS])

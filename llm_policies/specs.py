@@ -1,6 +1,9 @@
 """Policy spec strings for the CLI's ``--players`` (no commas, so they fit a comma-separated list).
 
     vllm:MODEL[@URL][?OPTIONS]     OpenAI-compatible server (default URL http://127.0.0.1:8000/v1)
+    vllm:MODEL@URL1@URL2[@...][?OPTIONS]   several servers of the model (a ServerPool: each
+                                   episode on one server, failover when one goes down)
+    vllm:MODEL?servers=FILE[&...]  the same with the URLs in FILE (one a line, # comments)
     vllm-local:PATH[?OPTIONS]      in-process vllm.LLM
     hf:PATH[?OPTIONS]              transformers
 
@@ -16,6 +19,8 @@ OPTIONS is a URL query string, ``key=value`` joined by ``&`` (percent-encode a c
     top_k=5 (investor)  debate_rounds=1  risk_rounds=1 (tradeagent)  functional_mode=rule|llm
     (hedgefund)  max_position_ratio=1.0 (deepfund)
     timeout=120  retries=4                             (vllm: per-request timeout s, attempts)
+    servers=FILE  failover=1  probe=60                 (vllm: URLs file; move episodes off a down
+                                                       server, else stop; seconds before retrying it)
     max_batch=64  window=0.02  max_model_len=8192  enforce_eager=0   (vllm-local; eager skips
                                                        torch.compile: faster start, slower steps)
     device=cpu  dtype=auto  max_batch=16  window=0.02  (hf; concurrent requests generated together)
@@ -25,7 +30,11 @@ pool, one ``vllm.LLM`` or one loaded model, so concurrent episodes batch togethe
 """
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -43,14 +52,33 @@ _TRADING_OPTIONS: dict[str, dict[str, type]] = {
     "hedgefund": {"functional_mode": str}, "deepfund": {"max_position_ratio": float}}
 _TRADING_ENV = "trading_v0"
 _TRADING_ONLY = {"max_retries", "seeded"} | {k for keys in _TRADING_OPTIONS.values() for k in keys}
-_BACKEND_OPTIONS = {"vllm": {"timeout", "retries"},
+_BACKEND_OPTIONS = {"vllm": {"timeout", "retries", "servers", "failover", "probe"},
                     "vllm-local": {"max_batch", "window", "max_model_len", "enforce_eager"},
                     "hf": {"device", "dtype", "max_batch", "window"}}
 _BACKENDS: dict[tuple[Any, ...], Backend] = {}
+_URL_START = re.compile(r"@(?=https?://)")
+
+
+@dataclass(frozen=True)
+class LLMTarget:
+    """What a spec names: the backend kind, the model, its server URLs (vllm: one or more, else
+    empty) and the options."""
+
+    kind: str
+    model: str
+    urls: tuple[str, ...]
+    options: dict[str, str]
 
 
 def parse_spec(spec: str) -> tuple[str, str, str | None, dict[str, str]]:
-    """``(kind, model, url, options)`` of a spec string; ``ValueError`` when malformed."""
+    """``(kind, model, url, options)`` of a spec string (``url``: the first server); ``ValueError``
+    when malformed."""
+    target = parse_target(spec)
+    return target.kind, target.model, target.urls[0] if target.urls else None, target.options
+
+
+def parse_target(spec: str) -> LLMTarget:
+    """The :class:`LLMTarget` of a spec string; ``ValueError`` (one line) when malformed."""
     kind, sep, rest = spec.partition(":")
     kind = kind.strip()
     if not sep or kind not in _BACKEND_OPTIONS:
@@ -65,22 +93,55 @@ def parse_spec(spec: str) -> tuple[str, str, str | None, dict[str, str]]:
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise ValueError(f"unknown option(s) {unknown} in {spec!r}; allowed for {kind}: {sorted(allowed)}")
-    url = None
+    urls: tuple[str, ...] = ()
     if kind == "vllm":
-        model, at, url_part = target.rpartition("@")
-        if at and url_part.startswith(("http://", "https://")):
-            target, url = model, url_part
-        else:
-            url = DEFAULT_URL
+        target, *listed = _URL_START.split(target)
+        if listed and "servers" in options:
+            raise ValueError(f"name the servers either with @URL or with servers=FILE, not both, in {spec!r}")
+        urls = _server_urls(listed or (_read_servers(options["servers"]) if "servers" in options else [DEFAULT_URL]),
+                            repr(spec))
+        _flag(options, "failover", True)
+        _seconds(options, "probe", 60.0)
     if not target:
         raise ValueError(f"LLM policy spec {spec!r} names no model")
-    return kind, target, url, options
+    return LLMTarget(kind, target, urls, options)
+
+
+def _server_urls(urls: list[str], where: str) -> tuple[str, ...]:
+    """``urls`` without trailing slashes; a repeated one is an error (``where`` names the source)."""
+    seen: list[str] = []
+    for url in urls:
+        url = url.strip().rstrip("/")
+        if url in seen:
+            raise ValueError(f"server {url} is listed twice in {where}; list each server once")
+        seen.append(url)
+    return tuple(seen)
+
+
+def _read_servers(path: str) -> list[str]:
+    """The URLs of a servers file: one per line, ``#`` starts a comment, blank lines skipped."""
+    try:
+        lines = Path(path).expanduser().read_text(encoding="utf-8").splitlines()
+    except OSError as err:
+        raise ValueError(f"cannot read servers file {path!r}: {err.strerror or err}") from None
+    urls = []
+    for number, line in enumerate(lines, 1):
+        url = line.split("#", 1)[0].strip()
+        if not url:
+            continue
+        if not url.startswith(("http://", "https://")) or any(c.isspace() for c in url):
+            raise ValueError(f"servers file {path}, line {number}: expected one http:// or https:// URL, got {url!r}")
+        urls.append(url)
+    if not urls:
+        raise ValueError(f"servers file {path} lists no server URL (one http://HOST:PORT/v1 a line, # comments)")
+    return list(_server_urls(urls, f"servers file {path}"))
 
 
 def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
     """The policy that ``spec`` describes (``env_name`` is the environment it will play)."""
-    kind, model, url, options = parse_spec(spec)
-    backend = shared_backend(kind, model, url, options)
+    target = parse_target(spec)
+    options = target.options
+    backend = shared_backend(target.kind, target.model, target.urls, options)
     agent = options.get("agent", "generic")
     trading = agent in _TRADING_OPTIONS
     misplaced = sorted(k for k in _TRADING_ONLY if k in options) if not trading else []
@@ -131,24 +192,32 @@ def _trading_agent(agent: str, backend: Backend, options: dict[str, str], common
                          seeded=_flag(options, "seeded", True), **common, **kwargs)
 
 
-def shared_backend(kind: str, model: str, url: str | None, options: dict[str, str]) -> Backend:
+def shared_backend(kind: str, model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
     """The process-wide backend for this target (built on first use)."""
-    own = tuple(sorted((k, v) for k, v in options.items() if k in _BACKEND_OPTIONS[kind]))
-    key = (kind, model, url, own)
+    own = tuple(sorted((k, v) for k, v in options.items() if k in _BACKEND_OPTIONS[kind] and k != "servers"))
+    key = (kind, model, urls, own)
     if key not in _BACKENDS:
-        _BACKENDS[key] = _BUILDERS[kind](model, url, options)
+        _BACKENDS[key] = _BUILDERS[kind](model, urls, options)
     return _BACKENDS[key]
 
 
-def _vllm(model: str, url: str | None, options: dict[str, str]) -> Backend:
+def _vllm(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
+    """One server: :class:`OpenAIHTTPBackend`; several: a :class:`ServerPool`, whose tie-break
+    rotation is this process's id (so that many workers do not all start on the first server)."""
     from llm_policies.backends.openai_http import OpenAIHTTPBackend
     from llm_policies.retry import Backoff
 
-    return OpenAIHTTPBackend(model, url or DEFAULT_URL, timeout=_number(options, "timeout", float, 120.0),
-                             backoff=Backoff(attempts=_number(options, "retries", int, 4)))
+    timeout = _number(options, "timeout", float, 120.0)
+    backoff = Backoff(attempts=_number(options, "retries", int, 4))
+    if len(urls) == 1:
+        return OpenAIHTTPBackend(model, urls[0], timeout=timeout, backoff=backoff)
+    from llm_policies.backends.server_pool import ServerPool
+
+    return ServerPool(model, urls, timeout=timeout, backoff=backoff, failover=_flag(options, "failover", True),
+                      probe_after=_seconds(options, "probe", 60.0), rank=os.getpid())
 
 
-def _vllm_local(model: str, url: str | None, options: dict[str, str]) -> Backend:
+def _vllm_local(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
     from llm_policies.backends.vllm_local import VLLMLocalBackend
 
     return VLLMLocalBackend(model, max_batch=_number(options, "max_batch", int, 64),
@@ -157,7 +226,7 @@ def _vllm_local(model: str, url: str | None, options: dict[str, str]) -> Backend
                             enforce_eager=_flag(options, "enforce_eager", False))
 
 
-def _hf(model: str, url: str | None, options: dict[str, str]) -> Backend:
+def _hf(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
     from llm_policies.backends.hf_transformers import TransformersBackend
 
     return TransformersBackend(model, device=options.get("device", "cpu"), dtype=options.get("dtype", "auto"),
@@ -165,7 +234,7 @@ def _hf(model: str, url: str | None, options: dict[str, str]) -> Backend:
                                window=_number(options, "window", float, 0.02))
 
 
-_BUILDERS: dict[str, Callable[[str, str | None, dict[str, str]], Backend]] = {
+_BUILDERS: dict[str, Callable[[str, tuple[str, ...], dict[str, str]], Backend]] = {
     "vllm": _vllm, "vllm-local": _vllm_local, "hf": _hf}
 
 
@@ -185,3 +254,10 @@ def _number(options: dict[str, str], key: str, kind: type, default: Any) -> Any:
         return kind(options[key])
     except ValueError:
         raise ValueError(f"option {key} must be {kind.__name__}, got {options[key]!r}") from None
+
+
+def _seconds(options: dict[str, str], key: str, default: float) -> float:
+    value = _number(options, key, float, default)
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"option {key} must be a number of seconds > 0, got {options[key]!r}")
+    return float(value)

@@ -25,11 +25,14 @@ the same ``reset``).
 
 Async opponents (LLM policies): :meth:`LearnerEnv.astep` / :meth:`LearnerEnv.areset` await
 their ``aact``, so a vectorised trainer can step many copies in one event loop and an LLM server
-batch their requests; the sync ``step``/``reset`` run those coroutines on a private loop.
+batch their requests; the sync ``step``/``reset`` run those coroutines on a private loop. Each
+call plays inside :func:`~arena_envs.core.episode_context.episode_scope` with a key naming this
+view's current episode, so that a pool of LLM servers keeps the episode's requests on one server.
 """
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
@@ -39,6 +42,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from arena_envs.core import Policy
+from arena_envs.core.episode_context import episode_scope
 from arena_envs.rl.actions import FlatActions
 from arena_envs.rl.opponents import SELF, SnapshotPolicy, SnapshotPool, as_policy
 from arena_envs.runner.seeding import episode_seeds
@@ -48,6 +52,8 @@ Turn = tuple[Policy, bool, Any, dict[str, Any]]
 
 #: Episodes in a row in which the learner never got a decision before the view gives up.
 MAX_EMPTY_EPISODES = 100
+
+_VIEWS = itertools.count()  # numbers the views of a process, for their episode keys
 
 
 class LearnerEnv(gym.Env[Any, Any]):
@@ -84,6 +90,7 @@ class LearnerEnv(gym.Env[Any, Any]):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._run_seed: int | None = None
         self._episode = -1
+        self._view = next(_VIEWS)
         self.learner = first
         self._seat_policy: dict[str, Policy] = {}
         self._mask: np.ndarray | None = None
@@ -133,7 +140,8 @@ class LearnerEnv(gym.Env[Any, Any]):
         """:meth:`reset`, awaiting async opponents."""
         self._start(seed)
         for _ in range(MAX_EMPTY_EPISODES):
-            await self._adrive(self._turns())
+            with episode_scope(self._episode_key()):
+                await self._adrive(self._turns())
             ready = self._ready()
             if ready is not None:
                 return ready
@@ -142,8 +150,13 @@ class LearnerEnv(gym.Env[Any, Any]):
     async def astep(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """:meth:`step`, awaiting async opponents."""
         self._learner_step(action)
-        await self._adrive(self._turns())
+        with episode_scope(self._episode_key()):
+            await self._adrive(self._turns())
         return self._result()
+
+    def _episode_key(self) -> tuple[str, int, int | None, int]:
+        """This view's current episode, as an :func:`episode_scope` key unique within the process."""
+        return ("learner_env", self._view, self._run_seed, self._episode)
 
     @property
     def async_opponents(self) -> bool:

@@ -18,6 +18,16 @@ DEFAULT_URL = "http://127.0.0.1:8000/v1"
 DEFAULT_BACKOFF = Backoff()  # frozen, so one shared default is safe
 
 
+class ServerDown(BackendUnavailable):
+    """The server at ``url`` refused or dropped connections, or answered 5xx, on every attempt;
+    ``reason`` is the last failure in one short line (a pool of servers moves the work elsewhere)."""
+
+    def __init__(self, message: str, url: str, reason: str):
+        super().__init__(message)
+        self.url = url
+        self.reason = reason
+
+
 def chat_payload(request: ChatRequest, model: str, guided: bool = True) -> dict[str, Any]:
     """The body of ``POST /chat/completions``; vLLM's ``structured_outputs`` when constrained."""
     sampling = request.sampling
@@ -102,10 +112,10 @@ class OpenAIHTTPBackend:
         try:
             data = await with_retries(lambda: self._post(url, body), self.backoff)
         except Retryable as err:
-            raise BackendUnavailable(
+            raise ServerDown(
                 f"OpenAI-compatible server at {self.base_url} (model {self.model!r}) did not answer after "
                 f"{self.backoff.attempts} attempts within {self.timeout:g}s each: {err}. Is the server running? "
-                f"Start one with: arena serve MODEL_PATH --port PORT") from None
+                f"Start one with: arena serve MODEL_PATH --port PORT", self.base_url, one_line(str(err))) from None
         return read_completion(data)
 
     async def _post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -157,6 +167,15 @@ class OpenAIHTTPBackend:
         except (httpx.HTTPError, ValueError, KeyError, TypeError):
             return []
 
+    async def serving(self, timeout: float = 10.0) -> bool:
+        """Whether ``GET /models`` answers within ``timeout`` seconds and lists this model (or lists none)."""
+        try:
+            response = await self._client().get(f"{self.base_url}/models", timeout=timeout)
+            served = [m["id"] for m in response.json().get("data", [])] if response.status_code < 400 else None
+        except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError):
+            return False
+        return served is not None and (not served or self.model in served)
+
     def close(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
@@ -169,6 +188,12 @@ class OpenAIHTTPBackend:
                     asyncio.run(client.aclose())
                 except RuntimeError:
                     pass
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    """``text`` on one line (whitespace runs become one space), cut to ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 3] + "..."
 
 
 def _error_message(response: httpx.Response) -> str:
