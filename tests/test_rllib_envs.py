@@ -169,3 +169,64 @@ def test_masked_module_never_picks_an_illegal_action() -> None:
     with pytest.raises(ValueError, match="needs a Dict observation space"):
         MaskedPPOModule(observation_space=features, action_space=view.action_space,
                         model_config={})
+
+
+def test_async_players_run_each_episode_in_its_own_scope() -> None:
+    """An async player (as the LLM policies are) is awaited inside one episode scope per episode,
+    so a server pool keeps an episode's requests on one server; the scope ends with the episode."""
+    from arena_envs.core import Policy
+    from arena_envs.core.episode_context import current_episode, on_episode_end
+
+    class AsyncFirstLegal(Policy):
+        reads_text = False
+        keys: list[object] = []
+
+        async def aact(self, observation: Any, info: dict[str, Any]) -> Any:
+            self.keys.append(current_episode())
+            return int(np.flatnonzero(observation["action_mask"])[0])
+
+    ended: list[object] = []
+    remove = on_episode_end(ended.append)
+    try:
+        env = NumericAEC(env_factory("el_farol_v0", {"n_players": 3}),
+                         others={"player_1": AsyncFirstLegal(), "player_2": "contrarian"})
+        env.reset(seed=2)
+        for episode in range(2):
+            for _ in env.agent_iter():
+                _, _, terminated, truncated, _ = env.last()
+                env.step(None if terminated or truncated else 0)
+            assert len(ended) == episode + 1  # the scope ended when the learners' episode did
+            if episode == 0:
+                env.reset()
+        env.close()
+    finally:
+        remove()
+    keys = AsyncFirstLegal.keys
+    assert None not in keys and len(set(keys)) == 2 and ended == list(dict.fromkeys(keys))
+    assert current_episode() is None
+
+
+def test_learner_seats_with_equal_spaces_share_a_module() -> None:
+    from arena_envs.rl.numeric_aec import LearnerSpaces
+    from baselines.rllib.train import module_seats
+
+    small = LearnerSpaces(spaces.Box(0, 1, (3,)), spaces.Discrete(4))
+    big = LearnerSpaces(spaces.Box(0, 1, (5,)), spaces.Discrete(4))
+    assert module_seats({"a": small, "b": small}) == {"learner": ["a", "b"]}
+    assert module_seats({"a": small, "c": big, "b": small}) == {"learner_a": ["a", "b"], "learner_c": ["c"]}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["el_farol_v0", "--others", "random*10"], "no learner seat: others play every seat"),
+    (["el_farol_v0", "--others", "random*11"], "10 seats (player_0, "),
+    (["el_farol_v0", "--others", "random*9", "--batch", "0"], "batch must be an integer >= 1, got 0"),
+    (["el_farol_v0", "--others", "random*9", "--algo-arg", "no_such=1"], "unknown PPO setting 'no_such'"),
+    (["nowhere_v0"], "unknown environment 'nowhere_v0'"),
+])
+def test_train_command_refuses_bad_input_in_one_line(args: list[str], message: str, tmp_path: Any,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from baselines.rllib.train import main
+
+    assert main([*args, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err

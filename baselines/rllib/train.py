@@ -1,8 +1,8 @@
 """Multi-agent PPO on RLlib in several seats of a suite game, against given players in the others.
 
-    arena-train-rllib ENV --others SPEC,... --iterations N --out DIR [--learners SEAT,...] [--seed S]
-                      [--env-arg k=v ...] [--batch B] [--minibatch M] [--epochs E] [--lr LR]
-                      [--env-runners K] [--address ADDRESS]
+    python -m baselines.rllib.train ENV --others SPEC,... --iterations N --out DIR [--learners SEAT,...]
+        [--seed S] [--env-arg k=v ...] [--batch B] [--minibatch M] [--epochs E] [--lr LR]
+        [--algo-arg k=v ...] [--env-runners K] [--address ADDRESS]
 
 The learners see the game through :class:`arena_envs.rl.NumericAEC` under RLlib's
 ``PettingZooEnv`` (:mod:`baselines.rllib.env`). Learner seats whose spaces are equal share one
@@ -61,8 +61,9 @@ class RllibConfig:
     """What defines a training. ``others``: seat -> policy spec, or a list of specs for the last
     seats in seat order (``rule*2`` expands); ``learners``: the learner seats (default: every seat
     ``others`` leaves); ``batch``: environment steps per iteration; ``minibatch``, ``epochs``,
-    ``lr``: PPO's SGD; ``env_runners``: EnvRunner actors (0: sample in the driver); ``address``: a
-    Ray cluster (None: a local one)."""
+    ``lr``: PPO's SGD; ``algo_kwargs``: more of ``PPOConfig.training`` (``vf_loss_coeff``,
+    ``entropy_coeff``...); ``env_runners``: EnvRunner actors (0: sample in the driver); ``address``:
+    a Ray cluster (None: a local one)."""
 
     env: str
     others: Mapping[str, str] | Sequence[str] = ()
@@ -74,6 +75,7 @@ class RllibConfig:
     minibatch: int = 128
     epochs: int = 4
     lr: float = 3e-4
+    algo_kwargs: Mapping[str, Any] = field(default_factory=dict)
     env_runners: int = 0
     address: str | None = None
 
@@ -81,6 +83,7 @@ class RllibConfig:
         if self.env not in ENVIRONMENTS:
             raise ValueError(f"unknown environment {self.env!r}; known: {', '.join(sorted(ENVIRONMENTS))}")
         object.__setattr__(self, "env_kwargs", learner_env_kwargs(self.env, self.env_kwargs))
+        object.__setattr__(self, "algo_kwargs", dict(self.algo_kwargs))
         seats = seat_names(self.env, self.env_kwargs)
         if self.learners is not None:
             object.__setattr__(self, "learners", tuple(self.learners))
@@ -93,6 +96,10 @@ class RllibConfig:
             raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
         if not isinstance(self.env_runners, int) or self.env_runners < 0:
             raise ValueError(f"env_runners must be an integer >= 0, got {self.env_runners!r}")
+        unknown = sorted(set(self.algo_kwargs) - set(vars(PPOConfig())))
+        if unknown:
+            raise ValueError(f"unknown PPO setting {unknown[0]!r} in algo_kwargs; accepted: the attributes of "
+                             "ray.rllib.algorithms.ppo.PPOConfig (vf_loss_coeff, entropy_coeff, ...)")
         if self.minibatch > self.batch:
             raise ValueError(f"minibatch ({self.minibatch}) must not exceed batch ({self.batch})")
 
@@ -108,7 +115,8 @@ class RllibConfig:
                 "learners": list(self.learners) if self.learners is not None else None}
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "others": self.seat_specs, "env_kwargs": dict(self.env_kwargs)}
+        return {**asdict(self), "others": self.seat_specs, "env_kwargs": dict(self.env_kwargs),
+                "algo_kwargs": dict(self.algo_kwargs)}
 
 
 @dataclass
@@ -201,7 +209,7 @@ def _ppo(config: RllibConfig, specs: dict[str, RLModuleSpec], module_of: dict[st
             .multi_agent(policies=set(specs), policy_mapping_fn=policy_mapping)
             .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
             .training(train_batch_size_per_learner=config.batch, minibatch_size=config.minibatch,
-                      num_epochs=config.epochs, lr=config.lr)
+                      num_epochs=config.epochs, lr=config.lr, **config.algo_kwargs)
             .debugging(seed=config.seed))
 
 
@@ -236,8 +244,9 @@ def _seat_specs(others: Mapping[str, str] | Sequence[str], seats: list[str],
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="arena train-rllib", description="Train RLlib multi-agent PPO in the learner "
-                                "seats of a game, other seats played by policy specs (a Ray cluster or a local one).")
+    p = argparse.ArgumentParser(prog="python -m baselines.rllib.train",
+                                description="Train RLlib multi-agent PPO in the learner seats of a game, other seats "
+                                "played by policy specs (a Ray cluster or a local one).")
     p.add_argument("env", help="environment name (see `arena list`)")
     p.add_argument("--others", default="", help="comma-separated policy specs for the last seats (rule*2 repeats); "
                    "with --learners, for the seats that are not learners, in seat order")
@@ -251,6 +260,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--minibatch", type=int, default=128, help="SGD minibatch (default 128)")
     p.add_argument("--epochs", type=int, default=4, help="SGD epochs per iteration (default 4)")
     p.add_argument("--lr", type=float, default=3e-4, help="learning rate (default 3e-4)")
+    p.add_argument("--algo-arg", action="append", default=[], metavar="KEY=VALUE",
+                   help="a PPOConfig.training setting, JSON value when it parses (repeatable)")
     p.add_argument("--env-runners", type=int, default=0, help="EnvRunner actors (default 0: sample in the driver)")
     p.add_argument("--address", help="Ray cluster address (default: a local cluster on 127.0.0.1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -258,13 +269,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``arena train-rllib ARGS`` -> exit status (2 with one line on stderr for bad input)."""
+    """``python -m baselines.rllib.train ARGS`` -> exit status (2 with one line on stderr for bad input)."""
     args = parser().parse_args(sys.argv[1:] if argv is None else list(argv))
     try:
         config = RllibConfig(env=args.env, others=split_players(args.others) if args.others else (),
                              learners=tuple(args.learners.split(",")) if args.learners else None,
                              env_kwargs=env_args(args.env_arg), iterations=args.iterations, seed=args.seed,
                              batch=args.batch, minibatch=args.minibatch, epochs=args.epochs, lr=args.lr,
+                             algo_kwargs=env_args(args.algo_arg, "--algo-arg"),
                              env_runners=args.env_runners, address=args.address)
         summary = train(config, args.out, progress=not args.no_progress and sys.stderr.isatty())
     except (UsageError, SpecError, ValueError) as err:
