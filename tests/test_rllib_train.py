@@ -50,7 +50,9 @@ def test_training_writes_progress_modules_and_metadata(trained: Path) -> None:
     rows = _progress(trained)
     assert [row["iteration"] for row in rows] == [1, 2]
     assert 300 <= rows[0]["env_steps"] < rows[1]["env_steps"]
-    assert all(row["episodes"] > 0 and row["returns"]["learner"] is not None for row in rows)
+    for row in rows:  # the shared module's return is its two seats' together
+        assert row["episodes"] > 0 and set(row["seat_returns"]) == {"player_0", "player_1"}
+        assert row["returns"]["learner"] == pytest.approx(sum(row["seat_returns"].values()))
     meta = json.loads((trained / "model.json").read_text(encoding="utf-8"))
     assert meta["env"] == ENV and meta["env_kwargs"] == {"n_players": 3}
     assert meta["others"] == {"player_2": "level_k"}

@@ -15,7 +15,8 @@ Ray: on the cluster at ``address``, or a local one on 127.0.0.1 started for the 
 (:func:`arena_envs.runner.ray_cluster.ray_session`; an already initialised Ray is used as it is).
 ``env_runners`` 0 samples in the driver; K > 0 samples on K EnvRunner actors (a cluster's nodes).
 
-The folder ``out`` receives ``progress.jsonl`` (a row per iteration), ``modules/<id>/`` (each
+The folder ``out`` receives ``progress.jsonl`` (a row per iteration: sampled steps, episodes, mean
+episode return per module, summed over its seats, and per seat), ``modules/<id>/`` (each
 module, saved by RLlib's ``save_to_path``) and, last, ``model.json`` (environment, resolved
 keyword arguments, seats, modules and their spaces, iterations, versions): the policy spec
 ``rllib:DIR`` plays it.
@@ -122,7 +123,8 @@ class RllibConfig:
 @dataclass
 class RllibSummary:
     """What :func:`train` did: the folder, the modules (id -> learner seats), iterations, sampled
-    environment steps, the last iteration's mean episode return per module, and seconds of training."""
+    environment steps, the last iteration's mean episode return per module (summed over the
+    module's seats, as RLlib reports it), and seconds of training."""
 
     out: Path
     config: RllibConfig
@@ -216,10 +218,12 @@ def _ppo(config: RllibConfig, specs: dict[str, RLModuleSpec], module_of: dict[st
 def _progress_row(iteration: int, result: Mapping[str, Any], seconds: float) -> dict[str, Any]:
     runners = result.get("env_runners", {})
     returns = runners.get("module_episode_returns_mean", {})
+    seats = runners.get("agent_episode_returns_mean", {})
     return {"iteration": iteration, "env_steps": int(runners.get("num_env_steps_sampled_lifetime", 0)),
             "episodes": int(runners.get("num_episodes_lifetime", 0)),
             "episode_return_mean": _number(runners.get("episode_return_mean")),
             "returns": {module: _number(value) for module, value in returns.items()},
+            "seat_returns": {seat: _number(value) for seat, value in seats.items()},
             "seconds": round(seconds, 3)}
 
 
