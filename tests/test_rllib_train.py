@@ -2,7 +2,8 @@
 
 Two learner seats of the Guess 2/3 game (3 players) share one masked PPO module against a
 level-k player, on the session's local Ray cluster, with sampling in the driver; the same
-configuration trained again gives the same progress and weights. The saved folder then plays an
+configuration trained again gives the same progress and weights; sampling also runs on an
+EnvRunner actor. The saved folder then plays an
 ``arena run`` (spec ``rllib:OUT``), in the learner seats and in the seat it never trained in.
 """
 from __future__ import annotations
@@ -95,3 +96,14 @@ def test_model_for_another_game_is_refused_in_one_line(trained: Path, tmp_path: 
     err = capsys.readouterr().err.strip()
     assert status == 2
     assert len(err.splitlines()) == 1 and f"was trained for {ENV}, not el_farol_v0" in err
+
+
+def test_sampling_on_an_env_runner_actor(ray_local: object, tmp_path: Path) -> None:
+    """``env_runners`` 1: the games are stepped in an EnvRunner actor (another process of the
+    cluster, which imports the suite and builds the registered environment there)."""
+    from baselines.rllib.train import train
+
+    summary = train(_config(iterations=1, batch=200, minibatch=100, epochs=1, env_runners=1), tmp_path / "remote")
+    assert summary.env_steps >= 200
+    assert set(_progress(tmp_path / "remote")[0]["seat_returns"]) == {"player_0", "player_1"}
+    assert (tmp_path / "remote" / "modules" / "learner").is_dir()
