@@ -74,7 +74,7 @@ class LearnerEnv(gym.Env[Any, Any]):
         agents = list(self.raw.possible_agents)
         self.candidates = _learner_seats(seat, agents)
         self.snapshots = SnapshotPool(snapshots)
-        spaces_of = {agent: _numeric_space(self.raw, agent) for agent in self.candidates}
+        spaces_of = {agent: numeric_space(self.raw, agent) for agent in self.candidates}
         first = self.candidates[0]
         for agent in self.candidates[1:]:
             if spaces_of[agent] != spaces_of[first] or self.raw.action_space(agent) != self.raw.action_space(first):
@@ -86,7 +86,7 @@ class LearnerEnv(gym.Env[Any, Any]):
         self.render_mode = getattr(self.raw, "render_mode", None)
         self.opponents = self._opponent_policies(opponents, agents)
         self._numeric = hasattr(self.raw, "observe_numeric")
-        self._async = any(_is_async(p) for p in self.opponents)
+        self._async = any(is_async_policy(p) for p in self.opponents)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._run_seed: int | None = None
         self._episode = -1
@@ -126,7 +126,7 @@ class LearnerEnv(gym.Env[Any, Any]):
             ready = self._ready()
             if ready is not None:
                 return ready
-        raise _never_acted()
+        raise never_acted_error()
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self._async:
@@ -145,7 +145,7 @@ class LearnerEnv(gym.Env[Any, Any]):
             ready = self._ready()
             if ready is not None:
                 return ready
-        raise _never_acted()
+        raise never_acted_error()
 
     async def astep(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """:meth:`step`, awaiting async opponents."""
@@ -294,7 +294,7 @@ class LearnerEnv(gym.Env[Any, Any]):
         self._mask = self.actions.mask(mask)
         # fresh copies: the game may hand the same arrays and info parts to every seat of a round
         return (features.copy(), float(raw._cumulative_rewards[agent]), bool(raw.terminations[agent]),
-                bool(raw.truncations[agent]), _fresh(raw.infos[agent]))
+                bool(raw.truncations[agent]), fresh_copy(raw.infos[agent]))
 
     def _run(self, coroutine: Any) -> Any:
         if self._loop is None:
@@ -315,29 +315,30 @@ def _learner_seats(seat: str | Sequence[str] | None, agents: list[str]) -> tuple
     return chosen
 
 
-def _numeric_space(raw: AECEnv, agent: str) -> spaces.Space[Any]:
+def numeric_space(raw: AECEnv, agent: str) -> spaces.Space[Any]:
+    """The numeric part of ``agent``'s observation space (what a learner reads; never the text)."""
     space = raw.observation_space(agent)
     if isinstance(space, spaces.Dict) and "observation" in space.spaces:
         return space.spaces["observation"]
     raise ValueError(f"{agent}'s observation space has no numeric 'observation' part: {space}")
 
 
-def _fresh(value: Any) -> Any:
+def fresh_copy(value: Any) -> Any:
     """A copy of a JSON-like value (dicts, lists, tuples, arrays) that shares no container with it."""
     kind = type(value)
     if kind is dict:
-        return {key: _fresh(item) for key, item in value.items()}
+        return {key: fresh_copy(item) for key, item in value.items()}
     if kind is list or kind is tuple:
-        return kind(_fresh(item) for item in value)
+        return kind(fresh_copy(item) for item in value)
     if kind is np.ndarray:
         return value.copy()
     return value
 
 
-def _never_acted() -> RuntimeError:
+def never_acted_error() -> RuntimeError:
     return RuntimeError(f"the learner's seat had no decision in {MAX_EMPTY_EPISODES} episodes in a row")
 
 
-def _is_async(policy: Policy) -> bool:
+def is_async_policy(policy: Policy) -> bool:
     """Whether ``policy`` has its own ``aact`` (an LLM policy), rather than :class:`Policy`'s, which calls ``act``."""
     return getattr(type(policy), "aact", None) is not Policy.aact

@@ -45,7 +45,7 @@ from pettingzoo import AECEnv
 from arena_envs.core import Policy
 from arena_envs.core.episode_context import episode_scope
 from arena_envs.rl.actions import FlatActions
-from arena_envs.rl.learner_env import MAX_EMPTY_EPISODES, _fresh, _is_async, _never_acted, _numeric_space
+from arena_envs.rl.learner_env import MAX_EMPTY_EPISODES, fresh_copy, is_async_policy, never_acted_error, numeric_space
 from arena_envs.rl.opponents import SELF, as_policy
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.seeding import episode_seeds
@@ -84,7 +84,7 @@ class NumericAEC(AECEnv):
         self.observation_spaces = {a: view.observation_space for a, view in self.seat_spaces.items()}
         self.action_spaces = {a: view.action_space for a, view in self.seat_spaces.items()}
         self.render_mode = getattr(self.raw, "render_mode", None)
-        self._async = any(_is_async(p) for p in self.policies.values())
+        self._async = any(is_async_policy(p) for p in self.policies.values())
         self._loop: asyncio.AbstractEventLoop | None = None
         self._context: contextvars.Context | None = None
         self._scope: AbstractContextManager[None] | None = None
@@ -112,7 +112,7 @@ class NumericAEC(AECEnv):
             if self.raw.agents and selected in self._learners and not self._done(selected):
                 self._sync()
                 return
-        raise _never_acted()
+        raise never_acted_error()
 
     def observe(self, agent: str) -> Any:
         return self.seat_spaces[agent].observation(*self.raw.observe_numeric(agent))
@@ -220,7 +220,7 @@ class NumericAEC(AECEnv):
         self._cumulative_rewards = {a: float(raw._cumulative_rewards[a]) for a in self.agents}
         self.terminations = {a: bool(raw.terminations[a]) for a in self.agents}
         self.truncations = {a: bool(raw.truncations[a]) for a in self.agents}
-        self.infos = {a: _fresh(raw.infos[a]) for a in self.agents}
+        self.infos = {a: fresh_copy(raw.infos[a]) for a in self.agents}
         if self.agents:
             self.agent_selection = raw.agent_selection
 
@@ -272,7 +272,7 @@ class LearnerSpaces:
     @classmethod
     def of(cls, raw: AECEnv, agent: str) -> LearnerSpaces:
         """The spaces of ``agent``'s seat in the (unwrapped) game ``raw``."""
-        return cls(_numeric_space(raw, agent), raw.action_space(agent))
+        return cls(numeric_space(raw, agent), raw.action_space(agent))
 
     def observation(self, features: np.ndarray, mask: Any) -> Any:
         """The learner's observation for the game's numeric ``features`` and ``mask``."""

@@ -52,7 +52,7 @@ PREFIX_EXTRAS: dict[str, str] = {"vllm": "llm", "vllm-local": "vllm", "hf": "llm
 COMMANDS: dict[str, str] = _group(COMMAND_GROUP)
 
 #: pip extra of this project that a command needs, named when it is missing or its import fails.
-COMMAND_EXTRAS: dict[str, str] = {"serve": "llm", "train": "rl"}
+COMMAND_EXTRAS: dict[str, str] = {"serve": "llm", "train": "rl", "train-rllib": "ray"}
 
 
 def policy_names(env: str) -> list[str]:

@@ -248,7 +248,7 @@ def _seat_specs(others: Mapping[str, str] | Sequence[str], seats: list[str],
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m baselines.rllib.train",
+    p = argparse.ArgumentParser(prog="arena train-rllib",
                                 description="Train RLlib multi-agent PPO in the learner seats of a game, other seats "
                                 "played by policy specs (a Ray cluster or a local one).")
     p.add_argument("env", help="environment name (see `arena list`)")
