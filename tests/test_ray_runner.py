@@ -230,3 +230,17 @@ def test_the_runner_and_arena_list_do_not_import_ray():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_ray_missing_is_one_line_with_the_install_command(tmp_path):
+    code = ("import sys\n"
+            "sys.modules['ray'] = None  # as if the extra were not installed\n"
+            "from arena_envs.runner.cli import main\n"
+            f"sys.exit(main(['run', 'auction_v0', '--players', 'rule,rule,random', '--episodes', '2', "
+            f"'--out', {str(tmp_path / 'r')!r}, '--ray']))\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith("arena: error: Ray is not installed") and line.endswith("pip install -e '.[ray]'")
+    assert not (tmp_path / "r").exists()  # refused before the folder is made

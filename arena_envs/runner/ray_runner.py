@@ -189,6 +189,8 @@ class _Driver:
             except lost_errors as err:
                 self._replace(worker, episodes, err)
                 continue
+            except ray.exceptions.RayTaskError as err:  # not a RunError: a fault of the worker's own
+                raise RunError(f"ray worker {worker.number} (pid {worker.pid}) failed: {_last_line(err)}") from err
             for played in result.done:
                 if not committed[played.episode]:
                     committed[played.episode] = 1
