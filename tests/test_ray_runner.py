@@ -244,3 +244,13 @@ def test_ray_missing_is_one_line_with_the_install_command(tmp_path):
     [line] = done.stderr.splitlines()
     assert line.startswith("arena: error: Ray is not installed") and line.endswith("pip install -e '.[ray]'")
     assert not (tmp_path / "r").exists()  # refused before the folder is made
+
+
+def test_bad_ray_options_are_one_line_errors(tmp_path, ray_local):
+    for bad in ({"workers": 0}, {"batch": -1}, {"workers": 1.5}, {"max_worker_failures": -1}):
+        with pytest.raises(ValueError, match=r"must be (an integer )?>= "):
+            RayOptions(**bad)
+    config = RunConfig(TINY, ("random",) * 3, episodes=4)
+    one_line = r"^ray workers: 3 asked for, but the cluster has 2 CPUs \(a worker takes one\)$"
+    with pytest.raises(ValueError, match=one_line):
+        run(config, tmp_path / "r", ray=RayOptions(workers=3))
