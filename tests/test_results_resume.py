@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -151,8 +152,10 @@ def finished_count(out: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-def kill_during_run(command: list[str], out: Path, at_least: int, total: int) -> int:
-    """Start ``command``, SIGKILL it once ``at_least`` episodes are committed; returns the count then."""
+def kill_during_run(command: list[str], out: Path, at_least: int, total: int,
+                    before_kill: Callable[[int], None] | None = None) -> int:
+    """Start ``command``, SIGKILL it once ``at_least`` episodes are committed; returns the count then.
+    ``before_kill(pid)`` is called just before the kill."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     deadline = time.monotonic() + 120
     with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
@@ -160,6 +163,8 @@ def kill_during_run(command: list[str], out: Path, at_least: int, total: int) ->
             assert proc.poll() is None, f"run ended before it was killed: {proc.communicate()[1].decode()}"
             assert time.monotonic() < deadline, "run too slow"
             time.sleep(0.005)
+        if before_kill is not None:
+            before_kill(proc.pid)
         proc.send_signal(signal.SIGKILL)
     assert proc.returncode == -signal.SIGKILL
     count = finished_count(out)

@@ -13,9 +13,9 @@ from pettingzoo.utils import BaseWrapper
 from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner import RunConfig, RunError, run
+from arena_envs.runner.episode import _sync_hooks
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.results import EpisodeLines, Seats, dumps, dumps_with, read_record, read_steps, to_jsonable
-from arena_envs.runner.runner import _sync_hooks
 from arena_envs.runner.seeding import episode_seeds, seat_players
 from baselines.human import HumanPolicy
 from baselines.random_policy import RandomPolicy

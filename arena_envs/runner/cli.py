@@ -4,6 +4,7 @@
     arena policies ENV
     arena run ENV --players p1,p2,... --episodes N --seed S [--out DIR] [--concurrency K]
               [--env-arg key=value ...] [--fixed-seats] [--no-progress] [--record DIR] [--no-plots]
+              [--ray [ADDRESS] [--ray-workers N] [--ray-batch B]]
     arena replay RESULTS_DIR --episode N [--out FILE] [--fps F]
     arena leaderboard DIR
     arena rescore DIR [--version V]  the γ-Bench table of a folder of published logs (arena_envs.analysis.gamma_rescore)
@@ -35,8 +36,9 @@ from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.cli_errors import USER_ERRORS, UsageError, report_run_stopped, report_user_error
 from arena_envs.runner.leaderboard import leaderboard_text
 from arena_envs.runner.policy_specs import load_object, parse_value, split_players
+from arena_envs.runner.ray_cluster import LOCAL, RayMissing
 from arena_envs.runner.replay import check_drawable, record_episodes, replay_episode
-from arena_envs.runner.runner import RunConfig, RunError, run
+from arena_envs.runner.runner import Executor, RunConfig, RunError, run
 
 
 def describe(name: str) -> str:
@@ -85,8 +87,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress = not args.no_progress and sys.stderr.isatty() and all(p.split(":")[0] != "human" for p in players)
     if args.record:  # fail before playing, not after
         check_drawable(config.env, dict(config.env_kwargs))
+    ray = ray_options(args)
     try:
-        summary = run(config, out, concurrency=args.concurrency, progress=progress, plots=not args.no_plots)
+        summary = run(config, out, concurrency=args.concurrency, progress=progress, plots=not args.no_plots, ray=ray)
     except RunError as err:
         status = report_run_stopped(err, out)
         if args.record:
@@ -98,8 +101,23 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{summary.finished}/{config.episodes} finished)")
     if summary.figures:
         print(f"figures: {len(summary.figures)} written to {summary.figures[0].parent}")
+    if summary.worker_failures:
+        replayed = sorted(e for failure in summary.worker_failures for e in failure.episodes)
+        print(f"ray: {len(summary.worker_failures)} worker(s) died; episodes {', '.join(map(str, replayed))} "
+              "were played again")
     print(leaderboard_text(summary.out))
     return 0
+
+
+def ray_options(args: argparse.Namespace) -> Executor | None:
+    """The Ray options of ``arena run`` (None without ``--ray``); Ray itself is imported when the run starts."""
+    if args.ray is None:
+        for flag, value in (("--ray-workers", args.ray_workers), ("--ray-batch", args.ray_batch)):
+            if value is not None:
+                raise UsageError(f"{flag} {value} needs --ray (a local cluster, or --ray ADDRESS)")
+        return None
+    from arena_envs.runner.ray_runner import RayOptions
+    return RayOptions(address=args.ray, workers=args.ray_workers, batch=args.ray_batch)
 
 
 def _record(results: Path, record_dir: str) -> None:
@@ -142,6 +160,13 @@ def parser() -> argparse.ArgumentParser:
                    help="after the run, write DIR/episode_<N>.mp4 (or .gif) for each episode, re-rendered from the log")
     r.add_argument("--no-plots", action="store_true",
                    help="write no figures into the results folder (trading_v0 writes equity and drawdown PNGs)")
+    r.add_argument("--ray", nargs="?", const=LOCAL, metavar="ADDRESS",
+                   help="play the episodes on Ray: a local cluster on 127.0.0.1 started for the run, or the running "
+                        "cluster at ADDRESS (HOST:PORT, auto); the results are the same as without --ray")
+    r.add_argument("--ray-workers", type=int, metavar="N",
+                   help="Ray workers, one CPU each (default: this machine's CPUs, or the cluster's)")
+    r.add_argument("--ray-batch", type=int, metavar="B",
+                   help="episodes per Ray worker call (default: up to 64, by the run's size; --concurrency when > 1)")
     r.set_defaults(func=cmd_run)
     rp = sub.add_parser("replay", help="re-render a finished episode of a results folder into a video")
     rp.add_argument("dir", help="results folder")
@@ -205,6 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except USER_ERRORS as err:
         return report_user_error(err)
+    except RayMissing as err:  # --ray without the extra: the install line
+        return report_user_error(UsageError(str(err)))
     except BrokenPipeError:  # `arena list | head`: stop quietly, like other command-line tools
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

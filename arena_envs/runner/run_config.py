@@ -1,0 +1,77 @@
+"""What defines a run (:class:`RunConfig`, stored in ``run.json``) and how its environment is built.
+
+Every executor (the local runner, the Ray workers) builds its environments with
+:func:`env_factory` and plays the episodes of one :class:`RunConfig`.
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pettingzoo import AECEnv
+
+from arena_envs.core import Policy
+from arena_envs.registration import ENVIRONMENTS, env_module
+from arena_envs.runner.policy_specs import player_labels
+
+EnvFactory = Callable[[], AECEnv]
+PolicyFactory = Callable[[str, str], Policy]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What defines a run (stored in ``run.json``; a folder only resumes the same configuration).
+
+    ``env`` is a name of ``arena_envs.registration.ENVIRONMENTS`` or ``"package.module:callable"``
+    returning an AEC environment; ``players`` are policy spec strings, one per seat; ``rotate``:
+    whether seats rotate over episodes (:func:`arena_envs.runner.seeding.seat_players`; False:
+    player ``i`` always plays seat ``i``).
+    """
+
+    env: str
+    players: tuple[str, ...]
+    episodes: int
+    seed: int = 0
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    rotate: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "players", tuple(self.players))
+        object.__setattr__(self, "env_kwargs", dict(self.env_kwargs))
+        if not self.players:
+            raise ValueError("players must name at least one policy")
+        if not isinstance(self.episodes, int) or self.episodes < 1:
+            raise ValueError(f"episodes must be an integer >= 1, got {self.episodes!r}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+
+    @property
+    def labels(self) -> list[str]:
+        return player_labels(list(self.players))
+
+    def to_dict(self) -> dict[str, Any]:
+        fixed = {} if self.rotate else {"rotate": False}  # folders of rotating runs keep their run.json
+        return {"env": self.env, "env_kwargs": dict(self.env_kwargs), "players": list(self.players),
+                "seed": self.seed, "episodes": self.episodes, **fixed}
+
+
+def env_factory(name: str, kwargs: Mapping[str, Any]) -> EnvFactory:
+    """A zero-argument builder of environment ``name`` with ``kwargs`` (checked by building one)."""
+    if ":" in name:
+        module, _, attribute = name.partition(":")
+        try:
+            builder = getattr(importlib.import_module(module), attribute)
+        except (ImportError, AttributeError) as err:
+            raise ValueError(f"cannot load environment {name!r}: {err}") from err
+    else:
+        if name not in ENVIRONMENTS:
+            raise ValueError(f"unknown environment {name!r}; known: {', '.join(sorted(ENVIRONMENTS))}")
+        builder = env_module(name).env
+    kwargs = dict(kwargs)
+    try:
+        builder(**kwargs).close()
+    except TypeError as err:
+        raise ValueError(f"environment {name}: bad --env-arg: {err}") from err
+    return lambda: builder(**kwargs)
