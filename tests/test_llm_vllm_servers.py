@@ -7,20 +7,17 @@ The first server is the session's (tests/conftest.py); the second is this module
 it with a smaller KV cache."""
 from __future__ import annotations
 
-import inspect
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import arena_envs.runner as runner_package
-from arena_envs.core.episode_context import episode_scope
 from arena_envs.runner.results import read_episodes, read_steps
-from arena_envs.runner.runner import RunConfig, Runner, run
+from arena_envs.runner.runner import RunConfig, run
 from llm_policies.backends.server_pool import ServerPool
 from llm_policies.base import LLMPolicyBase
 from llm_policies.prefix_cache import read_requests
@@ -73,31 +70,6 @@ def two_servers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
         second.stop()
 
 
-@pytest.fixture
-def episode_scopes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """TEMPORARY, until the runner plays each episode inside ``episode_scope((run_token, episode))``
-    (the Ray runner's branch): play each episode of :class:`Runner` in a scope here. Once the runner
-    does it, this does nothing (and should be removed)."""
-    sources = [inspect.getsource(module) for module in _runner_modules()]
-    if any("episode_scope(" in source for source in sources):
-        return
-    play: Callable[..., Any] = Runner._play
-
-    async def scoped(self: Runner, episode: int, *args: Any) -> Any:
-        with episode_scope(("test-run", id(self), episode)):
-            return await play(self, episode, *args)
-
-    monkeypatch.setattr(Runner, "_play", scoped)
-
-
-def _runner_modules() -> list[Any]:
-    import importlib
-    import pkgutil
-
-    return [importlib.import_module(f"{runner_package.__name__}.{info.name}")
-            for info in pkgutil.iter_modules(runner_package.__path__) if info.name in ("runner", "episode")]
-
-
 def pool_of(spec: str) -> ServerPool:
     """The process-wide pool the runner's policies of ``spec`` share."""
     policy = policy_from_spec(spec, ENV)
@@ -111,7 +83,7 @@ def llm_calls(out: Path) -> int:
                for step in read_steps(out, entry["episode"]) if step.get("trace"))
 
 
-def test_episodes_spread_over_two_servers_one_server_each(two_servers: list[VLLMServer], episode_scopes: None,
+def test_episodes_spread_over_two_servers_one_server_each(two_servers: list[VLLMServer],
                                                           tmp_path: Path) -> None:
     urls = [server.url for server in two_servers]
     spec = f"vllm:{MODEL_NAME}@{urls[0]}@{urls[1]}"
@@ -129,7 +101,7 @@ def test_episodes_spread_over_two_servers_one_server_each(two_servers: list[VLLM
     assert {placed[0] for placed in pool.history.values()} == set(urls)
 
 
-def test_a_server_killed_mid_run_leaves_its_episodes_to_the_other(two_servers: list[VLLMServer], episode_scopes: None,
+def test_a_server_killed_mid_run_leaves_its_episodes_to_the_other(two_servers: list[VLLMServer],
                                                                    tmp_path: Path,
                                                                    capfd: pytest.CaptureFixture[str]) -> None:
     first, second = two_servers

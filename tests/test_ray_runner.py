@@ -205,8 +205,8 @@ def test_cli_ray_run_killed_with_sigkill_then_resumed(tmp_path):
     temp_dirs = set(re.findall(r"(/tmp/ray\w{8})/session_", commands))  # left behind by the killed driver
     assert temp_dirs
     agents = ("ray::DashboardAgent", "ray::RuntimeEnvAgent")
-    # Ray's two agents notice their raylet's death at once but then try for 60 s to tell the dead
-    # GCS about it before they exit: they are checked at the end
+    # Ray's two agents notice their raylet's death at once but then try for 60 s (a fixed timeout
+    # of Ray's) to tell the dead GCS about it before they exit: they are checked at the end
     assert wait_gone(cluster, 15, ignore=agents) == []
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)

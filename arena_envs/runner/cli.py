@@ -191,6 +191,7 @@ def parser() -> argparse.ArgumentParser:
 COMMAND_HELP = {
     "serve": "start a local vLLM OpenAI server for a model folder and wait until it is ready",
     "train": "train a stable-baselines3 agent in one seat against given opponents (its own options)",
+    "train-rllib": "train RLlib PPO learners in one or more seats against given players (its own options)",
 }
 
 

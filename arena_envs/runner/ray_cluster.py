@@ -82,12 +82,15 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
     clusters, constants.ENABLE_RAY_CLUSTER = constants.ENABLE_RAY_CLUSTER, False
     # a short path: Ray's AF_UNIX sockets live under it and such paths are limited to 107 bytes
     temp_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp" if os.path.isdir("/tmp") else None)
+    # the workers get the user's proxy settings back (they may call LLM servers on other hosts)
+    user_proxies = {name: os.environ.get(name, "") for name in _PROXY_VARIABLES}
     try:
-        ray.init(address=LOCAL, num_cpus=num_cpus, include_dashboard=False, _node_ip_address=LOOPBACK,
-                 _temp_dir=temp_dir, object_store_memory=object_store_mb * 1024 * 1024,
-                 log_to_driver=False, logging_level="WARNING",
-                 runtime_env={"env_vars": {"PYTHONPATH": worker_pythonpath(),
-                                           "RAY_USAGE_STATS_ENABLED": "0"}})
+        with _node_process_environment():
+            ray.init(address=LOCAL, num_cpus=num_cpus, include_dashboard=False, _node_ip_address=LOOPBACK,
+                     _temp_dir=temp_dir, object_store_memory=object_store_mb * 1024 * 1024,
+                     log_to_driver=False, logging_level="WARNING",
+                     runtime_env={"env_vars": {"PYTHONPATH": worker_pythonpath(), "RAY_USAGE_STATS_ENABLED": "0",
+                                               **user_proxies}})
         try:
             yield RaySession(ray.get_runtime_context().gcs_address, started=True)
         finally:
@@ -95,3 +98,33 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
     finally:
         constants.ENABLE_RAY_CLUSTER = clusters
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+_CLUSTERS_VARIABLE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+_PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
+#: A closed loopback port: the proxy of the local cluster's own processes (see _node_process_environment).
+_NOWHERE = "http://127.0.0.1:9"
+
+
+@contextmanager
+def _node_process_environment() -> Iterator[None]:
+    """The environment the local cluster's processes (GCS, raylet, agents) inherit from ``ray.init``.
+
+    With usage statistics off, Ray's head still asks the cloud metadata addresses
+    (169.254.169.254, metadata.google.internal) which cloud it runs on, and its agents look up
+    the node address by routing towards a public DNS server. Here the first goes to a closed
+    loopback proxy (every loopback address is exempt, so Ray's own connections are direct) and
+    the second is off, so that a local cluster reaches no other address.
+    """
+    saved = {name: os.environ.get(name) for name in (*_PROXY_VARIABLES, _CLUSTERS_VARIABLE)}
+    os.environ.update({"http_proxy": _NOWHERE, "HTTP_PROXY": _NOWHERE, "https_proxy": _NOWHERE,
+                       "HTTPS_PROXY": _NOWHERE, "no_proxy": "127.0.0.1,localhost",
+                       "NO_PROXY": "127.0.0.1,localhost", _CLUSTERS_VARIABLE: "0"})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
