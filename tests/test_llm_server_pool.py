@@ -202,6 +202,22 @@ def test_episodes_stick_to_the_least_loaded_server(servers: list[FakeChatServer]
         assert len(server.prompts) == pool.requests[server.url] == 8
 
 
+def test_episodes_played_one_after_another_take_turns(servers: list[FakeChatServer]) -> None:
+    """One episode at a time (a learner's environment, ``--concurrency 1``): every placement is a tie
+    on load, and the servers take turns instead of the first one getting every episode."""
+    pool = ServerPool(MODEL, [s.url for s in servers], backoff=ONE_TRY, rank=1)
+
+    async def main() -> None:
+        for k in range(6):
+            await play(pool, k, 2)
+
+    asyncio.run(main())
+    order = [pool.history[("test", k)][0] for k in range(6)]
+    urls = [s.url for s in servers]
+    assert order == [urls[1], urls[2], urls[0]] * 2  # from the rank's server on, in turn
+    assert [len(episodes_seen(server)) for server in servers] == [2, 2, 2]
+
+
 def test_a_new_episode_avoids_the_busy_server(servers: list[FakeChatServer]) -> None:
     slow, fast = servers[:2]
     slow.delay = 0.6

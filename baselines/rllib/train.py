@@ -203,10 +203,12 @@ def _ppo(config: RllibConfig, specs: dict[str, RLModuleSpec], module_of: dict[st
     def policy_mapping(agent_id: str, episode: Any, **kwargs: Any) -> str:
         return module_of[agent_id]
 
+    # sample_timeout_s=None: wait for every remote EnvRunner. RLlib's default (60 s) drops the
+    # samples of a runner that takes longer, which LLM players in the other seats easily do.
     return (PPOConfig()
             .environment(register(), env_config=config.env_config())
             .framework("torch")
-            .env_runners(num_env_runners=config.env_runners, num_envs_per_env_runner=1)
+            .env_runners(num_env_runners=config.env_runners, num_envs_per_env_runner=1, sample_timeout_s=None)
             .learners(num_learners=0)
             .multi_agent(policies=set(specs), policy_mapping_fn=policy_mapping)
             .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))

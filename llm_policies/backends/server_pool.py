@@ -2,8 +2,9 @@
 
 Placement: the first request of an episode (its key from
 :func:`arena_envs.core.episode_context.current_episode`) goes to the healthy server with the
-fewest requests in flight (ties: fewest live episodes, then the server order rotated by the
-process's ``rank``, so that many processes do not all start on the first server). The episode
+fewest requests in flight (ties: fewest live episodes, then fewest episodes placed so far, so that
+episodes played one after the other take turns, then the server order rotated by the process's
+``rank``, so that many processes do not all start on the first server). The episode
 stays there, so that its prompts, which grow turn by turn, keep hitting that server's prefix
 cache. When its scope ends the episode stops counting as live; its placement is remembered in a
 bounded LRU, so a caller whose episode spans several scopes (:class:`arena_envs.rl.LearnerEnv`
@@ -62,6 +63,7 @@ class ServerPool:
         self._rank = rank
         self._clock = clock
         self._in_flight = [0] * len(servers)
+        self._episodes = [0] * len(servers)  # episodes ever placed: episodes played one at a time take turns
         self._live: list[set[Hashable]] = [set() for _ in servers]
         self._placed: OrderedDict[Hashable, int] = OrderedDict()
         self._down: dict[int, str] = {}  # server index -> why it is down
@@ -122,10 +124,12 @@ class ServerPool:
 
     def _least_loaded(self, candidates: list[int]) -> int:
         n = len(self.servers)
-        return min(candidates, key=lambda i: (self._in_flight[i], len(self._live[i]), (i - self._rank) % n))
+        return min(candidates, key=lambda i: (self._in_flight[i], len(self._live[i]), self._episodes[i],
+                                              (i - self._rank) % n))
 
     def _place(self, key: Hashable, index: int) -> int:
         self._placed[key] = index
+        self._episodes[index] += 1
         self._placed.move_to_end(key)
         if len(self._placed) > REMEMBERED:
             old, where = self._placed.popitem(last=False)
