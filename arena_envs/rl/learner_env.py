@@ -31,7 +31,6 @@ view's current episode, so that a pool of LLM servers keeps the episode's reques
 """
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
@@ -45,6 +44,7 @@ from arena_envs.core import Policy
 from arena_envs.core.episode_context import episode_scope
 from arena_envs.rl.actions import FlatActions
 from arena_envs.rl.opponents import SELF, SnapshotPolicy, SnapshotPool, as_policy
+from arena_envs.rl.private_loop import PrivateLoop
 from arena_envs.runner.seeding import episode_seeds
 
 #: A request of the turn loop: the policy, whether the seat is finishing, its observation and info.
@@ -87,7 +87,7 @@ class LearnerEnv(gym.Env[Any, Any]):
         self.opponents = self._opponent_policies(opponents, agents)
         self._numeric = hasattr(self.raw, "observe_numeric")
         self._async = any(is_async_policy(p) for p in self.opponents)
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop = PrivateLoop()
         self._run_seed: int | None = None
         self._episode = -1
         self._view = next(_VIEWS)
@@ -183,14 +183,7 @@ class LearnerEnv(gym.Env[Any, Any]):
         self.env.close()
         for policy in self.opponents:
             policy.close()
-        if self._loop is not None:
-            self._loop.close()
-            self._loop = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_loop"] = None  # an event loop does not pickle; a copy makes its own
-        return state
+        self._loop.close()
 
     # ------------------------------------------------------------------ the turn loop
 
@@ -297,9 +290,7 @@ class LearnerEnv(gym.Env[Any, Any]):
                 bool(raw.truncations[agent]), fresh_copy(raw.infos[agent]))
 
     def _run(self, coroutine: Any) -> Any:
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-        return self._loop.run_until_complete(coroutine)
+        return self._loop.run(coroutine)
 
 
 def _learner_seats(seat: str | Sequence[str] | None, agents: list[str]) -> tuple[str, ...]:

@@ -31,7 +31,6 @@ requests on one server.
 """
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import itertools
 from collections.abc import Callable, Mapping, Sequence
@@ -47,6 +46,7 @@ from arena_envs.core.episode_context import episode_scope
 from arena_envs.rl.actions import FlatActions
 from arena_envs.rl.learner_env import MAX_EMPTY_EPISODES, fresh_copy, is_async_policy, never_acted_error, numeric_space
 from arena_envs.rl.opponents import SELF, as_policy
+from arena_envs.rl.private_loop import PrivateLoop
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.seeding import episode_seeds
 
@@ -85,7 +85,7 @@ class NumericAEC(AECEnv):
         self.action_spaces = {a: view.action_space for a, view in self.seat_spaces.items()}
         self.render_mode = getattr(self.raw, "render_mode", None)
         self._async = any(is_async_policy(p) for p in self.policies.values())
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop = PrivateLoop()
         self._context: contextvars.Context | None = None
         self._scope: AbstractContextManager[None] | None = None
         self._instance = next(_INSTANCES)
@@ -135,13 +135,11 @@ class NumericAEC(AECEnv):
         self.env.close()
         for policy in self.policies.values():
             policy.close()
-        if self._loop is not None:
-            self._loop.close()
-            self._loop = None
+        self._loop.close()
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state.update(_loop=None, _context=None, _scope=None)  # neither pickles; a copy makes its own
+        state.update(_context=None, _scope=None)  # an episode's scope stays with the original
         return state
 
     # ------------------------------------------------------------------ the other seats
@@ -187,11 +185,9 @@ class NumericAEC(AECEnv):
     def _call(self, method: Callable[..., Any], observation: Any, info: dict[str, Any]) -> Any:
         if not self._async:
             return method(observation, info)
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
         assert self._context is not None
         # tasks copy the current context: run inside the episode's, so they see its scope
-        return self._context.run(self._loop.run_until_complete, method(observation, info))
+        return self._loop.run(method(observation, info), self._context)
 
     def _begin_scope(self, key: tuple[Any, ...]) -> None:
         self._context = contextvars.copy_context()
