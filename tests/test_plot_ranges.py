@@ -19,6 +19,7 @@ from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.patches import Rectangle
 
 from arena_envs.analysis.gamma_plots import (
+    battle_royale_figure,
     guess_choices_figure,
     rounds_figure,
     scores_figure,
@@ -102,6 +103,12 @@ def test_round_and_choice_plots_hold_every_value_and_reference(suite: SuiteResul
     ax = fig.axes[0]
     params = suite.logs["guess_two_thirds_v0"][0]["params"]
     assert_shown(ax, "y", [*drawn(ax, "y"), params["min_value"], params["max_value"]])
+    plt.close(fig)
+    fig = battle_royale_figure(suite.logs["battle_royale_v0"])
+    for ax in fig.axes:
+        players = suite.logs["battle_royale_v0"][0]["params"]["n_players"]
+        assert_shown(ax, "y", [*drawn(ax, "y"), 0, players - 1])
+        assert_shown(ax, "x", list(drawn(ax, "x")))
     plt.close(fig)
 
 

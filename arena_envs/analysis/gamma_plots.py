@@ -142,7 +142,8 @@ def plot_guess_choices(log: Log, path: Path) -> Path:
     return _save(guess_choices_figure(log), path)
 
 
-def plot_battle_royale(logs: Sequence[Log], path: Path) -> Path:
+def battle_royale_figure(logs: Sequence[Log]) -> Any:
+    """The figure of ``battle_royale_actions.png``: one panel per run."""
     fig, axes = plt.subplots(len(logs), 1, figsize=(9, 2.8 * len(logs)), squeeze=False)
     for k, (ax, log) in enumerate(zip(axes.flat, logs), start=1):
         params, history = log["params"], log["history"]
@@ -169,7 +170,11 @@ def plot_battle_royale(logs: Sequence[Log], path: Path) -> Path:
         plt.Line2D([], [], marker="x", color="tab:gray", ls="", ms=8, label="intentional miss"),
     ]
     axes.flat[0].legend(handles=handles, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=4)
-    return _save(fig, path)
+    return fig
+
+
+def plot_battle_royale(logs: Sequence[Log], path: Path) -> Path:
+    return _save(battle_royale_figure(logs), path)
 
 
 def scores_figure(row: Mapping[str, Mapping[str, float]]) -> Any:
