@@ -7,6 +7,7 @@ score is negative (the paper's scale is 0-100, random play falls below it).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -25,10 +26,13 @@ from arena_envs.analysis.gamma_plots import (
     scores_figure,
     value_limits,
 )
+from arena_envs.analysis.trading_plots import drawdown_figure, equity_figure
 from arena_envs.evaluation.bootstrap import Interval
 from arena_envs.evaluation.plots import Dot, draw_dots
 from arena_envs.gamma.paper_table import table_1_scores
 from arena_envs.runner.gamma_suite import SuiteResult, play_suite
+from arena_envs.runner.results import read_record
+from arena_envs.runner.runner import RunConfig, run
 
 GAMES = ["guess_two_thirds_v0", "sealed_bid_auction_v0", "battle_royale_v0"]
 
@@ -42,15 +46,17 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> SuiteResult:
 
 def drawn(ax: Any, axis: str) -> Iterator[float]:
     """Every data coordinate on ``axis`` ("x" or "y") of what ``ax`` draws in data coordinates: bars,
-    lines, error bars and markers (a line spanning the axes, such as axhline, gives its one y)."""
+    lines, error bars and markers (a line spanning the axes gives its one data coordinate: axhline its
+    y, axvline its x)."""
     k = 0 if axis == "x" else 1
     for patch in ax.patches:
         if isinstance(patch, Rectangle):
             y0, y1 = patch.get_y(), patch.get_y() + patch.get_height()
             x0, x1 = patch.get_x(), patch.get_x() + patch.get_width()
             yield from (x0, x1) if k == 0 else (y0, y1)
+    in_data = (ax.transData, ax.get_xaxis_transform() if axis == "x" else ax.get_yaxis_transform())
     for line in ax.lines:
-        if axis == "y" or line.get_transform() == ax.transData:
+        if any(line.get_transform() == t for t in in_data):
             yield from (float(v) for v in np.asarray(line.get_xydata())[:, k] if np.isfinite(v))
     for collection in ax.collections:
         if isinstance(collection, PathCollection):
@@ -126,3 +132,17 @@ def test_report_card_dots_hold_every_interval_and_paper_figure() -> None:
     draw_dots(ax, dots, "Sealed-Bid Auction", "score")
     assert_shown(ax, "x", [*drawn(ax, "x"), -41.0, 8.7])
     plt.close(fig)
+
+
+def test_trading_figures_hold_every_curve(tmp_path: Path) -> None:
+    """The equity and drawdown figures of a real episode of four random traders (the drawdown axis
+    is inverted: its limits are read in either order)."""
+    summary = run(RunConfig(env="trading_v0", players=("random",) * 4, episodes=1), tmp_path, plots=False)
+    record = read_record(summary.out, 0)
+    assert record is not None
+    for draw in (equity_figure, drawdown_figure):
+        fig = draw(record)
+        ax = fig.axes[0]
+        assert len(ax.get_lines()) >= 5  # four traders and buy & hold
+        assert_shown(ax, "y", list(drawn(ax, "y")))
+        assert_shown(ax, "x", list(drawn(ax, "x")))
