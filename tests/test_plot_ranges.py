@@ -1,8 +1,9 @@
 """Every plot shows what it draws: the value axis of each figure holds every plotted value and every
 reference, read back from the matplotlib Axes the figure functions build (before saving).
 
-The γ-Bench figures are drawn from a short real suite of random players, whose sealed-bid auction
-score is negative (the paper's scale is 0-100, random play falls below it).
+The γ-Bench figures are drawn from a real suite of random players with the paper's protocol (eight
+games, ten players, five runs; about 3 s), whose sealed-bid auction score is negative (the paper's
+scale is 0-100, random play falls below it).
 """
 from __future__ import annotations
 
@@ -29,19 +30,17 @@ from arena_envs.analysis.gamma_plots import (
 from arena_envs.analysis.trading_plots import drawdown_figure, equity_figure
 from arena_envs.evaluation.bootstrap import Interval
 from arena_envs.evaluation.plots import Dot, draw_dots
-from arena_envs.gamma.paper_table import table_1_scores
+from arena_envs.gamma.history import GAMES
+from arena_envs.gamma.paper_table import TABLE_1, table_1_cell, table_1_scores
 from arena_envs.runner.gamma_suite import SuiteResult, play_suite
 from arena_envs.runner.results import read_record
 from arena_envs.runner.runner import RunConfig, run
 
-GAMES = ["guess_two_thirds_v0", "sealed_bid_auction_v0", "battle_royale_v0"]
-
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory: pytest.TempPathFactory) -> SuiteResult:
-    """Two runs of three games by ten random players (short rounds), no figures written."""
-    return play_suite(["random"], tmp_path_factory.mktemp("gamma"), runs=2, seed=0, games=GAMES, plots=False,
-                      env_kwargs={g: {"n_rounds": 3} for g in GAMES[:2]})
+    """The paper's protocol played by random players, no figures written."""
+    return play_suite(["random"], tmp_path_factory.mktemp("gamma"), runs=5, seed=0, plots=False)
 
 
 def drawn(ax: Any, axis: str) -> Iterator[float]:
@@ -77,8 +76,8 @@ def test_scores_plot_shows_the_negative_auction_score_and_every_paper_reference(
     fig = scores_figure(row)
     ax = fig.axes[0]
     values = list(drawn(ax, "y"))
-    papers = [v for g in GAMES for _, v in table_1_scores(g)]
-    assert len(papers) == 12 * len(GAMES)
+    papers = [v for g in ["overall", *GAMES] for _, v in table_1_scores(g)]
+    assert len(papers) == 12 * 9
     for expected in [row["sealed_bid_auction_v0"]["mean"], *papers]:
         assert any(v == pytest.approx(expected) for v in values), f"{expected} is not drawn"
     assert_shown(ax, "y", values)
@@ -94,7 +93,17 @@ def test_scores_plot_holds_scores_above_the_nominal_range() -> None:
     fig = scores_figure(row)
     ax = fig.axes[0]
     assert_shown(ax, "y", [*drawn(ax, "y"), 142.0, -43.0, 0.0, 100.0])
+    # the paper's Overall averages eight games: not marked beside the Overall of two
+    marks = [c for c in ax.collections if isinstance(c, PathCollection)]
+    assert len(marks) == 1 and np.asarray(marks[0].get_offsets()).shape == (12 * 2, 2)
     plt.close(fig)
+
+
+def test_the_paper_overall_is_the_mean_of_its_eight_games() -> None:
+    overall = dict(table_1_scores("overall"))
+    assert list(overall) == list(TABLE_1)
+    for model in TABLE_1:
+        assert overall[model] == pytest.approx(sum(table_1_cell(model, g)[0] for g in GAMES) / 8, abs=0.051)
 
 
 def test_round_and_choice_plots_hold_every_value_and_reference(suite: SuiteResult) -> None:

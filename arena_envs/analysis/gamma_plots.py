@@ -7,7 +7,7 @@
 * ``battle_royale_actions.png``: per turn, who shot at whom (hit, missed, intentional miss), with
   the turns that aimed at the strongest opponent marked (one panel per run);
 * ``scores.png``: the row, mean ± std per game and overall, with every model's score in the
-  paper's Table 1 marked per game.
+  paper's Table 1 marked per game (and overall, for a row of all eight games).
 
 Every value axis holds all that is drawn on it: the limits come from the data, the references and
 the nominal range (a score below 0 or above 100 is shown, not cut off).
@@ -179,7 +179,7 @@ def plot_battle_royale(logs: Sequence[Log], path: Path) -> Path:
 
 def scores_figure(row: Mapping[str, Mapping[str, float]]) -> Any:
     """The figure of ``scores.png``: the row's bars (mean ± std), the paper's Table 1 models as
-    hollow diamonds over each game's bar."""
+    hollow diamonds beside each game's bar (and beside Overall when the row holds all eight games)."""
     columns = ["overall"] + [g for g in GAMES if g in row]
     names = ["Overall" if c == "overall" else GAME_LABELS[c] for c in columns]
     means = [row[c]["mean"] for c in columns]
@@ -188,7 +188,9 @@ def scores_figure(row: Mapping[str, Mapping[str, float]]) -> Any:
     bars = ax.bar(names, means, yerr=stds, capsize=4, color=["tab:red"] + ["tab:blue"] * (len(columns) - 1),
                   label="this run (mean ± std)")
     ax.bar_label(bars, labels=[f"{m:.1f}" for m in means], fontsize=8, padding=2)
-    papers = [(x, value) for x, c in enumerate(columns) if c != "overall" for _, value in table_1_scores(c)]
+    # the paper's Overall averages all eight games: comparable only with a row of all eight
+    marked = [c for c in columns if c != "overall" or set(GAMES) <= set(row)]
+    papers = [(columns.index(c), value) for c in marked for _, value in table_1_scores(c)]
     ax.scatter([x + 0.3 for x, _ in papers], [v for _, v in papers], marker="D", s=14, facecolors="none",
                edgecolors="black", linewidths=0.8, zorder=3, label="paper Table 1 (one mark per model)")
     ax.axhline(0, color="black", lw=0.8)
