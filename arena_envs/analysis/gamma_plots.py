@@ -6,11 +6,15 @@
   number (run 1);
 * ``battle_royale_actions.png``: per turn, who shot at whom (hit, missed, intentional miss), with
   the turns that aimed at the strongest opponent marked (one panel per run);
-* ``scores.png``: the row, mean ± std per game and overall.
+* ``scores.png``: the row, mean ± std per game and overall, with every model's score in the
+  paper's Table 1 marked per game (and overall, for a row of all eight games).
+
+Every value axis holds all that is drawn on it: the limits come from the data, the references and
+the nominal range (a score below 0 or above 100 is shown, not cut off).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from statistics import fmean
 from typing import Any
@@ -22,9 +26,25 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
 from arena_envs.gamma.history import GAME_LABELS, GAMES
+from arena_envs.gamma.paper_table import table_1_scores
 from arena_envs.gamma.scoring import pirate_round_stats, strongest_opponents
 
 Log = Mapping[str, Any]  # {"params": ..., "history": [...]}
+
+
+#: the share of the span added below and above the drawn values
+MARGIN = 0.08
+
+
+def value_limits(values: Iterable[float], nominal: tuple[float, float] | None = None) -> tuple[float, float]:
+    """Axis limits holding every one of ``values`` and the ``nominal`` range (when given), with a
+    margin of :data:`MARGIN` of the span on either side."""
+    drawn = [float(v) for v in values]
+    if nominal is not None:
+        drawn += nominal
+    lo, hi = min(drawn), max(drawn)
+    pad = (hi - lo) * MARGIN or 1.0
+    return lo - pad, hi + pad
 
 
 def _decided(values: Sequence[Any]) -> list[Any]:
@@ -61,7 +81,8 @@ def round_series(game: str, params: Mapping[str, Any],
     raise ValueError(f"game must be one of {', '.join(GAMES)}; got {game!r}")
 
 
-def plot_rounds(logs: Mapping[str, Sequence[Log]], path: Path) -> Path:
+def rounds_figure(logs: Mapping[str, Sequence[Log]]) -> Any:
+    """The per-round panels of ``rounds.png`` (one per game with logs)."""
     games = [g for g in GAMES if logs.get(g)]
     cols = min(4, len(games))
     rows = -(-len(games) // cols)
@@ -83,14 +104,20 @@ def plot_rounds(logs: Mapping[str, Sequence[Log]], path: Path) -> Path:
         ax.set_xlabel("turn" if game == "battle_royale_v0" else "round")
         ax.set_ylabel(label)
         ax.set_xlim(0.5, longest + 0.5)
+        ax.set_ylim(value_limits([x for _, v, _ in series for x in v] + ([] if reference is None else [reference])))
         ax.set_xticks(range(1, longest + 1, -(-longest // 10)))
         ax.grid(alpha=0.3)
     axes.flat[0].legend(fontsize=8, loc="best")
     fig.suptitle("γ-Bench: per-round play (thin: runs, bold: mean)")
-    return _save(fig, path)
+    return fig
 
 
-def plot_guess_choices(log: Log, path: Path) -> Path:
+def plot_rounds(logs: Mapping[str, Sequence[Log]], path: Path) -> Path:
+    return _save(rounds_figure(logs), path)
+
+
+def guess_choices_figure(log: Log) -> Any:
+    """The figure of ``guess_choices.png`` for one run's log."""
     history = log["history"]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for r in history:
@@ -102,15 +129,21 @@ def plot_guess_choices(log: Log, path: Path) -> Path:
     ax.plot(rounds, [r["target"] for r in history], color="tab:orange", marker="s", label="target (R x average)")
     ax.plot(rounds, [min(r["winning_numbers"]) for r in history], color="tab:green", marker="*", ms=10, ls=":",
             label="winning number")
+    drawn = [x for r in history for x in [*_decided(r["choices"]), r["average"], r["target"], *r["winning_numbers"]]]
     ax.set(xlabel="round", ylabel="number", title="Guess 2/3 of the Average: choices, average, winners (run 1)",
-           ylim=(log["params"]["min_value"] - 2, log["params"]["max_value"] + 2))
+           ylim=value_limits(drawn, (log["params"]["min_value"], log["params"]["max_value"])))
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return fig
 
 
-def plot_battle_royale(logs: Sequence[Log], path: Path) -> Path:
+def plot_guess_choices(log: Log, path: Path) -> Path:
+    return _save(guess_choices_figure(log), path)
+
+
+def battle_royale_figure(logs: Sequence[Log]) -> Any:
+    """The figure of ``battle_royale_actions.png``: one panel per run."""
     fig, axes = plt.subplots(len(logs), 1, figsize=(9, 2.8 * len(logs)), squeeze=False)
     for k, (ax, log) in enumerate(zip(axes.flat, logs), start=1):
         params, history = log["params"], log["history"]
@@ -137,20 +170,41 @@ def plot_battle_royale(logs: Sequence[Log], path: Path) -> Path:
         plt.Line2D([], [], marker="x", color="tab:gray", ls="", ms=8, label="intentional miss"),
     ]
     axes.flat[0].legend(handles=handles, fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=4)
-    return _save(fig, path)
+    return fig
+
+
+def plot_battle_royale(logs: Sequence[Log], path: Path) -> Path:
+    return _save(battle_royale_figure(logs), path)
+
+
+def scores_figure(row: Mapping[str, Mapping[str, float]]) -> Any:
+    """The figure of ``scores.png``: the row's bars (mean ± std), the paper's Table 1 models as
+    hollow diamonds beside each game's bar (and beside Overall when the row holds all eight games)."""
+    columns = ["overall"] + [g for g in GAMES if g in row]
+    names = ["Overall" if c == "overall" else GAME_LABELS[c] for c in columns]
+    means = [row[c]["mean"] for c in columns]
+    stds = [row[c]["std"] for c in columns]
+    fig, ax = plt.subplots(figsize=(1.1 * len(columns) + 3, 4.4))
+    bars = ax.bar(names, means, yerr=stds, capsize=4, color=["tab:red"] + ["tab:blue"] * (len(columns) - 1),
+                  label="this run (mean ± std)")
+    ax.bar_label(bars, labels=[f"{m:.1f}" for m in means], fontsize=8, padding=2)
+    # the paper's Overall averages all eight games: comparable only with a row of all eight
+    marked = [c for c in columns if c != "overall" or set(GAMES) <= set(row)]
+    papers = [(columns.index(c), value) for c in marked for _, value in table_1_scores(c)]
+    ax.scatter([x + 0.3 for x, _ in papers], [v for _, v in papers], marker="D", s=14, facecolors="none",
+               edgecolors="black", linewidths=0.8, zorder=3, label="paper Table 1 (one mark per model)")
+    ax.axhline(0, color="black", lw=0.8)
+    drawn = [m + sign * s for m, s in zip(means, stds) for sign in (-1, 1)] + [v for _, v in papers]
+    ax.set(ylim=value_limits(drawn, (0, 100)), ylabel="score (0-100 scale; can fall outside)",
+           title="γ-Bench row (mean ± std over runs)")
+    ax.tick_params(axis="x", labelrotation=30)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig
 
 
 def plot_scores(row: Mapping[str, Mapping[str, float]], path: Path) -> Path:
-    columns = ["overall"] + [g for g in GAMES if g in row]
-    names = ["Overall" if c == "overall" else GAME_LABELS[c] for c in columns]
-    fig, ax = plt.subplots(figsize=(1.1 * len(columns) + 2, 4))
-    bars = ax.bar(names, [row[c]["mean"] for c in columns], yerr=[row[c]["std"] for c in columns], capsize=4,
-                  color=["tab:red"] + ["tab:blue"] * (len(columns) - 1))
-    ax.bar_label(bars, labels=[f"{row[c]['mean']:.1f}" for c in columns], fontsize=8, padding=2)
-    ax.set(ylim=(0, 110), ylabel="score (0-100)", title="γ-Bench row (mean ± std over runs)")
-    ax.tick_params(axis="x", labelrotation=30)
-    ax.grid(axis="y", alpha=0.3)
-    return _save(fig, path)
+    return _save(scores_figure(row), path)
 
 
 def save_figures(logs: Mapping[str, Sequence[Log]], row: Mapping[str, Mapping[str, float]],

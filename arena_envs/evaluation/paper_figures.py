@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from arena_envs.evaluation.paper_metrics import WIS_GAMES
+from arena_envs.gamma.paper_table import TABLE_1, TABLE_1_GAMES, table_1_cell
 
 
 @dataclass(frozen=True)
@@ -91,34 +92,13 @@ class GamePapers:
 # -- γ-Bench: gamma_games.md §14.1, paper Table 1 (rows are games, columns models; mean±std of 5 runs)
 
 GAMMA_SCORE = "Score (0-100)"
-_GAMMA_GAMES = {  # the Table's row -> registry name, in the paper's order
-    "Guess 2/3": "guess_two_thirds_v0", "El Farol": "el_farol_v0", "Divide $": "divide_dollar_v0",
-    "Public Goods": "public_goods_v0", "Diner": "diners_dilemma_v0", "SBA": "sealed_bid_auction_v0",
-    "Battle Royale": "battle_royale_v0", "Pirate": "pirate_game_v0",
-}
-#: model -> one "mean±std" per game of ``_GAMMA_GAMES``, in that order
-_GAMMA_TABLE_1 = {
-    "GPT-3.5-0613": "41.4±0.5 74.8±4.5 42.4±7.7 17.8±1.7 67.0±4.9 4.2±0.3 19.5±7.7 68.4±19.9",
-    "GPT-3.5-1106": "68.5±0.5 64.3±3.1 70.3±3.3 43.5±12.6 1.4±1.3 3.4±1.0 35.7±6.9 69.5±14.6",
-    "GPT-3.5-0125": "63.4±3.4 68.7±2.7 68.6±2.4 38.8±8.1 2.8±2.8 5.5±1.0 28.6±11.0 71.6±7.7",
-    "GPT-4-0125": "91.6±0.6 23.0±8.1 98.1±1.9 89.2±1.8 0.9±0.7 8.7±0.7 86.8±9.7 85.4±8.7",
-    "Gemini-1.0-Pro": "77.3±6.2 33.5±10.3 77.6±3.6 68.5±7.6 3.1±1.5 14.9±6.6 16.5±6.9 57.4±14.3",
-    "Gemini-1.5-Pro": "95.4±0.5 37.2±4.2 93.8±0.3 100.0±0.0 35.9±5.3 13.3±4.6 81.3±7.7 87.9±5.6",
-    "LLaMA-3.1-8B": "85.5±3.0 75.7±2.2 56.4±8.4 19.6±1.0 59.3±2.4 16.9±1.8 35.9±12.1 78.3±10.0",
-    "LLaMA-3.1-70B": "84.0±1.7 59.7±3.5 87.0±4.1 90.6±3.6 48.1±5.7 4.5±0.7 77.7±26.0 64.0±15.5",
-    "LLaMA-3.1-405B": "94.3±0.6 20.5±24.2 94.9±1.0 96.9±0.8 14.4±4.5 4.2±1.2 92.7±10.1 65.6±22.3",
-    "Mixtral-8x7B": "91.8±0.4 66.8±5.8 1.2±2.8 27.7±11.7 76.4±7.1 0.8±0.4 12.6±9.5 67.3±7.6",
-    "Mixtral-8x22B": "83.6±4.6 39.3±12.2 79.0±9.6 83.7±3.5 79.9±5.8 5.2±1.8 36.0±21.0 84.3±8.8",
-    "Qwen-2-72B": "93.2±1.3 17.0±25.5 91.9±2.4 81.3±5.9 0.0±0.0 0.9±0.2 81.7±9.6 86.1±6.4",
-}
 
 
 def _gamma(row: str, game: str) -> GamePapers:
-    column = list(_GAMMA_GAMES).index(row)
     models = []
-    for model, cells in _GAMMA_TABLE_1.items():
-        mean, std = cells.split()[column].split("±")
-        models.append(PublishedModel(model, (Figure(GAMMA_SCORE, "Table 1", (row,), model, float(mean), float(std)),)))
+    for model in TABLE_1:
+        mean, std = table_1_cell(model, game)
+        models.append(PublishedModel(model, (Figure(GAMMA_SCORE, "Table 1", (row,), model, mean, std),)))
     return GamePapers(game, "gamma_games.md", "### 14.1", GAMMA_SCORE,
                       "the paper's default ten-player setting; mean±std over its 5 runs", tuple(models))
 
@@ -262,7 +242,7 @@ def _trading() -> GamePapers:
 
 
 PAPER_FIGURES: dict[str, GamePapers] = {
-    **{game: _gamma(row, game) for row, game in _GAMMA_GAMES.items()},
+    **{game: _gamma(row, game) for row, game in TABLE_1_GAMES.items()},
     "auction_v0": _auction(),
     "tank_battle_v0": _tank(),
     "who_is_spy_v0": _who_is_spy(),
