@@ -1,0 +1,206 @@
+"""``arena play ENV``: a person plays one seat at the terminal against chosen policies.
+
+The person's seat is the registry's ``human`` policy (it shows the observation's text and reads one
+line); the opponents are policy specs, by default the environment's ``rule`` policy (else
+``random``). The seeds come from :func:`arena_envs.runner.seeding.episode_seeds` (episode 0 of a
+run seeded with ``--seed``), so the same seed and the same answers replay the same game. Each
+prompt ends with the legal answers (the environment's answer constraint); ``help`` repeats them,
+``quit`` (or the end of the input) abandons the game. A bare value answers a decision whose JSON
+answer has a single field (``42`` for ``{"chosen_number": 42}``); a number ``k`` picks the k-th
+listed choice of a choice decision. Anything else goes to the environment as typed, which parses it
+like an LLM's reply and asks again when it cannot use it.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from arena_envs.core import Policy
+from arena_envs.core.answers import AnswerConstraint
+from arena_envs.runner import policy_registry as registry
+from arena_envs.runner.cli_errors import UsageError
+from arena_envs.runner.policy_specs import make_policy
+from arena_envs.runner.run_config import env_factory
+from arena_envs.runner.seeding import episode_seeds
+
+#: environments played in a window of their own rather than at the terminal -> how to play them
+WINDOW_GAMES = {"tank_battle_v0": "arena run tank_battle_v0 --players keyboard,rule --episodes 1 (a pygame window; "
+                                  "arrows move, space shoots)"}
+#: the words the person may type instead of an answer
+COMMANDS = "help (the legal answers again), quit (abandon the game)"
+#: choices listed one per line up to this many; more are summarised
+MAX_LISTED = 20
+
+
+class Quit(Exception):
+    """The person typed ``quit`` or closed the input."""
+
+
+@dataclass(frozen=True)
+class PlayResult:
+    """The end of a game: the person's seat, each seat's score (None when abandoned) and the steps played."""
+
+    seat: str
+    scores: dict[str, float] | None
+    steps: int
+
+
+def default_opponent(env: str) -> str:
+    """The env's ``rule`` policy when it has one, else ``random``."""
+    return "rule" if registry.lookup(env, "rule") else "random"
+
+
+def opponent_specs(env: str, players: Sequence[str], n_others: int) -> list[str]:
+    """One spec per other seat: none given -> the default, one -> it for every seat, else one each."""
+    if not players:
+        return [default_opponent(env)] * n_others
+    if len(players) == 1:
+        return list(players) * n_others
+    if len(players) != n_others:
+        raise UsageError(f"--players: {env} needs 1 or {n_others} opponent specs (one per other seat), "
+                         f"got {len(players)}: {','.join(players)}")
+    return list(players)
+
+
+def legal_answers(constraint: AnswerConstraint | None) -> str:
+    """The lines that tell the person what to type for ``constraint``."""
+    if constraint is None:
+        return f"answer: free text\ncommands: {COMMANDS}"
+    lines = [f"legal answers: {constraint.description}"]
+    if constraint.kind == "choice":
+        shown = constraint.choices[:MAX_LISTED]
+        lines += [f"  {k}. {choice}" for k, choice in enumerate(shown, 1)]
+        if len(constraint.choices) > MAX_LISTED:
+            lines.append(f"  ... {len(constraint.choices) - MAX_LISTED} more")
+        lines.append("type a choice or its number")
+    field = single_field(constraint)
+    if field is not None:
+        lines.append(f"type the {field} alone (it becomes {{\"{field}\": ...}}) or the JSON object")
+    lines.append(f"commands: {COMMANDS}")
+    return "\n".join(lines)
+
+
+def single_field(constraint: AnswerConstraint) -> str | None:
+    """The one required field of a JSON answer (None for other answers)."""
+    required = constraint.schema.get("required", []) if constraint.kind == "json" else []
+    return required[0] if len(required) == 1 else None
+
+
+def answer_text(line: str, constraint: AnswerConstraint | None) -> str:
+    """The reply the environment gets for the typed ``line`` (a bare value completed, see module doc)."""
+    text = line.strip()
+    if constraint is None or not text:
+        return line
+    if constraint.kind == "choice" and text not in constraint.choices:
+        if text.isdigit() and 1 <= int(text) <= len(constraint.choices):
+            return constraint.choices[int(text) - 1]
+        matches = [c for c in constraint.choices if c.lower() == text.lower()]
+        return matches[0] if matches else line
+    field = single_field(constraint)
+    if field is not None and not text.startswith("{"):
+        try:
+            value: Any = json.loads(text)
+        except ValueError:
+            value = text
+        return json.dumps({field: value})
+    return line
+
+
+def _constraint(raw: Any) -> AnswerConstraint | None:
+    describe = getattr(raw, "answer_constraint", None)
+    return describe() if callable(describe) else None
+
+
+def _ask(human: Policy, observation: Any, info: dict[str, Any], constraint: AnswerConstraint | None) -> str:
+    """The person's reply to ``observation``; ``help`` shows the legal answers again, ``quit`` raises Quit."""
+    text = observation.get("text") if isinstance(observation, dict) else None
+    shown = f"{text if text is not None else observation}\n\n{legal_answers(constraint)}"
+    while True:
+        try:
+            line = human.act({"text": shown}, info)
+        except EOFError as err:  # HumanInputClosed: the input ended
+            raise Quit("input closed") from err
+        word = line.strip().lower()
+        if word == "quit":
+            raise Quit("quit")
+        if word != "help":
+            return answer_text(line, constraint)
+        shown = legal_answers(constraint)
+
+
+async def _play(env_name: str, seat: int, opponents: list[str], seed: int, env_kwargs: Mapping[str, Any],
+                output: TextIO) -> PlayResult:
+    env = env_factory(env_name, env_kwargs)()
+    raw = env.unwrapped
+    agents = list(raw.possible_agents)
+    if not 0 <= seat < len(agents):
+        raise UsageError(f"--seat {seat}: {env_name} has seats 0..{len(agents) - 1} ({', '.join(agents)})")
+    specs = opponent_specs(env_name, opponents, len(agents) - 1)
+    specs.insert(seat, "human")
+    policies = {agent: make_policy(spec, env_name) for agent, spec in zip(agents, specs)}
+    me = agents[seat]
+    seeds = episode_seeds(seed, 0, len(agents))
+    returns = dict.fromkeys(agents, 0.0)
+    steps = 0
+    print(f"{env_name}, seed {seed}: you are {me}; "
+          + ", ".join(f"{a}: {s}" for a, s in zip(agents, specs) if a != me), file=output, flush=True)
+    try:
+        env.reset(seed=seeds.env)
+        for j, agent in enumerate(agents):
+            policies[agent].bind(raw)
+            policies[agent].reset(agent, seeds.seats[j])
+        while raw.agents:
+            agent = raw.agent_selection
+            observation, _, termination, truncation, info = env.last()
+            if termination or truncation:
+                if agent == me:  # the game's last word to the person (the final round's outcome)
+                    text = observation.get("text") if isinstance(observation, dict) else observation
+                    print(f"\n===== {me}: game over =====\n{text}", file=output, flush=True)
+                await policies[agent].afinish(observation, info)
+                env.step(None)
+                continue
+            if agent == me:
+                action: Any = _ask(policies[me], observation, info, _constraint(raw))
+            else:
+                action = await policies[agent].aact(observation, info)
+            env.step(action)
+            steps += 1
+            for other, reward in raw.rewards.items():
+                returns[other] += float(reward)
+            bad = raw.infos.get(me, {}).get("invalid_action") if agent == me else None
+            if bad:
+                print(f"\n[not accepted ({bad['kind']}): {bad.get('reason', '')}]", file=output, flush=True)
+        scores = returns
+        if hasattr(raw, "episode_metrics"):
+            metrics = raw.episode_metrics().get("agents", {})
+            scores = {a: float(metrics[a]["score"]) for a in agents if a in metrics} or returns
+        return PlayResult(me, scores, steps)
+    except Quit:
+        return PlayResult(me, None, steps)
+    finally:
+        for policy in policies.values():
+            policy.close()
+        env.close()
+
+
+def play(env_name: str, seat: int = 0, opponents: Sequence[str] = (), seed: int = 0,
+         env_kwargs: Mapping[str, Any] | None = None, output: TextIO | None = None) -> PlayResult:
+    """Play one game of ``env_name`` with the person in seat ``seat`` (index into ``possible_agents``)."""
+    if env_name in WINDOW_GAMES:
+        raise UsageError(f"{env_name} is not played at the terminal; play it with {WINDOW_GAMES[env_name]}")
+    return asyncio.run(_play(env_name, seat, list(opponents), seed, dict(env_kwargs or {}), output or sys.stdout))
+
+
+def result_text(result: PlayResult) -> str:
+    """The closing lines: each seat's score, the person's marked."""
+    if result.scores is None:
+        return f"game abandoned after {result.steps} steps; no scores"
+    lines = ["result (scores):"]
+    for agent, score in sorted(result.scores.items(), key=lambda item: -item[1]):
+        mark = "  <- you" if agent == result.seat else ""
+        lines.append(f"  {agent:<14}{score:10.3f}{mark}")
+    return "\n".join(lines)

@@ -1,0 +1,86 @@
+"""``arena play``: a person's answers fed on stdin to the real command in a subprocess."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena_envs.core.answers import AnswerConstraint
+from arena_envs.runner.play import answer_text, legal_answers
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def play(args: list[str], answers: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+    return subprocess.run([sys.executable, "-m", "arena_envs.runner.cli", "play", *args], input=answers,
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+
+
+def test_gamma_game_takes_bare_numbers_help_and_corrections():
+    done = play(["guess_two_thirds_v0", "--env-arg", "n_rounds=2", "--seed", "3"], "help\nabc\n500\n33\n20\n")
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    # help shows the legal answers once more, on their own, before the same question is asked again
+    assert out.count("legal answers: chosen_number: integer in [0, 100]") == 5  # 4 questions + help
+    assert "[not accepted (unparseable): \"chosen_number\" must be an integer, got 'abc']" in out
+    assert "[not accepted (illegal): \"chosen_number\" must be between 0 and 100, got 500]" in out
+    assert "You chose 33." in out and "You chose 20." in out  # the bare numbers were the answers
+    assert "game over" in out
+    result = out.split("result (scores):\n")[1].splitlines()
+    assert len(result) == 10 and sum("<- you" in line for line in result) == 1
+    assert done.stderr == ""
+
+
+def test_same_seed_and_answers_replay_the_same_game():
+    first, second, other = (play(["guess_two_thirds_v0", "--env-arg", "n_rounds=1", "--seed", str(seed)], "40\n")
+                            for seed in (5, 5, 6))
+    assert first.returncode == second.returncode == other.returncode == 0
+    assert first.stdout == second.stdout
+    assert first.stdout.split("Round 1 results")[1] != other.stdout.split("Round 1 results")[1]
+
+
+def test_quit_abandons_the_game():
+    done = play(["guess_two_thirds_v0", "--env-arg", "n_rounds=2"], "7\nquit\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("game abandoned after 10 steps; no scores")
+
+
+def test_auction_in_another_seat_against_chosen_policies():
+    answers = "1000\n" + "I'm out!\n" * 30  # a bid below the starting price, then out of every item
+    done = play(["auction_v0", "--seat", "1", "--players", "rule,random", "--seed", "2"], answers)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("auction_v0, seed 2: you are bidder_2; bidder_1: rule, bidder_3: random\n")
+    assert "legal answers: \"I bid $X!\" with 1000 <= X <= 20000, or \"I'm out!\"" in out
+    assert "[not accepted (illegal): your bid of $1000 is below the starting price of $3000]" in out
+    assert "The auction is over." in out
+    result = out.split("result (scores):\n")[1].splitlines()
+    assert [line.split()[0] for line in result if "<- you" in line] == ["bidder_2"]
+    assert "bidder_2           0.000  <- you" in out  # out of every item: no profit, no loss
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["guess_two_thirds_v0", "--seat", "10"], "--seat 10: guess_two_thirds_v0 has seats 0..9"),
+    (["auction_v0", "--players", "rule,rule,rule"], "needs 1 or 2 opponent specs"),
+    (["tank_battle_v0"], "arena run tank_battle_v0 --players keyboard"),
+])
+def test_bad_play_requests_give_one_line_and_status_2(args, message):
+    done = play(args, "")
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1 and done.stdout == ""
+
+
+def test_bare_answers_are_completed_only_where_one_value_is_asked():
+    number = AnswerConstraint("json", "n", schema={"required": ["chosen_number"]})
+    assert answer_text("42\n", number) == '{"chosen_number": 42}'
+    assert answer_text('{"chosen_number": 42}', number) == '{"chosen_number": 42}'
+    pair = AnswerConstraint("json", "shoot", schema={"required": ["action", "target"]})
+    assert answer_text("shoot", pair) == "shoot"
+    choice = AnswerConstraint("choice", "pick", choices=("Go", "Stay"))
+    assert answer_text("2", choice) == "Stay" and answer_text("go", choice) == "Go"
+    assert answer_text("3", choice) == "3"
+    assert "  1. Go\n  2. Stay" in legal_answers(choice)
