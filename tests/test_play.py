@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -84,3 +85,20 @@ def test_bare_answers_are_completed_only_where_one_value_is_asked():
     assert answer_text("2", choice) == "Stay" and answer_text("go", choice) == "Go"
     assert answer_text("3", choice) == "3"
     assert "  1. Go\n  2. Stay" in legal_answers(choice)
+
+
+def test_ctrl_c_at_the_prompt_abandons_the_game_with_status_130():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "arena_envs.runner.cli", "play", "guess_two_thirds_v0"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, env=env)
+    assert proc.stdout is not None
+    seen = ""
+    while not seen.endswith("\n> "):  # the first question has been asked
+        char = proc.stdout.read(1)
+        assert char, "arena play ended before asking"
+        seen += char
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert err.strip() == "arena: game abandoned (Ctrl-C)"

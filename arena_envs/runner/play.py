@@ -28,8 +28,8 @@ from arena_envs.runner.run_config import env_factory
 from arena_envs.runner.seeding import episode_seeds
 
 #: environments played in a window of their own rather than at the terminal -> how to play them
-WINDOW_GAMES = {"tank_battle_v0": "arena run tank_battle_v0 --players keyboard,rule --episodes 1 (a pygame window; "
-                                  "arrows move, space shoots)"}
+WINDOW_GAMES = {"tank_battle_v0": "arena run tank_battle_v0 --players keyboard --episodes 1 (a pygame window; arrows "
+                                  "move, space shoots)"}
 #: the words the person may type instead of an answer
 COMMANDS = "help (the legal answers again), quit (abandon the game)"
 #: choices listed one per line up to this many; more are summarised
