@@ -11,6 +11,7 @@ import pytest
 
 from arena_envs.core.answers import AnswerConstraint
 from arena_envs.runner.play import answer_text, legal_answers
+from arena_envs.runner.run_config import env_factory
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,8 +80,10 @@ def test_bare_answers_are_completed_only_where_one_value_is_asked():
     number = AnswerConstraint("json", "n", schema={"required": ["chosen_number"]})
     assert answer_text("42\n", number) == '{"chosen_number": 42}'
     assert answer_text('{"chosen_number": 42}', number) == '{"chosen_number": 42}'
-    pair = AnswerConstraint("json", "shoot", schema={"required": ["action", "target"]})
-    assert answer_text("shoot", pair) == "shoot"
+    pair = AnswerConstraint("json", "shoot", schema={"required": ["explanation", "action", "target"]})
+    assert answer_text("shoot player_2", pair) == '{"action": "shoot", "target": "player_2"}'
+    assert answer_text("miss", pair) == '{"action": "miss"}'
+    assert answer_text("shoot player_2 now", pair) == "shoot player_2 now"  # too many values: as typed
     choice = AnswerConstraint("choice", "pick", choices=("Go", "Stay"))
     assert answer_text("2", choice) == "Stay" and answer_text("go", choice) == "Go"
     assert answer_text("3", choice) == "3"
@@ -102,3 +105,21 @@ def test_ctrl_c_at_the_prompt_abandons_the_game_with_status_130():
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert err.strip() == "arena: game abandoned (Ctrl-C)"
+
+
+@pytest.mark.parametrize(("game", "typed"), [
+    ("battle_royale_v0", "shoot player_2"),
+    ("battle_royale_v0", "miss"),
+    ("pirate_game_v0", "40 0 30 0 10 0 10 0 10 0"),
+    ("pirate_game_v0", "40, 0, 30, 0, 10, 0, 10, 0, 10, 0"),
+    ("diners_dilemma_v0", "cheap"),
+])
+def test_bare_answers_are_accepted_by_the_games_in_both_prompt_styles(game, typed):
+    for cot in (False, True):
+        env = env_factory(game, {"cot": cot})()
+        env.reset(seed=0)
+        raw = env.unwrapped
+        agent = raw.agent_selection
+        env.step(answer_text(typed, raw.answer_constraint()))
+        assert raw.infos[agent]["invalid_action"] is None, (cot, raw.infos[agent]["invalid_action"])
+        env.close()

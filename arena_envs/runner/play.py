@@ -5,10 +5,11 @@ line); the opponents are policy specs, by default the environment's ``rule`` pol
 ``random``). The seeds come from :func:`arena_envs.runner.seeding.episode_seeds` (episode 0 of a
 run seeded with ``--seed``), so the same seed and the same answers replay the same game. Each
 prompt ends with the legal answers (the environment's answer constraint); ``help`` repeats them,
-``quit`` (or the end of the input) abandons the game. A bare value answers a decision whose JSON
-answer has a single field (``42`` for ``{"chosen_number": 42}``); a number ``k`` picks the k-th
-listed choice of a choice decision. Anything else goes to the environment as typed, which parses it
-like an LLM's reply and asks again when it cannot use it.
+``quit`` (or the end of the input) abandons the game. JSON answers may be typed bare: the value of
+a one-field answer (``42`` for ``{"chosen_number": 42}``), the values of several fields in order
+(``shoot player_2``), or of one object field's fields (a pirate proposal ``40 0 30 ...``); a number
+``k`` picks the k-th listed choice of a choice decision. Anything else goes to the environment as
+typed, which parses it like an LLM's reply and asks again when it cannot use it.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from typing import Any, TextIO
 
 from arena_envs.core import Policy
 from arena_envs.core.answers import AnswerConstraint
+from arena_envs.gamma.answer import EXPLANATION_KEY
 from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.cli_errors import UsageError
 from arena_envs.runner.policy_specs import make_policy
@@ -77,17 +79,49 @@ def legal_answers(constraint: AnswerConstraint | None) -> str:
         if len(constraint.choices) > MAX_LISTED:
             lines.append(f"  ... {len(constraint.choices) - MAX_LISTED} more")
         lines.append("type a choice or its number")
-    field = single_field(constraint)
-    if field is not None:
-        lines.append(f"type the {field} alone (it becomes {{\"{field}\": ...}}) or the JSON object")
+    hint = bare_hint(constraint)
+    if hint:
+        lines.append(hint)
     lines.append(f"commands: {COMMANDS}")
     return "\n".join(lines)
 
 
-def single_field(constraint: AnswerConstraint) -> str | None:
-    """The one required field of a JSON answer (None for other answers)."""
-    required = constraint.schema.get("required", []) if constraint.kind == "json" else []
-    return required[0] if len(required) == 1 else None
+def bare_form(constraint: AnswerConstraint) -> tuple[str | None, list[str]] | None:
+    """How a JSON answer may be typed bare: ``(None, fields)``, values of the answer's fields in order,
+    or ``(outer, fields)``, values of the fields of the one object field ``outer`` (the pirate game's
+    proposal); None for other answers. The γ-Bench CoT ``explanation`` is left out (the games read
+    the answer without it)."""
+    if constraint.kind != "json":
+        return None
+    properties = constraint.schema.get("properties", {})
+    fields = [key for key in constraint.schema.get("required", []) if key != EXPLANATION_KEY]
+    if len(fields) == 1:
+        inner = properties.get(fields[0], {})
+        if inner.get("type") == "object" and inner.get("required"):
+            return fields[0], list(inner["required"])
+    return (None, fields) if fields else None
+
+
+def bare_hint(constraint: AnswerConstraint) -> str:
+    """The line that says how to type ``constraint``'s answer bare ("" when it cannot be)."""
+    form = bare_form(constraint)
+    if form is None:
+        return ""
+    outer, fields = form
+    if outer is not None:
+        return f"type the {len(fields)} values of {outer} ({' '.join(fields)}) in order, or the JSON object"
+    if len(fields) == 1:
+        return f"type the {fields[0]} alone (sent as {{\"{fields[0]}\": ...}}), or the JSON object"
+    return (f"type the values of {' '.join(fields)} in order (the last may be left out where the game "
+            "allows it), or the JSON object")
+
+
+def _value(token: str) -> Any:
+    """A typed token as JSON (``42``, ``null``) where it parses, else as a string."""
+    try:
+        return json.loads(token)
+    except ValueError:
+        return token
 
 
 def answer_text(line: str, constraint: AnswerConstraint | None) -> str:
@@ -100,14 +134,20 @@ def answer_text(line: str, constraint: AnswerConstraint | None) -> str:
             return constraint.choices[int(text) - 1]
         matches = [c for c in constraint.choices if c.lower() == text.lower()]
         return matches[0] if matches else line
-    field = single_field(constraint)
-    if field is not None and not text.startswith("{"):
-        try:
-            value: Any = json.loads(text)
-        except ValueError:
-            value = text
-        return json.dumps({field: value})
-    return line
+    form = bare_form(constraint)
+    if form is None or text.startswith("{"):
+        return line
+    outer, fields = form
+    if outer is None and len(fields) == 1:
+        return json.dumps({fields[0]: _value(text)})
+    tokens = text.replace(",", " ").split()
+    if outer is not None:
+        if len(tokens) != len(fields):
+            return line
+        return json.dumps({outer: dict(zip(fields, map(_value, tokens)))})
+    if len(tokens) > len(fields):
+        return line
+    return json.dumps(dict(zip(fields, map(_value, tokens))))
 
 
 def _constraint(raw: Any) -> AnswerConstraint | None:
