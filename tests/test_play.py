@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from arena_envs.core.answers import AnswerConstraint
+from arena_envs.runner.cli import main
 from arena_envs.runner.play import answer_text, legal_answers
 from arena_envs.runner.run_config import env_factory
 
@@ -68,7 +69,7 @@ def test_auction_in_another_seat_against_chosen_policies():
 @pytest.mark.parametrize(("args", "message"), [
     (["guess_two_thirds_v0", "--seat", "10"], "--seat 10: guess_two_thirds_v0 has seats 0..9"),
     (["auction_v0", "--players", "rule,rule,rule"], "needs 1 or 2 opponent specs"),
-    (["tank_battle_v0"], "arena run tank_battle_v0 --players keyboard"),
+    (["nope_v0"], "unknown environment 'nope_v0'"),
 ])
 def test_bad_play_requests_give_one_line_and_status_2(args, message):
     done = play(args, "")
@@ -104,7 +105,7 @@ def test_ctrl_c_at_the_prompt_abandons_the_game_with_status_130():
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
-    assert err.strip() == "arena: game abandoned (Ctrl-C)"
+    assert err.strip() == "arena: game abandoned (Ctrl-C or the game window closed)"
 
 
 @pytest.mark.parametrize(("game", "typed"), [
@@ -123,3 +124,16 @@ def test_bare_answers_are_accepted_by_the_games_in_both_prompt_styles(game, type
         env.step(answer_text(typed, raw.answer_constraint()))
         assert raw.infos[agent]["invalid_action"] is None, (cot, raw.infos[agent]["invalid_action"])
         env.close()
+
+
+def test_tank_battle_is_played_with_keys_in_its_window_until_it_is_closed(monkeypatch, capsys):
+    pygame = pytest.importorskip("pygame")
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    keys = [pygame.event.Event(pygame.KEYDOWN, key=pygame.K_SPACE),
+            pygame.event.Event(pygame.KEYDOWN, key=pygame.K_ESCAPE), pygame.event.Event(pygame.QUIT)]
+    monkeypatch.setattr(pygame.event, "wait", lambda: keys.pop(0))  # the person's keys, then the window closed
+    assert main(["play", "tank_battle_v0", "--seed", "1"]) == 130
+    assert keys == []
+    out, err = capsys.readouterr()
+    assert out.startswith("tank_battle_v0, seed 1: you are tank_0\n")
+    assert err.strip() == "arena: game abandoned (Ctrl-C or the game window closed)"

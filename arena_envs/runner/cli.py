@@ -144,7 +144,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         result = play(args.env, args.seat, split_players(args.players) if args.players else (), args.seed,
                       env_args(args.env_arg))
     except KeyboardInterrupt:
-        print("\narena: game abandoned (Ctrl-C)", file=sys.stderr)
+        print("\narena: game abandoned (Ctrl-C or the game window closed)", file=sys.stderr)
         return 130
     print(result_text(result))
     return 0

@@ -1,9 +1,10 @@
 """``arena play ENV``: a person plays one seat at the terminal against chosen policies.
 
 The person's seat is the registry's ``human`` policy (it shows the observation's text and reads one
-line); the opponents are policy specs, by default the environment's ``rule`` policy (else
-``random``). The seeds come from :func:`arena_envs.runner.seeding.episode_seeds` (episode 0 of a
-run seeded with ``--seed``), so the same seed and the same answers replay the same game. Each
+line), in the tank battle its ``keyboard`` policy (the game's pygame window); the opponents are
+policy specs, by default the environment's ``rule`` policy (else ``random``). The seeds come from
+:func:`arena_envs.runner.seeding.episode_seeds` (episode 0 of a run seeded with ``--seed``), so the
+same seed and the same answers replay the same game. Each
 prompt ends with the legal answers (the environment's answer constraint); ``help`` repeats them,
 ``quit`` (or the end of the input) abandons the game. JSON answers may be typed bare: the value of
 a one-field answer (``42`` for ``{"chosen_number": 42}``), the values of several fields in order
@@ -29,9 +30,8 @@ from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.run_config import env_factory
 from arena_envs.runner.seeding import episode_seeds
 
-#: environments played in a window of their own rather than at the terminal -> how to play them
-WINDOW_GAMES = {"tank_battle_v0": "arena run tank_battle_v0 --players keyboard --episodes 1 (a pygame window; arrows "
-                                  "move, space shoots)"}
+#: the policy through which the person plays, where it is not ``human`` (the terminal)
+PERSON_POLICY = {"tank_battle_v0": "keyboard"}  # the game's pygame window: arrows move, space shoots, Esc waits
 #: the words the person may type instead of an answer
 COMMANDS = "help (the legal answers again), quit (abandon the game)"
 #: choices listed one per line up to this many; more are summarised
@@ -180,14 +180,15 @@ async def _play(env_name: str, seat: int, opponents: list[str], seed: int, env_k
     if not 0 <= seat < len(agents):
         raise UsageError(f"--seat {seat}: {env_name} has seats 0..{len(agents) - 1} ({', '.join(agents)})")
     specs = opponent_specs(env_name, opponents, len(agents) - 1)
-    specs.insert(seat, "human")
+    person = PERSON_POLICY.get(env_name, "human")
+    specs.insert(seat, person)
     policies = {agent: make_policy(spec, env_name) for agent, spec in zip(agents, specs)}
     me = agents[seat]
     seeds = episode_seeds(seed, 0, len(agents))
     returns = dict.fromkeys(agents, 0.0)
     steps = 0
-    print(f"{env_name}, seed {seed}: you are {me}; "
-          + ", ".join(f"{a}: {s}" for a, s in zip(agents, specs) if a != me), file=output, flush=True)
+    others = ", ".join(f"{a}: {s}" for a, s in zip(agents, specs) if a != me)
+    print(f"{env_name}, seed {seed}: you are {me}" + (f"; {others}" if others else ""), file=output, flush=True)
     try:
         env.reset(seed=seeds.env)
         for j, agent in enumerate(agents):
@@ -203,7 +204,7 @@ async def _play(env_name: str, seat: int, opponents: list[str], seed: int, env_k
                 await policies[agent].afinish(observation, info)
                 env.step(None)
                 continue
-            if agent == me:
+            if agent == me and person == "human":
                 action: Any = _ask(policies[me], observation, info, _constraint(raw))
             else:
                 action = await policies[agent].aact(observation, info)
@@ -230,8 +231,6 @@ async def _play(env_name: str, seat: int, opponents: list[str], seed: int, env_k
 def play(env_name: str, seat: int = 0, opponents: Sequence[str] = (), seed: int = 0,
          env_kwargs: Mapping[str, Any] | None = None, output: TextIO | None = None) -> PlayResult:
     """Play one game of ``env_name`` with the person in seat ``seat`` (index into ``possible_agents``)."""
-    if env_name in WINDOW_GAMES:
-        raise UsageError(f"{env_name} is not played at the terminal; play it with {WINDOW_GAMES[env_name]}")
     return asyncio.run(_play(env_name, seat, list(opponents), seed, dict(env_kwargs or {}), output or sys.stdout))
 
 
