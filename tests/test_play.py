@@ -6,10 +6,13 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from arena_envs.core import Policy
 from arena_envs.core.answers import AnswerConstraint
+from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.cli import main
 from arena_envs.runner.play import answer_text, legal_answers
 from arena_envs.runner.run_config import env_factory
@@ -137,3 +140,20 @@ def test_tank_battle_is_played_with_keys_in_its_window_until_it_is_closed(monkey
     out, err = capsys.readouterr()
     assert out.startswith("tank_battle_v0, seed 1: you are tank_0\n")
     assert err.strip() == "arena: game abandoned (Ctrl-C or the game window closed)"
+
+
+
+class Broken(Policy):
+    """An opponent whose every decision raises (a model server gone, say)."""
+
+    def act(self, observation: Any, info: dict[str, Any]) -> Any:
+        raise ConnectionError("server went away")
+
+
+def test_a_failing_opponent_stops_the_game_with_one_line_and_status_1(monkeypatch, capsys):
+    monkeypatch.setitem(registry.POLICIES, ("*", "broken"), "tests.test_play:Broken")
+    assert main(["play", "guess_two_thirds_v0", "--players", "broken", "--seat", "1", "--seed", "0"]) == 1
+    out, err = capsys.readouterr()
+    assert err == ("arena: error: policy 'broken' of seat player_0 raised at step 0: ConnectionError: "
+                   "server went away\n")
+    assert out.startswith("guess_two_thirds_v0, seed 0: you are player_1; player_0: broken,")

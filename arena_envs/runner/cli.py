@@ -139,10 +139,13 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    from arena_envs.runner.play import play, result_text
+    from arena_envs.runner.play import PolicyFailed, play, result_text
     try:
         result = play(args.env, args.seat, split_players(args.players) if args.players else (), args.seed,
                       env_args(args.env_arg))
+    except PolicyFailed as err:
+        print(f"arena: error: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("\narena: game abandoned (Ctrl-C or the game window closed)", file=sys.stderr)
         return 130

@@ -4,13 +4,15 @@ The person's seat is the registry's ``human`` policy (it shows the observation's
 line), in the tank battle its ``keyboard`` policy (the game's pygame window); the opponents are
 policy specs, by default the environment's ``rule`` policy (else ``random``). The seeds come from
 :func:`arena_envs.runner.seeding.episode_seeds` (episode 0 of a run seeded with ``--seed``), so the
-same seed and the same answers replay the same game. Each
-prompt ends with the legal answers (the environment's answer constraint); ``help`` repeats them,
-``quit`` (or the end of the input) abandons the game. JSON answers may be typed bare: the value of
-a one-field answer (``42`` for ``{"chosen_number": 42}``), the values of several fields in order
-(``shoot player_2``), or of one object field's fields (a pirate proposal ``40 0 30 ...``); a number
-``k`` picks the k-th listed choice of a choice decision. Anything else goes to the environment as
-typed, which parses it like an LLM's reply and asks again when it cannot use it.
+same seed and the same answers replay the same game.
+
+Each prompt ends with the legal answers (the environment's answer constraint); ``help`` repeats
+them, ``quit`` (or the end of the input) abandons the game. JSON answers may be typed bare: the
+value of a one-field answer (``42`` for ``{"chosen_number": 42}``), the values of several fields in
+order (``shoot player_2``), or those of one object field's fields (a pirate proposal
+``40 0 30 ...``); a number ``k`` picks the k-th listed choice of a choice decision. Anything else
+goes to the environment as typed, which parses it like an LLM's reply and asks again when it cannot
+use it.
 """
 from __future__ import annotations
 
@@ -36,6 +38,10 @@ PERSON_POLICY = {"tank_battle_v0": "keyboard"}  # the game's pygame window: arro
 COMMANDS = "help (the legal answers again), quit (abandon the game)"
 #: choices listed one per line up to this many; more are summarised
 MAX_LISTED = 20
+
+
+class PolicyFailed(RuntimeError):
+    """An opponent's policy raised; the game stops."""
 
 
 class Quit(Exception):
@@ -182,14 +188,16 @@ async def _play(env_name: str, seat: int, opponents: list[str], seed: int, env_k
     specs = opponent_specs(env_name, opponents, len(agents) - 1)
     person = PERSON_POLICY.get(env_name, "human")
     specs.insert(seat, person)
-    policies = {agent: make_policy(spec, env_name) for agent, spec in zip(agents, specs)}
     me = agents[seat]
     seeds = episode_seeds(seed, 0, len(agents))
     returns = dict.fromkeys(agents, 0.0)
     steps = 0
-    others = ", ".join(f"{a}: {s}" for a, s in zip(agents, specs) if a != me)
-    print(f"{env_name}, seed {seed}: you are {me}" + (f"; {others}" if others else ""), file=output, flush=True)
+    policies: dict[str, Policy] = {}
     try:
+        for agent, spec in zip(agents, specs):
+            policies[agent] = make_policy(spec, env_name)
+        others = ", ".join(f"{a}: {s}" for a, s in zip(agents, specs) if a != me)
+        print(f"{env_name}, seed {seed}: you are {me}" + (f"; {others}" if others else ""), file=output, flush=True)
         env.reset(seed=seeds.env)
         for j, agent in enumerate(agents):
             policies[agent].bind(raw)
@@ -207,7 +215,11 @@ async def _play(env_name: str, seat: int, opponents: list[str], seed: int, env_k
             if agent == me and person == "human":
                 action: Any = _ask(policies[me], observation, info, _constraint(raw))
             else:
-                action = await policies[agent].aact(observation, info)
+                try:
+                    action = await policies[agent].aact(observation, info)
+                except Exception as err:
+                    raise PolicyFailed(f"policy {specs[agents.index(agent)]!r} of seat {agent} raised at step "
+                                       f"{steps}: {type(err).__name__}: {err}") from err
             env.step(action)
             steps += 1
             for other, reward in raw.rewards.items():
