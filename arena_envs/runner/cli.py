@@ -7,6 +7,7 @@
               [--ray [ADDRESS] [--ray-workers N] [--ray-batch B]]
     arena replay RESULTS_DIR --episode N [--out FILE] [--fps F]
     arena leaderboard DIR
+    arena play ENV [--seat N] [--players SPEC,...] [--seed S] [--env-arg key=value ...]   play a seat yourself
     arena rescore DIR [--version V]  the γ-Bench table of a folder of published logs (arena_envs.analysis.gamma_rescore)
     arena run gamma ...           the γ-Bench suite (arena_envs.runner.gamma_suite, its own options)
     arena eval SPEC ...           a model's report card over the twelve paper settings (arena_envs.evaluation.cli)
@@ -137,6 +138,21 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_play(args: argparse.Namespace) -> int:
+    from arena_envs.runner.play import PolicyFailed, play, result_text
+    try:
+        result = play(args.env, args.seat, split_players(args.players) if args.players else (), args.seed,
+                      env_args(args.env_arg))
+    except PolicyFailed as err:
+        print(f"arena: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\narena: game abandoned (Ctrl-C or the game window closed)", file=sys.stderr)
+        return 130
+    print(result_text(result))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="arena", description="Multi-agent LLM game arenas: run evaluations.")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -178,6 +194,15 @@ def parser() -> argparse.ArgumentParser:
     lb = sub.add_parser("leaderboard", help="print (and rewrite) the leaderboard of a results folder")
     lb.add_argument("dir")
     lb.set_defaults(func=cmd_leaderboard)
+    pl = sub.add_parser("play", help="play one seat of a game yourself at the terminal against chosen policies")
+    pl.add_argument("env", help="environment name (see `arena list`)")
+    pl.add_argument("--seat", type=int, default=0, help="your seat, an index into the game's seats (default 0)")
+    pl.add_argument("--players", help="the other seats' policy specs, one for all or one per seat in seat order "
+                    "(default: the game's rule policy, else random)")
+    pl.add_argument("--seed", type=int, default=0, help="run seed; the same seed and answers replay the same game")
+    pl.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
+                    help="environment keyword argument, JSON value when it parses (repeatable)")
+    pl.set_defaults(func=cmd_play)
     sub.add_parser("rescore", help="the γ-Bench table of every model in a folder of published logs", add_help=False)
     sub.add_parser("eval", help="a model's report card: every game in its paper's setting (resumable), or --compare",
                    add_help=False)
