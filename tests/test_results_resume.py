@@ -152,21 +152,30 @@ def finished_count(out: Path) -> int:
     return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
-def kill_during_run(command: list[str], out: Path, at_least: int, total: int,
-                    before_kill: Callable[[int], None] | None = None) -> int:
-    """Start ``command``, SIGKILL it once ``at_least`` episodes are committed; returns the count then.
-    ``before_kill(pid)`` is called just before the kill."""
+def signal_during_run(command: list[str], out: Path, at_least: int, sig: int,
+                      before_signal: Callable[[int], None] | None = None) -> tuple[int, str]:
+    """Start ``command``, send it ``sig`` once ``at_least`` episodes are committed and wait for its
+    end; returns its exit status and stderr. ``before_signal(pid)`` is called just before the signal."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     deadline = time.monotonic() + 120
     with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
         while finished_count(out) < at_least:
-            assert proc.poll() is None, f"run ended before it was killed: {proc.communicate()[1].decode()}"
+            assert proc.poll() is None, f"run ended before the signal: {proc.communicate()[1].decode()}"
             assert time.monotonic() < deadline, "run too slow"
             time.sleep(0.005)
-        if before_kill is not None:
-            before_kill(proc.pid)
-        proc.send_signal(signal.SIGKILL)
-    assert proc.returncode == -signal.SIGKILL
+        if before_signal is not None:
+            before_signal(proc.pid)
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=60)
+    return proc.returncode, stderr.decode()
+
+
+def kill_during_run(command: list[str], out: Path, at_least: int, total: int,
+                    before_kill: Callable[[int], None] | None = None) -> int:
+    """Start ``command``, SIGKILL it once ``at_least`` episodes are committed; returns the count then.
+    ``before_kill(pid)`` is called just before the kill."""
+    status, _ = signal_during_run(command, out, at_least, signal.SIGKILL, before_kill)
+    assert status == -signal.SIGKILL
     count = finished_count(out)
     assert count < total, "the run finished before the kill; raise the episode count"
     return count

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from arena_envs.evaluation.settings import LLM_PREFIXES, SETTINGS
-from arena_envs.runner.cli_errors import USER_ERRORS, UsageError, report_run_stopped, report_user_error
+from arena_envs.runner.cli_errors import (
+    USER_ERRORS,
+    UsageError,
+    report_run_interrupted,
+    report_run_stopped,
+    report_user_error,
+)
 from arena_envs.runner.policy_specs import parse_value
 from arena_envs.runner.runner import RunError
 
@@ -101,9 +107,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     except RunError as err:
         return report_run_stopped(err, out)
     except KeyboardInterrupt:
-        print(f"\narena: interrupted; finished episodes are kept in {out}; run the same command again to resume",
-              file=sys.stderr)
-        return 130
+        return report_run_interrupted(out)
     print(f"results: {out}\nreport: {report}")
     return 0
 

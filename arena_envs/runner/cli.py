@@ -34,7 +34,13 @@ from typing import Any
 
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner import policy_registry as registry
-from arena_envs.runner.cli_errors import USER_ERRORS, UsageError, report_run_stopped, report_user_error
+from arena_envs.runner.cli_errors import (
+    USER_ERRORS,
+    UsageError,
+    report_run_interrupted,
+    report_run_stopped,
+    report_user_error,
+)
 from arena_envs.runner.leaderboard import leaderboard_text
 from arena_envs.runner.policy_specs import load_object, parse_value, split_players
 from arena_envs.runner.ray_cluster import LOCAL, RayMissing
@@ -96,6 +102,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.record:
             _record(out, args.record)
         return status
+    except KeyboardInterrupt:  # the first Ctrl-C: the runner stopped after committing what finished
+        return report_run_interrupted(out)
     if args.record:
         _record(summary.out, args.record)
     print(f"results: {summary.out} ({summary.played} episodes played, {summary.resumed} already there, "

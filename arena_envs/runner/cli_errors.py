@@ -33,3 +33,11 @@ def report_run_stopped(err: Exception, out: str | Path) -> int:
     print(f"arena: run stopped: {err}\narena: finished episodes are kept in {out}; "
           "run the same command again to resume", file=sys.stderr)
     return 1
+
+
+def report_run_interrupted(out: str | Path) -> int:
+    """Print, after a Ctrl-C, that the finished episodes in ``out`` are kept and how to resume; the
+    exit status 130 (128 + SIGINT, as a shell reports it)."""
+    print(f"\narena: interrupted; finished episodes are kept in {out}; run the same command again to resume",
+          file=sys.stderr)
+    return 130

@@ -10,6 +10,7 @@ inside :func:`arena_envs.core.episode_context.episode_scope` with the key ``(run
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
     from arena_envs.runner.run_config import RunConfig
 
 INVALID_KINDS = ("unparseable", "illegal", "fallback")
+#: The most seconds a lane plays on without giving the event loop a turn: episodes whose policies
+#: never await would otherwise hold the loop, and a cancellation (Ctrl-C) would wait for the run's end.
+YIELD_INTERVAL = 0.05
 _NO_INVALID = dumps(dict.fromkeys(INVALID_KINDS, 0))
 
 
@@ -158,10 +162,16 @@ async def play_episodes(players: Sequence[EpisodePlayer], episodes: Iterator[int
                         on_played: Callable[[PlayedEpisode], None]) -> None:
     """Play ``episodes`` with ``players`` side by side (each takes the next id when it is free),
     handing each finished one to ``on_played``; the first :class:`RunError` stops the others and
-    is raised (episodes handed over before it stay handed over)."""
+    is raised (episodes handed over before it stay handed over). A cancellation (Ctrl-C in
+    ``asyncio.run``) stops the lanes within :data:`YIELD_INTERVAL` plus one episode: each lane
+    finishes the episode it plays unless that episode awaits, which abandons it."""
     async def lane(player: EpisodePlayer) -> None:
+        turn = time.monotonic() + YIELD_INTERVAL
         for episode in episodes:
             on_played(await player.play(episode))
+            if time.monotonic() > turn:
+                await asyncio.sleep(0)
+                turn = time.monotonic() + YIELD_INTERVAL
 
     tasks = [asyncio.ensure_future(lane(player)) for player in players]
     try:

@@ -34,7 +34,7 @@ from typing import Any
 from arena_envs.gamma.history import GAME_LABELS, GAMES
 from arena_envs.gamma.scoring import score as gamma_score
 from arena_envs.gamma.scoring import table_row
-from arena_envs.runner.cli_errors import USER_ERRORS, report_run_stopped, report_user_error
+from arena_envs.runner.cli_errors import USER_ERRORS, report_run_interrupted, report_run_stopped, report_user_error
 from arena_envs.runner.policy_specs import parse_value, split_players
 from arena_envs.runner.results import ResultsError, dumps, iter_log, write_durably
 from arena_envs.runner.runner import RunConfig, RunError, run
@@ -198,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                             progress=not args.no_progress and sys.stderr.isatty(), plots=not args.no_plots)
     except RunError as err:
         return report_run_stopped(err, out)
+    except KeyboardInterrupt:
+        return report_run_interrupted(out)
     except USER_ERRORS as err:
         return report_user_error(err)
     print(f"results: {result.out}")

@@ -22,7 +22,9 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import signal
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -172,11 +174,20 @@ class _Driver:
                                       scheduling_strategy="SPREAD")(EpisodeWorker)
         count = min(wanted, math.ceil(len(self.todo) / batch))
         self._start([_Worker(number, self._new_actor()) for number in range(1, count + 1)])
-        committed = bytearray(self.runner.config.episodes)  # defensive: an id is never committed twice
-        lost_errors = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError)
         for worker in self.workers:
             self._feed(worker)
+        with _FirstInterrupt() as interrupt:
+            self._collect(interrupt)
+
+    def _collect(self, interrupt: _FirstInterrupt) -> None:
+        """Commit the batches as they come back and feed their workers, until none is in flight;
+        raises ``KeyboardInterrupt`` between two batches after a Ctrl-C."""
+        ray = self.ray
+        committed = bytearray(self.runner.config.episodes)  # defensive: an id is never committed twice
+        lost_errors = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError)
         while self.in_flight:
+            if interrupt.requested:
+                raise KeyboardInterrupt
             ready, _ = ray.wait(list(self.in_flight), num_returns=1, timeout=self.runner.folder.sync_interval)
             if not ready:  # nothing came back: make what is held durable now rather than at the next commit
                 self.runner.folder.sync()
@@ -256,6 +267,32 @@ class _Driver:
                 pass
         self.workers = []
         self.in_flight.clear()
+
+
+class _FirstInterrupt:
+    """Inside, the first Ctrl-C (SIGINT) only sets :attr:`requested`: a ``KeyboardInterrupt`` raised
+    wherever the driver happens to be could land inside a group commit of the folder, after its bytes
+    were written and before they were marked written, and the closing commit would write them twice.
+    A second Ctrl-C raises at once. Only the main thread can take the signal; elsewhere nothing changes."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _FirstInterrupt:
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
 
 
 def _auto_batch(episodes: int, workers: int, concurrency: int) -> int:
