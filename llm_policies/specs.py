@@ -30,6 +30,7 @@ pool, one ``vllm.LLM`` or one loaded model, so concurrent episodes batch togethe
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from collections.abc import Callable
@@ -141,6 +142,7 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
     """The policy that ``spec`` describes (``env_name`` is the environment it will play)."""
     target = parse_target(spec)
     options = target.options
+    check_local_model(target)
     backend = shared_backend(target.kind, target.model, target.urls, options)
     agent = options.get("agent", "generic")
     trading = agent in _TRADING_OPTIONS
@@ -199,6 +201,26 @@ def shared_backend(kind: str, model: str, urls: tuple[str, ...], options: dict[s
     if key not in _BACKENDS:
         _BACKENDS[key] = _BUILDERS[kind](model, urls, options)
     return _BACKENDS[key]
+
+
+def check_local_model(target: LLMTarget) -> None:
+    """Before any model loads: a ``vllm-local:`` spec needs vLLM importable, and an ``hf:`` or
+    ``vllm-local:`` model written as a path (``/``, ``.``, ``~``) must be an existing folder; a bad
+    number or flag option is a ``ValueError`` too."""
+    if target.kind not in ("hf", "vllm-local"):
+        return
+    if target.kind == "vllm-local" and importlib.util.find_spec("vllm") is None:
+        raise ValueError("vllm-local: needs vLLM, which is not installed in this environment; get it with "
+                         "`bash scripts/setup_llm.sh` (a venv with the LLM stack) or pip install 'arena-envs[vllm]'")
+    model = target.model
+    if model.startswith(("/", ".", "~")) and not Path(model).expanduser().is_dir():
+        raise ValueError(f"model folder {model!r} does not exist; {target.kind}: takes a local model folder "
+                         "or a Hugging Face model id (org/name)")
+    for key, kind in (("max_batch", int), ("window", float), ("max_model_len", int)):
+        if key in _BACKEND_OPTIONS[target.kind]:
+            _number(target.options, key, kind, 0)
+    if "enforce_eager" in _BACKEND_OPTIONS[target.kind]:
+        _flag(target.options, "enforce_eager", False)
 
 
 def _vllm(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:

@@ -33,7 +33,7 @@ from typing import Any
 
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner import policy_registry as registry
-from arena_envs.runner.cli_errors import USER_ERRORS, UsageError, report_run_stopped, report_user_error
+from arena_envs.runner.cli_errors import USER_ERRORS, OneLineParser, UsageError, report_run_stopped, report_user_error
 from arena_envs.runner.leaderboard import leaderboard_text
 from arena_envs.runner.policy_specs import load_object, parse_value, split_players
 from arena_envs.runner.ray_cluster import LOCAL, RayMissing
@@ -138,7 +138,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="arena", description="Multi-agent LLM game arenas: run evaluations.")
+    top = OneLineParser(prog="arena", description="Multi-agent LLM game arenas: run evaluations.")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("list", help="list the environments").set_defaults(func=cmd_list)
     pol = sub.add_parser("policies", help="list the policy names usable for an environment")
