@@ -251,9 +251,14 @@ def _vllm_local(model: str, urls: tuple[str, ...], options: dict[str, str]) -> B
 def _hf(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
     from llm_policies.backends.hf_transformers import TransformersBackend
 
-    return TransformersBackend(model, device=options.get("device", "cpu"), dtype=options.get("dtype", "auto"),
-                               max_batch=_number(options, "max_batch", int, 16),
-                               window=_number(options, "window", float, 0.02))
+    try:
+        return TransformersBackend(model, device=options.get("device", "cpu"), dtype=options.get("dtype", "auto"),
+                                   max_batch=_number(options, "max_batch", int, 16),
+                                   window=_number(options, "window", float, 0.02))
+    except OSError as err:  # transformers' "not found / cannot download" errors
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"model {model!r} cannot be loaded ({reason}); hf: takes a local model folder or a "
+                         "Hugging Face model id (org/name) that is cached or can be downloaded") from None
 
 
 _BUILDERS: dict[str, Callable[[str, tuple[str, ...], dict[str, str]], Backend]] = {

@@ -50,11 +50,15 @@ TABLE: list[tuple[list[str], list[str]]] = [
     (["eval", "random:x=1", "--out", "{tmp}/e"], ["x=1"]),
     (["eval", "random", "--out", "{file}/sub"], ["{file}/sub"]),
     (["eval", "--compare", "{tmp}/missing", "{ok}"], ["{tmp}/missing"]),
+    (["run", "gamma", "--players", "random", "--episodes", "1"], ["--episodes 1"]),
+    (["run", "gamma", "--players", "random:x=1", "--out", "{tmp}/g"], ["x=1"]),
     (["policies", "nosuch_v0"], ["'nosuch_v0'"]),
     (["nosuchcmd"], ["'nosuchcmd'"]),
 ]
 if "train" in registry.COMMANDS:
-    TABLE.append((["train", "nosuch_v0", "--out", "{tmp}/t"], ["'nosuch_v0'"]))
+    TABLE += [(["train", "nosuch_v0", "--out", "{tmp}/t"], ["'nosuch_v0'"]),
+              (["train", "auction_v0", "--opponents", "rule*2", "--out", "{file}/sub"], ["{file}/sub"]),
+              (["train", "auction_v0", "--opponents", "rule*2", "--steps", "many", "--out", "{tmp}/t"], ["'many'"])]
 
 
 @pytest.fixture(scope="module")
