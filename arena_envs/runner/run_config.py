@@ -74,6 +74,20 @@ def env_factory(name: str, kwargs: Mapping[str, Any]) -> EnvFactory:
     try:
         builder(**kwargs).close()
     except (TypeError, ValueError) as err:
+        _check_against_env_class(builder, kwargs, f"environment {name}: bad --env-arg")
         given = " ".join(f"{key}={value!r}" for key, value in kwargs.items())
         raise ValueError(f"environment {name}: bad --env-arg {given}: {err}") from err
     return lambda: builder(**kwargs)
+
+
+def _check_against_env_class(builder: Callable[..., AECEnv], kwargs: dict[str, Any], what: str) -> None:
+    """Name the argument at fault by the environment class's own keywords (a builder of ``**kwargs``
+    hides them): :func:`check_keywords` against the class of an environment built with defaults."""
+    try:
+        probe = builder()
+    except Exception:  # no default environment to learn from: the caller reports the error
+        return
+    try:
+        check_keywords(type(probe.unwrapped), kwargs, what)
+    finally:
+        probe.close()
