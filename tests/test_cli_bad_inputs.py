@@ -87,6 +87,7 @@ def test_bad_input_gives_one_line_and_status_2(argv: list[str], expected: list[s
     kept = [Path(folders["ok"]), Path(folders["corrupt"])]
     before = [snapshot(folder) for folder in kept]
     capsys.readouterr()
+    status: int | str | None
     try:
         status = main([arg.format(**folders) for arg in argv])
     except SystemExit as exit_:  # argparse errors leave through SystemExit
