@@ -30,6 +30,7 @@ pool, one ``vllm.LLM`` or one loaded model, so concurrent episodes batch togethe
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from collections.abc import Callable
@@ -141,6 +142,7 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
     """The policy that ``spec`` describes (``env_name`` is the environment it will play)."""
     target = parse_target(spec)
     options = target.options
+    check_local_model(target)
     backend = shared_backend(target.kind, target.model, target.urls, options)
     agent = options.get("agent", "generic")
     trading = agent in _TRADING_OPTIONS
@@ -201,6 +203,26 @@ def shared_backend(kind: str, model: str, urls: tuple[str, ...], options: dict[s
     return _BACKENDS[key]
 
 
+def check_local_model(target: LLMTarget) -> None:
+    """Before any model loads: a ``vllm-local:`` spec needs vLLM importable, and an ``hf:`` or
+    ``vllm-local:`` model written as a path (``/``, ``.``, ``~``) must be an existing folder; a bad
+    number or flag option is a ``ValueError`` too."""
+    if target.kind not in ("hf", "vllm-local"):
+        return
+    if target.kind == "vllm-local" and importlib.util.find_spec("vllm") is None:
+        raise ValueError("vllm-local: needs vLLM, which is not installed in this environment; get it with "
+                         "`bash scripts/setup_llm.sh` (a venv with the LLM stack) or pip install 'arena-envs[vllm]'")
+    model = target.model
+    if model.startswith(("/", ".", "~")) and not Path(model).expanduser().is_dir():
+        raise ValueError(f"model folder {model!r} does not exist; {target.kind}: takes a local model folder "
+                         "or a Hugging Face model id (org/name)")
+    for key, kind in (("max_batch", int), ("window", float), ("max_model_len", int)):
+        if key in _BACKEND_OPTIONS[target.kind]:
+            _number(target.options, key, kind, 0)
+    if "enforce_eager" in _BACKEND_OPTIONS[target.kind]:
+        _flag(target.options, "enforce_eager", False)
+
+
 def _vllm(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
     """One server: :class:`OpenAIHTTPBackend`; several: a :class:`ServerPool`, whose tie-break
     rotation is this process's id (so that many workers do not all start on the first server)."""
@@ -229,9 +251,14 @@ def _vllm_local(model: str, urls: tuple[str, ...], options: dict[str, str]) -> B
 def _hf(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
     from llm_policies.backends.hf_transformers import TransformersBackend
 
-    return TransformersBackend(model, device=options.get("device", "cpu"), dtype=options.get("dtype", "auto"),
-                               max_batch=_number(options, "max_batch", int, 16),
-                               window=_number(options, "window", float, 0.02))
+    try:
+        return TransformersBackend(model, device=options.get("device", "cpu"), dtype=options.get("dtype", "auto"),
+                                   max_batch=_number(options, "max_batch", int, 16),
+                                   window=_number(options, "window", float, 0.02))
+    except OSError as err:  # transformers' "not found / cannot download" errors
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"model {model!r} cannot be loaded ({reason}); hf: takes a local model folder or a "
+                         "Hugging Face model id (org/name) that is cached or can be downloaded") from None
 
 
 _BUILDERS: dict[str, Callable[[str, tuple[str, ...], dict[str, str]], Backend]] = {

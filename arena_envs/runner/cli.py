@@ -36,6 +36,7 @@ from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.cli_errors import (
     USER_ERRORS,
+    OneLineParser,
     UsageError,
     report_run_interrupted,
     report_run_stopped,
@@ -162,7 +163,7 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="arena", description="Multi-agent LLM game arenas: run evaluations.")
+    top = OneLineParser(prog="arena", description="Multi-agent LLM game arenas: run evaluations.")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("list", help="list the environments").set_defaults(func=cmd_list)
     pol = sub.add_parser("policies", help="list the policy names usable for an environment")

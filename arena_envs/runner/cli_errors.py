@@ -3,9 +3,11 @@
 environment says where its finished episodes are kept, exit status 1."""
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from arena_envs.runner.policy_specs import SpecError
 from arena_envs.runner.results import ResultsError
@@ -15,15 +17,30 @@ class UsageError(Exception):
     """A mistake in the command line or its inputs; reported without a traceback."""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (the usage is left to ``--help``), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+#: A path given on the command line that cannot be used (a missing folder, a file where a folder goes...).
+PATH_ERRORS = (FileNotFoundError, FileExistsError, PermissionError, NotADirectoryError, IsADirectoryError)
+
 #: The exceptions a command reports as a user error (one line, status 2).
-USER_ERRORS = (UsageError, SpecError, ResultsError, ValueError, KeyError)
+USER_ERRORS = (UsageError, SpecError, ResultsError, ValueError, KeyError, *PATH_ERRORS)
 
 
 def report_user_error(err: Exception) -> int:
     """Print ``err`` as ``arena: error: ...`` on stderr; the exit status 2."""
     if os.environ.get("ARENA_DEBUG"):
         raise err
-    message = err.args[0] if isinstance(err, KeyError) and err.args else err
+    message: object = err
+    if isinstance(err, KeyError) and err.args:
+        message = err.args[0]
+    elif isinstance(err, PATH_ERRORS) and err.filename is not None:
+        message = (f"cannot use path {str(err.filename)!r}: {err.strerror}; "
+                   "give a path that exists and that you can write to")
     print(f"arena: error: {message}", file=sys.stderr)
     return 2
 

@@ -34,7 +34,13 @@ from typing import Any
 from arena_envs.gamma.history import GAME_LABELS, GAMES
 from arena_envs.gamma.scoring import score as gamma_score
 from arena_envs.gamma.scoring import table_row
-from arena_envs.runner.cli_errors import USER_ERRORS, report_run_interrupted, report_run_stopped, report_user_error
+from arena_envs.runner.cli_errors import (
+    USER_ERRORS,
+    OneLineParser,
+    report_run_interrupted,
+    report_run_stopped,
+    report_user_error,
+)
 from arena_envs.runner.policy_specs import parse_value, split_players
 from arena_envs.runner.results import ResultsError, dumps, iter_log, write_durably
 from arena_envs.runner.runner import RunConfig, RunError, run
@@ -173,7 +179,7 @@ def _env_args(items: Sequence[str], games: Sequence[str]) -> dict[str, dict[str,
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="arena run gamma", description="Play the eight γ-Bench games and print the row.")
+    p = OneLineParser(prog="arena run gamma", description="Play the eight γ-Bench games and print the row.")
     p.add_argument("--players", required=True, help="policy spec for every seat, or one per seat (comma-separated)")
     p.add_argument("--runs", type=int, default=DEFAULT_RUNS, help=f"runs per game (default {DEFAULT_RUNS})")
     p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")

@@ -13,6 +13,7 @@ Examples: ``random``, ``rule:K=5``, ``rule:K=5+margin=0.1``, ``vllm:Qwen/Qwen2.5
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import re
 from collections import Counter
@@ -134,10 +135,44 @@ def make_policy(spec: str, env: str) -> Policy:
         raise SpecError(f"unknown policy {name!r} for {env}; available: {known}")
     cls: Callable[..., Policy] = _import(found, spec, None)
     kwargs = parse_arguments(rest, spec)
+    check_keywords(cls, kwargs, f"policy spec {spec!r}")
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as err:
         raise SpecError(f"policy spec {spec!r} ({found}): {err}") from err
+
+
+def check_keywords(func: Callable[..., Any], kwargs: dict[str, Any], what: str) -> None:
+    """Raise :class:`SpecError` (one line, naming the argument, its value and what is accepted) when
+    ``kwargs`` holds a name ``func`` does not take, or a string where its default is a number or a flag."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):  # no signature to check against: the call itself decides
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    named = {n: p for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    for key, value in kwargs.items():
+        if key not in named:
+            accepted = ", ".join(_describe(n, p) for n, p in named.items()) or "none"
+            raise SpecError(f"{what}: unknown argument {key}={value!r}; accepted: {accepted}")
+        expected = _expected(named[key])
+        if expected and isinstance(value, str):
+            raise SpecError(f"{what}: argument {key}={value!r} must be {expected} (default {named[key].default!r})")
+
+
+def _expected(param: inspect.Parameter) -> str | None:
+    """What a parameter whose default is a number or a flag accepts, unless its annotation also allows text."""
+    default, note = param.default, str(param.annotation)
+    if "str" in note or "Any" in note or default is param.empty or default is None:
+        return None
+    if isinstance(default, bool):
+        return "true or false"
+    return "a number" if isinstance(default, (int, float)) else None
+
+
+def _describe(name: str, param: inspect.Parameter) -> str:
+    return name if param.default is param.empty else f"{name}={param.default!r}"
 
 
 def _import(target: str, spec: str, extra: str | None) -> Any:

@@ -144,7 +144,13 @@ def read_config(folder: Path) -> dict[str, Any]:
     path = Path(folder) / "run.json"
     if not path.exists():
         raise ResultsError(f"{folder} is not a results folder (no run.json)")
-    stored = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise ResultsError(f"{path} cannot be read ({err}); it should hold the run's JSON configuration, "
+                           "as `arena run` writes it") from None
+    if not isinstance(stored, dict) or not isinstance(stored.get("config"), dict):
+        raise ResultsError(f"{path} holds no run configuration (expected a JSON object with 'format' and 'config')")
     if stored.get("format") != FORMAT:
         raise ResultsError(f"{path}: results format {stored.get('format')!r} cannot be read or resumed by this "
                            f"version (format {FORMAT}); run into a new --out folder")
@@ -324,9 +330,15 @@ class ResultsFolder:
             if stored != self.config:
                 raise ResultsError(self._mismatch(stored))
         else:
+            if self.path.exists() and not self.path.is_dir():
+                raise ResultsError(f"results folder {str(self.path)!r} is a file, not a folder; choose another --out")
             if self.path.exists() and any(self.path.iterdir()):
                 raise ResultsError(f"{self.path} exists, is not empty and has no run.json; choose another --out")
-            self.path.mkdir(parents=True, exist_ok=True)
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise ResultsError(f"results folder {str(self.path)!r} cannot be created: {err.strerror or err}; "
+                                   "choose a folder you can write to (--out)") from None
             write_durably(run_file, json.dumps({"format": FORMAT, "config": self.config}, indent=2) + "\n")
         for path in (self.episodes_path, self.log_path):
             path.touch()

@@ -14,7 +14,7 @@ from pettingzoo import AECEnv
 
 from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
-from arena_envs.runner.policy_specs import player_labels
+from arena_envs.runner.policy_specs import check_keywords, player_labels
 
 EnvFactory = Callable[[], AECEnv]
 PolicyFactory = Callable[[str, str], Policy]
@@ -70,8 +70,24 @@ def env_factory(name: str, kwargs: Mapping[str, Any]) -> EnvFactory:
             raise ValueError(f"unknown environment {name!r}; known: {', '.join(sorted(ENVIRONMENTS))}")
         builder = env_module(name).env
     kwargs = dict(kwargs)
+    check_keywords(builder, kwargs, f"environment {name}: bad --env-arg")
     try:
         builder(**kwargs).close()
-    except TypeError as err:
-        raise ValueError(f"environment {name}: bad --env-arg: {err}") from err
+    except (TypeError, ValueError) as err:
+        _check_against_env_class(builder, kwargs, f"environment {name}: bad --env-arg")
+        given = " ".join(f"{key}={value!r}" for key, value in kwargs.items())
+        raise ValueError(f"environment {name}: bad --env-arg {given}: {err}") from err
     return lambda: builder(**kwargs)
+
+
+def _check_against_env_class(builder: Callable[..., AECEnv], kwargs: dict[str, Any], what: str) -> None:
+    """Name the argument at fault by the environment class's own keywords (a builder of ``**kwargs``
+    hides them): :func:`check_keywords` against the class of an environment built with defaults."""
+    try:
+        probe = builder()
+    except Exception:  # no default environment to learn from: the caller reports the error
+        return
+    try:
+        check_keywords(type(probe.unwrapped), kwargs, what)
+    finally:
+        probe.close()

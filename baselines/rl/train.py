@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -55,8 +54,9 @@ from tqdm.auto import tqdm
 
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.rl import SELF
-from arena_envs.runner.cli import UsageError, env_args
-from arena_envs.runner.policy_specs import SpecError, split_players
+from arena_envs.runner.cli import env_args
+from arena_envs.runner.cli_errors import USER_ERRORS, OneLineParser, report_user_error
+from arena_envs.runner.policy_specs import split_players
 from baselines.rl.callbacks import Checkpoints, Evaluations, ProgressBar, SelfPlaySnapshots
 from baselines.rl.envs import check_opponents, expand_specs, learner_env_fn, learner_env_kwargs, seat_names
 from baselines.rl.evaluation import EvalRow, append_rows, evaluate, opponent_types, table
@@ -269,7 +269,7 @@ def _positive(name: str, value: Any) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="arena train", description="Train a stable-baselines3 agent in one seat of a "
+    p = OneLineParser(prog="arena train", description="Train a stable-baselines3 agent in one seat of a "
                                 "game against given opponents (checkpoints, TensorBoard, evaluation table).")
     p.add_argument("env", help="environment name (see `arena list`)")
     p.add_argument("--algo", default="ppo", help=f"{' | '.join(ALGORITHMS)} (default ppo)")
@@ -307,11 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              checkpoint_every=args.checkpoint_every, snapshot_every=args.snapshot_every)
         # no bar in non-interactive runs (logs), as `arena run`
         summary = train(config, args.out, progress=not args.no_progress and sys.stderr.isatty(), resume=args.resume)
-    except (UsageError, SpecError, ValueError) as err:
-        if os.environ.get("ARENA_DEBUG"):
-            raise
-        print(f"arena: error: {err}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as err:
+        return report_user_error(err)
     except KeyboardInterrupt:
         print(f"\narena: interrupted; `arena train ... --out {args.out} --resume` continues from the last checkpoint",
               file=sys.stderr)

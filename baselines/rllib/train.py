@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -46,8 +45,9 @@ from tqdm.auto import tqdm
 
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.rl.numeric_aec import LearnerSpaces
-from arena_envs.runner.cli import UsageError, env_args
-from arena_envs.runner.policy_specs import SpecError, split_players
+from arena_envs.runner.cli import env_args
+from arena_envs.runner.cli_errors import USER_ERRORS, OneLineParser, report_user_error
+from arena_envs.runner.policy_specs import split_players
 from arena_envs.runner.ray_cluster import ray_session
 from baselines.rl.envs import expand_specs, learner_env_kwargs, seat_names
 from baselines.rllib.env import numeric_env, register
@@ -250,7 +250,7 @@ def _seat_specs(others: Mapping[str, str] | Sequence[str], seats: list[str],
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="arena train-rllib",
+    p = OneLineParser(prog="arena train-rllib",
                                 description="Train RLlib multi-agent PPO in the learner seats of a game, other seats "
                                 "played by policy specs (a Ray cluster or a local one).")
     p.add_argument("env", help="environment name (see `arena list`)")
@@ -285,11 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                              algo_kwargs=env_args(args.algo_arg, "--algo-arg"),
                              env_runners=args.env_runners, address=args.address)
         summary = train(config, args.out, progress=not args.no_progress and sys.stderr.isatty())
-    except (UsageError, SpecError, ValueError) as err:
-        if os.environ.get("ARENA_DEBUG"):
-            raise
-        print(f"arena: error: {err}", file=sys.stderr)
-        return 2
+    except USER_ERRORS as err:
+        return report_user_error(err)
     modules = ", ".join(f"{module} ({', '.join(seats)})" for module, seats in summary.modules.items())
     print(f"model: {summary.out} ({summary.iterations} iterations, {summary.env_steps} steps, "
           f"{summary.seconds:.0f} s of training); modules: {modules}")
