@@ -1,16 +1,19 @@
-"""Start a local vLLM OpenAI-compatible server on 127.0.0.1 and wait until it answers.
+"""Start a local vLLM OpenAI-compatible server on 127.0.0.1 and wait until it answers; stop a detached one.
 
-    arena serve MODEL_PATH [--port 8000] [--name NAME] [--detach] [-- VLLM ARGS...]
+    arena serve MODEL_PATH [--port 8000] [--host 127.0.0.1] [--name NAME] [--detach] [-- VLLM ARGS...]
+    arena serve --stop [--port 8000] [--host 127.0.0.1]
 
 The server runs ``python -m vllm.entrypoints.openai.api_server`` with the python of the venv made
 by ``scripts/setup_llm.sh`` (``--python`` to choose another). Without ``--detach`` it stays in the
-foreground until interrupted; with it, the command returns once ``/v1/models`` lists the model
-and prints the server's process id (the server's process group can be stopped with
-``kill -- -PID``).
+foreground until interrupted; with it, the command returns once ``/v1/models`` lists the model,
+prints the server's process id and records the server (pid, URL, model, served name, log) in
+``<cache_dir>/servers/<host>-<port>.json`` (:func:`llm_policies.local_stack.cache_dir`,
+``ARENA_CACHE_DIR``). ``arena serve --stop`` stops the recorded server at that host and port (its
+whole process group) and removes the record; ``kill -- -PID`` with the printed pid works too.
+Errors are one line on stderr with exit status 2 (a server that fails to start: status 1).
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import signal
@@ -22,8 +25,10 @@ from pathlib import Path
 
 import httpx
 
+from arena_envs.core.cli_parser import OneLineParser
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.local_stack import smollm2_dir, vllm_python
+from llm_policies.server_records import NoServer, ServerRecord, record_path, stop_recorded, write_record
 
 #: vLLM's CPU KV cache size (GiB) unless ``VLLM_CPU_KVCACHE_SPACE`` is already set: room for 32
 #: concurrent ~1k-token float32 SmolLM2 sequences and their cached prefixes (with 2 GiB, half of
@@ -150,26 +155,43 @@ def looks_like_path(model: str) -> bool:
     return model.startswith(("/", ".", "~")) or model.count("/") > 1
 
 
+def parser() -> OneLineParser:
+    """The options of ``arena serve``; an error is one line with exit status 2."""
+    p = OneLineParser(prog="arena serve", description=__doc__.splitlines()[0])
+    p.add_argument("model", nargs="?", help="model folder (or name available offline); not with --stop")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--name", help="served model name (default: the folder's name)")
+    p.add_argument("--python", help="python that has vLLM (default: the venv of scripts/setup_llm.sh)")
+    p.add_argument("--log", help="file for the server's output")
+    p.add_argument("--max-model-len", type=int, default=8192)
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for readiness")
+    p.add_argument("--detach", action="store_true",
+                   help="return once ready, leaving the server running (recorded for --stop)")
+    p.add_argument("--stop", action="store_true",
+                   help="stop the server that --detach left at --host and --port, and remove its record")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
     if "--" in argv:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
-    parser = argparse.ArgumentParser(prog="arena serve", description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="model folder (or name available offline)")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--name", help="served model name (default: the folder's name)")
-    parser.add_argument("--python", help="python that has vLLM (default: the venv of scripts/setup_llm.sh)")
-    parser.add_argument("--log", help="file for the server's output")
-    parser.add_argument("--max-model-len", type=int, default=8192)
-    parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for readiness")
-    parser.add_argument("--detach", action="store_true", help="return once ready, leaving the server running")
-    args = parser.parse_args(argv)
+    options = parser()
+    args = options.parse_args(argv)
+    if not 0 < args.port < 65536:
+        options.error(f"argument --port: must be in 1..65535, got {args.port}")
+    if args.stop:
+        if args.model or extra:
+            options.error(f"--stop takes only --host and --port, got {' '.join([args.model or '', *extra]).strip()}")
+        return stop(args.host, args.port)
+    if args.model is None:
+        options.error("the following arguments are required: model (or --stop)")
     if looks_like_path(args.model) and not Path(args.model).expanduser().is_dir():
-        print(f"error: model folder {args.model} does not exist (make SmolLM2's with scripts/setup_llm.sh)",
-              file=sys.stderr)
+        print(f"arena serve: error: model folder {args.model} does not exist (make SmolLM2's with "
+              "scripts/setup_llm.sh)", file=sys.stderr)
         return 2
     server = VLLMServer(args.model, port=args.port, host=args.host, name=args.name, python=args.python,
                         log_path=args.log, max_model_len=args.max_model_len, extra_args=extra)
@@ -177,19 +199,34 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server.start(args.timeout)
     except ServerError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"arena serve: error: {err}", file=sys.stderr)
         return 1
     process = server.process
     assert process is not None  # start() returned: the server runs
     print(f"vLLM ready at {server.url} serving {server.name!r} (pid {process.pid}, "
           f"{time.perf_counter() - started:.0f}s)", flush=True)
     if args.detach:
+        log = str(Path(args.log).resolve()) if args.log else None
+        write_record(record_path(args.host, args.port),
+                     ServerRecord(pid=process.pid, url=server.url, model=args.model, name=server.name, log=log))
+        print(f"stop it with: arena serve --stop --host {args.host} --port {args.port}", flush=True)
         return 0
     try:
         process.wait()
     except KeyboardInterrupt:
         server.stop()
     return process.returncode or 0
+
+
+def stop(host: str, port: int) -> int:
+    """``arena serve --stop``: stop the recorded server at ``host:port``; exit status 0, or 2 with one line."""
+    try:
+        record = stop_recorded(host, port)
+    except NoServer as err:
+        print(f"arena serve: error: {err}", file=sys.stderr)
+        return 2
+    print(f"stopped the vLLM server at {record.url} (pid {record.pid})")
+    return 0
 
 
 if __name__ == "__main__":

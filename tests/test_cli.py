@@ -138,3 +138,87 @@ def test_serve_is_a_subcommand_and_refuses_a_missing_model_folder(tmp_path):
     assert "--detach" in helped.stdout and "serve" in arena("--help").stdout
     missing = tmp_path / "no-model"
     assert_user_error(arena("serve", str(missing), "--port", "8123"), f"model folder {missing} does not exist")
+
+
+def test_version_prints_the_installed_distribution_version():
+    from importlib.metadata import version
+    result = arena("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"arena_envs {version('arena_envs')}\n"
+
+
+@pytest.fixture
+def servers_dir(tmp_path, monkeypatch):
+    """An empty cache folder for server records (ARENA_CACHE_DIR), so no real record is touched."""
+    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "servers"
+
+
+def serve(argv, capsys):
+    """``arena serve ARGV`` in-process: (status, stdout, stderr)."""
+    pytest.importorskip("llm_policies.serve")
+    from arena_envs.runner.cli import main
+    capsys.readouterr()
+    status = main(["serve", *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_server_record_is_written_and_read_back_under_the_cache_dir(servers_dir):
+    records = pytest.importorskip("llm_policies.server_records")
+    path = records.record_path("127.0.0.1", 8123)
+    assert path == servers_dir / "127.0.0.1-8123.json"
+    record = records.ServerRecord(pid=4321, url="http://127.0.0.1:8123/v1", model="/m/smollm2", name="smollm2",
+                                  log="/tmp/vllm.log")
+    records.write_record(path, record)
+    assert records.read_record(path) == record
+    assert json.loads(path.read_text())["pid"] == 4321
+    assert records.recorded_text().startswith("recorded: 127.0.0.1:8123 ")
+
+
+def test_serve_stop_without_a_record_is_one_line(servers_dir, capsys):
+    status, out, err = serve(["--stop", "--port", "8123"], capsys)
+    assert status == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert "no server is recorded at 127.0.0.1:8123" in err and "--detach records one" in err
+
+
+def test_serve_stop_of_a_gone_server_removes_its_record(servers_dir, capsys):
+    records = pytest.importorskip("llm_policies.server_records")
+    gone = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
+    gone.wait()
+    path = records.record_path("127.0.0.1", 8124)
+    records.write_record(path, records.ServerRecord(gone.pid, "http://127.0.0.1:8124/v1", "m", "m"))
+    status, out, err = serve(["--stop", "--port", "8124"], capsys)
+    assert status == 2 and out == "" and len(err.splitlines()) == 1, err
+    assert f"(pid {gone.pid}) is no longer running" in err and not path.exists()
+
+
+def test_serve_stop_ends_the_recorded_process_group(servers_dir, capsys):
+    """A stand-in server (a sleeping python whose command line names vllm, leading its own process
+    group) is stopped by SIGTERM to its group, and its record removed."""
+    import signal
+    import threading
+    records = pytest.importorskip("llm_policies.server_records")
+    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "vllm"],
+                                start_new_session=True)
+    threading.Thread(target=stand_in.wait, daemon=True).start()  # reap it, as init reaps a detached server
+    path = records.record_path("127.0.0.1", 8125)
+    records.write_record(path, records.ServerRecord(stand_in.pid, "http://127.0.0.1:8125/v1", "m", "m"))
+    status, out, err = serve(["--stop", "--port", "8125"], capsys)
+    assert status == 0, err
+    assert out == f"stopped the vLLM server at http://127.0.0.1:8125/v1 (pid {stand_in.pid})\n"
+    assert stand_in.wait(10) == -signal.SIGTERM and not path.exists()
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--bogus"], "unrecognized arguments: --bogus"),
+    (["m", "--port", "abc"], "invalid int value: 'abc'"),
+    (["m", "--port", "70000"], "must be in 1..65535, got 70000"),
+    ([], "required: model"),
+    (["--stop", "m"], "--stop takes only --host and --port, got m"),
+])
+def test_serve_argument_errors_are_one_line(argv, expected, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        serve(argv, capsys)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and len(err.splitlines()) == 1 and expected in err, err

@@ -49,6 +49,7 @@ TABLE: list[tuple[list[str], list[str]]] = [
     (["replay", "{ok}", "--episode", "7"], ["episode 7"]),
     (["replay", "{ok}", "--episode", "abc"], ["'abc'"]),
     (["rescore", "{tmp}/missing"], ["{tmp}/missing"]),
+    (["rescore", "{tmp}", "--colour", "red"], ["unrecognized arguments: --colour red"]),
     (["eval", "random:x=1", "--out", "{tmp}/e"], ["x=1"]),
     (["eval", "random", "--out", "{file}/sub"], ["{file}/sub"]),
     (["eval", "--compare", "{tmp}/missing", "{ok}"], ["{tmp}/missing"]),
@@ -57,6 +58,10 @@ TABLE: list[tuple[list[str], list[str]]] = [
     (["policies", "nosuch_v0"], ["'nosuch_v0'"]),
     (["nosuchcmd"], ["'nosuchcmd'"]),
 ]
+if "serve" in registry.COMMANDS:  # port 1: no server is ever recorded there
+    TABLE += [(["serve", "{tmp}/model", "--colour", "red"], ["unrecognized arguments: --colour red"]),
+              (["serve", "{tmp}/model", "--port", "abc"], ["--port", "'abc'"]),
+              (["serve", "--stop", "--port", "1"], ["no server is recorded at 127.0.0.1:1"])]
 if "train" in registry.COMMANDS:
     TABLE += [(["train", "nosuch_v0", "--out", "{tmp}/t"], ["'nosuch_v0'"]),
               (["train", "auction_v0", "--opponents", "rule*2", "--out", "{file}/sub"], ["{file}/sub"]),

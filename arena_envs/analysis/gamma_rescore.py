@@ -7,13 +7,13 @@ files were read, imported, used in the table and skipped, and why.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from arena_envs.analysis.gamma_importer import LogScan, SkippedLogWarning, in_table, rescore, scan_logs
+from arena_envs.core.cli_parser import OneLineParser
 from arena_envs.gamma.history import GAME_LABELS, GAMES
 
 
@@ -42,7 +42,7 @@ def summary_text(scan: LogScan, version: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``arena rescore DIR [--version v1]``; status 2 when DIR is not a folder, 0 otherwise."""
-    parser = argparse.ArgumentParser(prog="arena rescore", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = OneLineParser(prog="arena rescore", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("dir", help="folder of γ-Bench logs (the published raw_results layout)")
     parser.add_argument("--version", default="v1", help="prompt version of the runs to table (default v1)")
     args = parser.parse_args(argv)

@@ -1,7 +1,8 @@
 """The ``arena`` command: list environments, run evaluations, print leaderboards.
 
+    arena --version
     arena list
-    arena policies ENV
+    arena policies ENV            the policy names for ENV, each with its options and their defaults
     arena run ENV --players p1,p2,... --episodes N --seed S [--out DIR] [--concurrency K]
               [--env-arg key=value ...] [--fixed-seats] [--no-progress] [--record DIR] [--no-plots]
               [--ray [ADDRESS] [--ray-workers N] [--ray-batch B]]
@@ -29,6 +30,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -162,11 +164,22 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def version_text() -> str:
+    """``arena_envs 0.1.0``: the installed distribution's version."""
+    try:
+        return f"arena_envs {version('arena_envs')}"
+    except PackageNotFoundError:
+        return "arena_envs (version unknown: not installed as a package; pip install -e . in the repository)"
+
+
 def parser() -> argparse.ArgumentParser:
     top = OneLineParser(prog="arena", description="Multi-agent LLM game arenas: run evaluations.")
+    top.add_argument("--version", action="version", version=version_text(),
+                     help="print the installed arena_envs version and exit")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("list", help="list the environments").set_defaults(func=cmd_list)
-    pol = sub.add_parser("policies", help="list the policy names usable for an environment")
+    pol = sub.add_parser("policies", help="list the policies usable for an environment, with their options and "
+                         "defaults")
     pol.add_argument("env")
     pol.set_defaults(func=cmd_policies)
     r = sub.add_parser("run", help="play seeded episodes into a results folder (resumable)")

@@ -3,25 +3,17 @@
 environment says where its finished episodes are kept, exit status 1."""
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
 
+from arena_envs.core.cli_parser import OneLineParser as OneLineParser  # re-exported: the commands' parser
 from arena_envs.runner.policy_specs import SpecError
 from arena_envs.runner.results import ResultsError
 
 
 class UsageError(Exception):
     """A mistake in the command line or its inputs; reported without a traceback."""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (the usage is left to ``--help``), exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 #: A path given on the command line that cannot be used (a missing folder, a file where a folder goes...).

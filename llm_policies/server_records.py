@@ -1,0 +1,123 @@
+"""The records of the servers that ``arena serve --detach`` left running, and stopping one of them.
+
+A record is ``<cache_dir>/servers/<host>-<port>.json`` (:func:`llm_policies.local_stack.cache_dir`,
+``ARENA_CACHE_DIR``): the server's process id (the leader of its process group), URL, model, served
+name and log file. ``arena serve --stop`` reads it, stops the process group and removes it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from llm_policies.local_stack import cache_dir
+
+
+class NoServer(Exception):
+    """No running server is recorded at the host and port asked for (a user error, one line)."""
+
+
+@dataclass(frozen=True)
+class ServerRecord:
+    """A detached server: the process group it leads, where it answers and what it serves."""
+
+    pid: int
+    url: str
+    model: str
+    name: str
+    log: str | None = None
+
+
+def records_dir() -> Path:
+    return cache_dir() / "servers"
+
+
+def record_path(host: str, port: int) -> Path:
+    """Where the record of the server at ``host:port`` lives."""
+    return records_dir() / f"{host}-{port}.json"
+
+
+def write_record(path: Path, record: ServerRecord) -> None:
+    """Write ``record`` to ``path`` (its folder made if needed), replacing an older record there."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(asdict(record), indent=1) + "\n", encoding="utf-8")
+    partial.replace(path)
+
+
+def read_record(path: Path) -> ServerRecord:
+    """The record in ``path``; :class:`NoServer` when there is none or it cannot be read."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return ServerRecord(pid=int(data["pid"]), url=str(data["url"]), model=str(data["model"]),
+                            name=str(data["name"]), log=data.get("log"))
+    except FileNotFoundError:
+        raise NoServer(f"no server is recorded at {_address(path)} (no {path}); {recorded_text()}") from None
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise NoServer(f"server record {path} cannot be read ({type(err).__name__}: {err}); "
+                       "delete it and stop the server with kill -- -PID") from None
+
+
+def recorded_text() -> str:
+    """Which servers are recorded, for an error message."""
+    names = sorted(_address(p) for p in records_dir().glob("*.json"))
+    if not names:
+        return f"none is recorded in {records_dir()} (arena serve MODEL_PATH --detach records one)"
+    return f"recorded: {', '.join(names)} (arena serve --stop --host HOST --port PORT stops one)"
+
+
+def _address(path: Path) -> str:
+    """``127.0.0.1:8000`` of the record file ``127.0.0.1-8000.json``."""
+    host, _, port = path.stem.rpartition("-")
+    return f"{host}:{port}"
+
+
+def is_running(pid: int) -> bool:
+    """Whether the process group ``pid`` still has a process, and its leader (when there is one to read,
+    on Linux) is a vLLM server rather than another program that got the same id since."""
+    if not _group_exists(pid):
+        return False
+    try:
+        return b"vllm" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # the leader exited (its engine children remain) or no /proc: the group is the server
+        return True
+
+
+def stop_recorded(host: str, port: int, grace: float = 20.0) -> ServerRecord:
+    """Stop the recorded server at ``host:port`` (SIGTERM to its process group, SIGKILL to what is left
+    after ``grace`` seconds) and remove its record. :class:`NoServer` when none is recorded, or when the
+    recorded one is no longer running (that stale record is removed)."""
+    path = record_path(host, port)
+    record = read_record(path)
+    if not is_running(record.pid):
+        path.unlink()
+        raise NoServer(f"the server recorded at {record.url} (pid {record.pid}) is no longer running; "
+                       f"its record {path} is removed")
+    _signal_group(record.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and _group_exists(record.pid):
+        time.sleep(0.2)
+    _signal_group(record.pid, signal.SIGKILL)
+    path.unlink()
+    return record
+
+
+def _group_exists(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a process of another user
+        raise NoServer(f"process group {pid} is not this user's; arena serve --stop stops your own servers only") \
+            from None
+    return True
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pid, sig)
+    except ProcessLookupError:
+        pass
