@@ -44,18 +44,28 @@ from llm_policies.backends.openai_http import DEFAULT_URL
 from llm_policies.types import Backend
 
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
-_POLICY_OPTIONS = {"agent", "temperature", "max_tokens", "guided", "cot", "cot_max_tokens", "system", "persona",
-                   "plan", "desire", "belief", "max_retries", "seeded", "top_k", "debate_rounds", "risk_rounds",
-                   "functional_mode", "max_position_ratio"}
+#: The options of each spec kind and their defaults (``"*"``: of every kind), as ``arena policies``
+#: lists them: it reads this literal from the source (see arena_envs.runner.policy_registry).
+SPEC_OPTIONS: dict[str, dict[str, str]] = {
+    "*": {"agent": "generic", "temperature": "0.0 (trading agents: 0.5)", "max_tokens": "256 (trading agents: 64)",
+          "guided": "1", "cot": "0 (aucarena: 1)", "cot_max_tokens": "512 (aucarena: 384)",
+          "system": "the generic prompt", "persona": "none", "plan": "adaptive (aucarena)",
+          "desire": "none (aucarena)", "belief": "1 (aucarena)", "max_retries": "3 (trading agents)",
+          "seeded": "1 (trading agents)", "top_k": "5 (investor)", "debate_rounds": "1 (tradeagent)",
+          "risk_rounds": "1 (tradeagent)", "functional_mode": "rule (hedgefund)",
+          "max_position_ratio": "1.0 (deepfund)"},
+    "vllm": {"timeout": "120", "retries": "4", "servers": "none", "failover": "1", "probe": "60"},
+    "vllm-local": {"max_batch": "64", "window": "0.02", "max_model_len": "8192", "enforce_eager": "0"},
+    "hf": {"device": "cpu", "dtype": "auto", "max_batch": "16", "window": "0.02"},
+}
+_POLICY_OPTIONS = set(SPEC_OPTIONS["*"])
 #: The options each trading agent takes beyond the common ones.
 _TRADING_OPTIONS: dict[str, dict[str, type]] = {
     "investor": {"top_k": int}, "tradeagent": {"debate_rounds": int, "risk_rounds": int},
     "hedgefund": {"functional_mode": str}, "deepfund": {"max_position_ratio": float}}
 _TRADING_ENV = "trading_v0"
 _TRADING_ONLY = {"max_retries", "seeded"} | {k for keys in _TRADING_OPTIONS.values() for k in keys}
-_BACKEND_OPTIONS = {"vllm": {"timeout", "retries", "servers", "failover", "probe"},
-                    "vllm-local": {"max_batch", "window", "max_model_len", "enforce_eager"},
-                    "hf": {"device", "dtype", "max_batch", "window"}}
+_BACKEND_OPTIONS = {kind: set(options) for kind, options in SPEC_OPTIONS.items() if kind != "*"}
 _BACKENDS: dict[tuple[Any, ...], Backend] = {}
 _URL_START = re.compile(r"@(?=https?://)")
 

@@ -45,7 +45,7 @@ from arena_envs.runner.cli_errors import (
     report_user_error,
 )
 from arena_envs.runner.leaderboard import leaderboard_text
-from arena_envs.runner.policy_specs import load_object, parse_value, split_players
+from arena_envs.runner.policy_specs import load_object, parse_value, policy_options, split_players
 from arena_envs.runner.ray_cluster import LOCAL, RayMissing
 from arena_envs.runner.replay import check_drawable, record_episodes, replay_episode
 from arena_envs.runner.runner import Executor, RunConfig, RunError, run
@@ -82,9 +82,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_policies(args: argparse.Namespace) -> int:
     if args.env not in ENVIRONMENTS and ":" not in args.env:
         raise UsageError(f"unknown environment {args.env!r}; known: {', '.join(sorted(ENVIRONMENTS))}")
-    for name in registry.policy_names(args.env):
-        target = registry.lookup(args.env, name) or registry.PREFIXES.get(name.removesuffix(":..."), "")
-        print(f"{name:<22}{target}")
+    rows = [(name, registry.lookup(args.env, name) or registry.PREFIXES.get(name.removesuffix(":..."), ""),
+             policy_options(args.env, name)) for name in registry.policy_names(args.env)]
+    name_width = max((len(name) for name, _, _ in rows), default=0)
+    target_width = max((len(target) for _, target, _ in rows), default=0)
+    for name, target, options in rows:
+        print(f"{name:<{name_width}}  {target:<{target_width}}  {options}")
     return 0
 
 

@@ -8,7 +8,10 @@ editing this project:
   ``*`` means every environment. The class is built with the spec's ``key=value`` arguments.
 * group ``arena_envs.policy_prefixes``: ``"<prefix>" = "module:function"``, called as
   ``function(spec, env_name)`` with the whole spec string, for specs whose argument is not
-  ``key=value`` pairs (``vllm:MODEL@URL``, ``sb3:PATH``).
+  ``key=value`` pairs (``vllm:MODEL@URL``, ``sb3:PATH``). The function's module may declare the
+  options of its prefixes as a literal ``SPEC_OPTIONS = {"<prefix>": {"<option>": "<default>"}}``
+  (``"*"``: options of every prefix of that module); ``arena policies`` reads it from the source,
+  without importing the module, so listing costs no torch or Ray import and works without the extra.
 * group ``arena_envs.commands``: ``<name> = "module:function"`` runs ``arena <name> ARGS``
   (``serve``, ``train``); the function takes the argument list and returns the exit status.
 
@@ -17,7 +20,11 @@ an optional package that is not installed costs nothing.
 """
 from __future__ import annotations
 
+import ast
+import importlib.util
+from functools import cache
 from importlib.metadata import entry_points
+from pathlib import Path
 
 POLICY_GROUP = "arena_envs.policies"
 PREFIX_GROUP = "arena_envs.policy_prefixes"
@@ -48,6 +55,10 @@ PREFIXES: dict[str, str] = _group(PREFIX_GROUP)
 #: pip extra of this project that provides a prefix's dependencies, named when its import fails.
 PREFIX_EXTRAS: dict[str, str] = {"vllm": "llm", "vllm-local": "vllm", "hf": "llm", "sb3": "rl", "rllib": "ray"}
 
+#: modules (top-level) that each extra installs; a prefix whose extra lacks one is listed as not installed.
+EXTRA_MODULES: dict[str, tuple[str, ...]] = {"llm": ("httpx", "transformers"), "vllm": ("vllm",),
+                                             "rl": ("stable_baselines3",), "ray": ("ray",)}
+
 #: command name -> "module:function"; ``function(args: list[str]) -> exit status`` runs ``arena NAME ARGS``.
 COMMANDS: dict[str, str] = _group(COMMAND_GROUP)
 
@@ -64,3 +75,42 @@ def policy_names(env: str) -> list[str]:
 def lookup(env: str, name: str) -> str | None:
     """The ``module:Class`` of policy ``name`` for ``env`` (the env's own entry wins over ``*``)."""
     return POLICIES.get((env, name)) or POLICIES.get(("*", name))
+
+
+def missing_extra(prefix: str) -> str | None:
+    """The pip extra that ``prefix`` needs when a module it installs cannot be found (none is imported)."""
+    extra = PREFIX_EXTRAS.get(prefix)
+    if extra is None or all(importlib.util.find_spec(module) for module in EXTRA_MODULES.get(extra, ())):
+        return None
+    return extra
+
+
+def prefix_options(prefix: str) -> dict[str, str] | None:
+    """The options (name -> default, as text) that the factory of ``prefix`` declares in its module's
+    ``SPEC_OPTIONS`` (the ``"*"`` entry first); None when the module declares none or cannot be found."""
+    declared = _declared_options(PREFIXES[prefix].partition(":")[0])
+    if declared is None:
+        return None
+    return {**declared.get("*", {}), **declared.get(prefix, {})}
+
+
+@cache
+def _declared_options(module: str) -> dict[str, dict[str, str]] | None:
+    """The literal ``SPEC_OPTIONS`` of ``module``, read from its source file (the module is not run)."""
+    try:
+        spec = importlib.util.find_spec(module)  # imports the parent packages only
+    except ImportError:
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == "SPEC_OPTIONS" for t in targets):
+            declared: dict[str, dict[str, str]] = ast.literal_eval(value)
+            return declared
+    return None

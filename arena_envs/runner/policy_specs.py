@@ -145,20 +145,54 @@ def make_policy(spec: str, env: str) -> Policy:
 def check_keywords(func: Callable[..., Any], kwargs: dict[str, Any], what: str) -> None:
     """Raise :class:`SpecError` (one line, naming the argument, its value and what is accepted) when
     ``kwargs`` holds a name ``func`` does not take, or a string where its default is a number or a flag."""
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):  # no signature to check against: the call itself decides
+    named = keyword_parameters(func)
+    if named is None:  # no signature to check against, or any keyword taken: the call itself decides
         return
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return
-    named = {n: p for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     for key, value in kwargs.items():
         if key not in named:
-            accepted = ", ".join(_describe(n, p) for n, p in named.items()) or "none"
-            raise SpecError(f"{what}: unknown argument {key}={value!r}; accepted: {accepted}")
+            raise SpecError(f"{what}: unknown argument {key}={value!r}; accepted: {describe_keywords(named)}")
         expected = _expected(named[key])
         if expected and isinstance(value, str):
             raise SpecError(f"{what}: argument {key}={value!r} must be {expected} (default {named[key].default!r})")
+
+
+def keyword_parameters(func: Callable[..., Any]) -> dict[str, inspect.Parameter] | None:
+    """The parameters ``func`` takes by keyword, in order; None when it has no signature to read or
+    takes any keyword (``**kwargs``)."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return None
+    return {n: p for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+
+def describe_keywords(params: dict[str, inspect.Parameter]) -> str:
+    """``K=4, margin=0.05`` (a parameter without a default: its bare name); ``none`` when there is none."""
+    return ", ".join(_describe(n, p) for n, p in params.items()) or "none"
+
+
+def policy_options(env: str, name: str) -> str:
+    """What ``arena policies`` shows of a name of :func:`~policy_registry.policy_names`: the options with
+    their defaults (the class's keyword parameters, or a prefix factory's declared options), or why not."""
+    prefix = name.removesuffix(":...")
+    if prefix in registry.PREFIXES:
+        missing = registry.missing_extra(prefix)
+        declared = registry.prefix_options(prefix)
+        text = ("options not declared (SPEC_OPTIONS of its module)" if declared is None
+                else ", ".join(f"{key}={default}" for key, default in declared.items()) or "none")
+        return f"{text} (not installed: needs pip install -e '.[{missing}]')" if missing else text
+    target = registry.lookup(env, name)
+    if target is None:
+        raise SpecError(f"unknown policy {name!r} for {env}")
+    try:
+        params = keyword_parameters(load_object(target))
+    except (ImportError, AttributeError) as err:
+        return f"(cannot import {target}: {err})"
+    if params is None:
+        return "any key=value (not checked before the call)"
+    return describe_keywords(params) if params else "no options"
 
 
 def _expected(param: inspect.Parameter) -> str | None:

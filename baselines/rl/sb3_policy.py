@@ -26,6 +26,8 @@ from arena_envs.runner.policy_specs import parse_arguments
 from baselines.rl.models import is_maskable, load_model, predict, training_metadata
 
 _SPEC = re.compile(r"^sb3:(?P<path>.+?)(?:\+(?P<args>[A-Za-z_]\w*=.*))?$")
+#: The spec's options and their defaults, as ``arena policies`` lists them (read from this literal).
+SPEC_OPTIONS = {"sb3": {"deterministic": "true"}}
 
 
 class Sb3Policy(Policy):
@@ -76,9 +78,9 @@ def policy_from_spec(spec: str, env: str) -> Sb3Policy:
     if not match:
         raise ValueError("expected sb3:PATH (a model.zip or a training folder), optionally +deterministic=false")
     arguments = parse_arguments(match["args"] or "", spec)
-    unknown = set(arguments) - {"deterministic"}
+    unknown = set(arguments) - set(SPEC_OPTIONS["sb3"])
     if unknown:
-        raise ValueError(f"unknown argument {sorted(unknown)[0]!r}; accepted: deterministic")
+        raise ValueError(f"unknown argument {sorted(unknown)[0]!r}; accepted: {', '.join(SPEC_OPTIONS['sb3'])}")
     deterministic = arguments.get("deterministic", True)
     if not isinstance(deterministic, bool):
         raise ValueError(f"deterministic must be true or false, got {deterministic!r}")

@@ -29,6 +29,8 @@ from arena_envs.rl.numeric_aec import LearnerSpaces
 
 _SPEC = re.compile(r"^rllib:(?P<path>[^?]+)(?:\?(?P<query>.*))?$")
 _FLAGS = {"1": True, "true": True, "0": False, "false": False}
+#: The spec's options and their defaults, as ``arena policies`` lists them (read from this literal).
+SPEC_OPTIONS = {"rllib": {"deterministic": "0"}}
 
 
 class RllibPolicy(Policy):
@@ -98,8 +100,8 @@ def policy_from_spec(spec: str, env: str) -> RllibPolicy:
     deterministic = False
     for part in filter(None, (match["query"] or "").split("&")):
         key, _, value = part.partition("=")
-        if key != "deterministic":
-            raise ValueError(f"unknown option {key!r}; accepted: deterministic")
+        if key not in SPEC_OPTIONS["rllib"]:
+            raise ValueError(f"unknown option {key!r}; accepted: {', '.join(SPEC_OPTIONS['rllib'])}")
         if value.lower() not in _FLAGS:
             raise ValueError(f"deterministic must be 1 or 0, got {value!r}")
         deterministic = _FLAGS[value.lower()]
