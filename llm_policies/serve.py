@@ -28,7 +28,14 @@ import httpx
 from arena_envs.core.cli_parser import OneLineParser
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.local_stack import smollm2_dir, vllm_python
-from llm_policies.server_records import NoServer, ServerRecord, record_path, stop_recorded, write_record
+from llm_policies.server_records import (
+    NoServer,
+    ServerRecord,
+    record_path,
+    start_time,
+    stop_recorded,
+    write_record,
+)
 
 #: vLLM's CPU KV cache size (GiB) unless ``VLLM_CPU_KVCACHE_SPACE`` is already set: room for 32
 #: concurrent ~1k-token float32 SmolLM2 sequences and their cached prefixes (with 2 GiB, half of
@@ -208,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.detach:
         log = str(Path(args.log).resolve()) if args.log else None
         write_record(record_path(args.host, args.port),
-                     ServerRecord(pid=process.pid, url=server.url, model=args.model, name=server.name, log=log))
+                     ServerRecord(pid=process.pid, url=server.url, model=args.model, name=server.name, log=log,
+                                  started=start_time(process.pid)))
         print(f"stop it with: arena serve --stop --host {args.host} --port {args.port}", flush=True)
         return 0
     try:

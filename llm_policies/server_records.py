@@ -1,8 +1,8 @@
 """The records of the servers that ``arena serve --detach`` left running, and stopping one of them.
 
 A record is ``<cache_dir>/servers/<host>-<port>.json`` (:func:`llm_policies.local_stack.cache_dir`,
-``ARENA_CACHE_DIR``): the server's process id (the leader of its process group), URL, model, served
-name and log file. ``arena serve --stop`` reads it, stops the process group and removes it.
+``ARENA_CACHE_DIR``): the server's process id (the leader of its process group) and start time, URL,
+model, served name and log file. ``arena serve --stop`` reads it, stops the process group and removes it.
 """
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ class ServerRecord:
     model: str
     name: str
     log: str | None = None
+    #: the leader's start time (:func:`start_time`), to tell it from a later process given the same id
+    started: str | None = None
 
 
 def records_dir() -> Path:
@@ -53,7 +55,7 @@ def read_record(path: Path) -> ServerRecord:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return ServerRecord(pid=int(data["pid"]), url=str(data["url"]), model=str(data["model"]),
-                            name=str(data["name"]), log=data.get("log"))
+                            name=str(data["name"]), log=data.get("log"), started=data.get("started"))
     except FileNotFoundError:
         raise NoServer(f"no server is recorded at {_address(path)} (no {path}); {recorded_text()}") from None
     except (OSError, ValueError, KeyError, TypeError) as err:
@@ -75,15 +77,19 @@ def _address(path: Path) -> str:
     return f"{host}:{port}"
 
 
-def is_running(pid: int) -> bool:
-    """Whether the process group ``pid`` still has a process, and its leader (when there is one to read,
-    on Linux) is a vLLM server rather than another program that got the same id since."""
-    if not _group_exists(pid):
+def start_time(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, from ``/proc``); None where it cannot be read."""
+    fields = _stat(Path(f"/proc/{pid}/stat"))
+    return fields[19] if fields else None  # field 22 of proc(5)
+
+
+def is_running(record: ServerRecord) -> bool:
+    """Whether the recorded server's process group still has a live process, and its leader (when there
+    is one to read) is the recorded process rather than a later one that got the same id."""
+    if not _group_alive(record.pid):
         return False
-    try:
-        return b"vllm" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:  # the leader exited (its engine children remain) or no /proc: the group is the server
-        return True
+    now = start_time(record.pid)
+    return record.started is None or now is None or now == record.started
 
 
 def stop_recorded(host: str, port: int, grace: float = 20.0) -> ServerRecord:
@@ -92,28 +98,42 @@ def stop_recorded(host: str, port: int, grace: float = 20.0) -> ServerRecord:
     recorded one is no longer running (that stale record is removed)."""
     path = record_path(host, port)
     record = read_record(path)
-    if not is_running(record.pid):
+    if not is_running(record):
         path.unlink()
         raise NoServer(f"the server recorded at {record.url} (pid {record.pid}) is no longer running; "
                        f"its record {path} is removed")
     _signal_group(record.pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and _group_exists(record.pid):
+    while time.monotonic() < deadline and _group_alive(record.pid):
         time.sleep(0.2)
     _signal_group(record.pid, signal.SIGKILL)
     path.unlink()
     return record
 
 
-def _group_exists(pid: int) -> bool:
+def _group_alive(pgid: int) -> bool:
+    """Whether process group ``pgid`` has a process that is not a zombie (exited, not reaped yet by its
+    parent); without ``/proc``, whether it has any process."""
     try:
-        os.killpg(pid, 0)
+        os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # a process of another user
-        raise NoServer(f"process group {pid} is not this user's; arena serve --stop stops your own servers only") \
+        raise NoServer(f"process group {pgid} is not this user's; arena serve --stop stops your own servers only") \
             from None
-    return True
+    if not Path("/proc").is_dir():
+        return True
+    # proc(5) fields from the third on: state, parent, process group...
+    return any(fields[2] == str(pgid) and fields[0] != "Z" for fields in map(_stat, Path("/proc").glob("[0-9]*/stat"))
+               if fields)
+
+
+def _stat(path: Path) -> list[str] | None:
+    """The fields of a ``/proc/PID/stat`` after the command name (proc(5) fields 3 on); None if unreadable."""
+    try:
+        return path.read_text(encoding="ascii", errors="replace").rpartition(")")[2].split()
+    except OSError:
+        return None
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

@@ -169,7 +169,7 @@ def test_server_record_is_written_and_read_back_under_the_cache_dir(servers_dir)
     path = records.record_path("127.0.0.1", 8123)
     assert path == servers_dir / "127.0.0.1-8123.json"
     record = records.ServerRecord(pid=4321, url="http://127.0.0.1:8123/v1", model="/m/smollm2", name="smollm2",
-                                  log="/tmp/vllm.log")
+                                  log="/tmp/vllm.log", started="12345")
     records.write_record(path, record)
     assert records.read_record(path) == record
     assert json.loads(path.read_text())["pid"] == 4321
@@ -194,20 +194,84 @@ def test_serve_stop_of_a_gone_server_removes_its_record(servers_dir, capsys):
 
 
 def test_serve_stop_ends_the_recorded_process_group(servers_dir, capsys):
-    """A stand-in server (a sleeping python whose command line names vllm, leading its own process
-    group) is stopped by SIGTERM to its group, and its record removed."""
+    """A stand-in server (a sleeping python leading its own process group) is stopped by SIGTERM to its
+    group, and its record removed."""
     import signal
     import threading
     records = pytest.importorskip("llm_policies.server_records")
-    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "vllm"],
-                                start_new_session=True)
+    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
     threading.Thread(target=stand_in.wait, daemon=True).start()  # reap it, as init reaps a detached server
     path = records.record_path("127.0.0.1", 8125)
-    records.write_record(path, records.ServerRecord(stand_in.pid, "http://127.0.0.1:8125/v1", "m", "m"))
+    records.write_record(path, records.ServerRecord(stand_in.pid, "http://127.0.0.1:8125/v1", "m", "m",
+                                                    started=records.start_time(stand_in.pid)))
     status, out, err = serve(["--stop", "--port", "8125"], capsys)
     assert status == 0, err
     assert out == f"stopped the vLLM server at http://127.0.0.1:8125/v1 (pid {stand_in.pid})\n"
     assert stand_in.wait(10) == -signal.SIGTERM and not path.exists()
+
+
+STAND_IN_SERVER = """\
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+args = sys.argv[1:]
+name, port = args[args.index("--served-model-name") + 1], int(args[args.index("--port") + 1])
+class Models(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"data": [{"id": name}]}).encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+HTTPServer(("127.0.0.1", port), Models).serve_forever()
+"""
+
+
+def test_serve_detach_records_the_server_and_stop_ends_it(servers_dir, tmp_path, capsys):
+    """``arena serve --detach`` with a stand-in for vLLM's python (an HTTP server that lists the model):
+    the record names the server, and ``arena serve --stop`` ends it and removes the record."""
+    import signal
+    import socket
+    import time
+    records = pytest.importorskip("llm_policies.server_records")
+    script = tmp_path / "stand_in_server.py"
+    script.write_text(STAND_IN_SERVER)
+    python = tmp_path / "python"  # takes vLLM's command line: python -m vllm.entrypoints... --port P
+    python.write_text(f"#!/bin/sh\nshift 2\nexec {sys.executable} {script} \"$@\"\n")
+    python.chmod(0o755)
+    (tmp_path / "model").mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    status, out, err = serve([str(tmp_path / "model"), "--port", str(port), "--name", "tiny", "--python", str(python),
+                              "--detach", "--timeout", "60"], capsys)
+    assert status == 0, err
+    record = records.read_record(records.record_path("127.0.0.1", port))
+    assert (record.url, record.name, record.model) == (f"http://127.0.0.1:{port}/v1", "tiny", str(tmp_path / "model"))
+    assert f"(pid {record.pid}," in out and record.started == records.start_time(record.pid)
+    status, out, err = serve(["--stop", "--port", str(port)], capsys)
+    assert status == 0 and out == f"stopped the vLLM server at {record.url} (pid {record.pid})\n", err
+    assert not records.record_path("127.0.0.1", port).exists()
+    for _ in range(100):  # the stand-in is this process's child (serve ran in-process): reap it
+        reaped, how = os.waitpid(record.pid, os.WNOHANG)
+        if reaped:
+            break
+        time.sleep(0.1)
+    assert reaped and os.WIFSIGNALED(how) and os.WTERMSIG(how) == signal.SIGTERM
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="start times are read from /proc")
+def test_serve_stop_leaves_a_later_process_with_the_recorded_pid_alone(servers_dir, capsys):
+    """A record whose pid now belongs to a process that started at another time is stale: removed,
+    and that process is not signalled."""
+    records = pytest.importorskip("llm_policies.server_records")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
+    try:
+        path = records.record_path("127.0.0.1", 8126)
+        records.write_record(path, records.ServerRecord(other.pid, "http://127.0.0.1:8126/v1", "m", "m", started="1"))
+        status, _out, err = serve(["--stop", "--port", "8126"], capsys)
+        assert status == 2 and "is no longer running" in err and not path.exists(), err
+        assert other.poll() is None  # still running
+    finally:
+        other.kill()
+        other.wait()
 
 
 @pytest.mark.parametrize("argv, expected", [
