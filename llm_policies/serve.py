@@ -165,9 +165,11 @@ def looks_like_path(model: str) -> bool:
 def parser() -> OneLineParser:
     """The options of ``arena serve``; an error is one line with exit status 2."""
     p = OneLineParser(prog="arena serve", description=__doc__.splitlines()[0])
-    p.add_argument("model", nargs="?", help="model folder (or name available offline); not with --stop")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("model", nargs="?", metavar="MODEL_PATH",
+                   help="model folder (or name available offline); not with --stop")
+    p.add_argument("--port", type=int, default=8000, help="port to serve on, or of the server to stop (default 8000)")
+    p.add_argument("--host", default="127.0.0.1", help="address to serve on, or of the server to stop (default "
+                   "127.0.0.1)")
     p.add_argument("--name", help="served model name (default: the folder's name)")
     p.add_argument("--python", help="python that has vLLM (default: the venv of scripts/setup_llm.sh)")
     p.add_argument("--log", help="file for the server's output")
@@ -195,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             options.error(f"--stop takes only --host and --port, got {' '.join([args.model or '', *extra]).strip()}")
         return stop(args.host, args.port)
     if args.model is None:
-        options.error("the following arguments are required: model (or --stop)")
+        options.error("the following arguments are required: MODEL_PATH (or --stop)")
     if looks_like_path(args.model) and not Path(args.model).expanduser().is_dir():
         print(f"arena serve: error: model folder {args.model} does not exist (make SmolLM2's with "
               "scripts/setup_llm.sh)", file=sys.stderr)

@@ -278,7 +278,7 @@ def test_serve_stop_leaves_a_later_process_with_the_recorded_pid_alone(servers_d
     (["--bogus"], "unrecognized arguments: --bogus"),
     (["m", "--port", "abc"], "invalid int value: 'abc'"),
     (["m", "--port", "70000"], "must be in 1..65535, got 70000"),
-    ([], "required: model"),
+    ([], "required: MODEL_PATH (or --stop)"),
     (["--stop", "m"], "--stop takes only --host and --port, got m"),
 ])
 def test_serve_argument_errors_are_one_line(argv, expected, capsys):

@@ -14,6 +14,7 @@
     arena eval SPEC ...           a model's report card over the twelve paper settings (arena_envs.evaluation.cli)
     arena eval --compare DIR DIR ...   several report cards in one table and chart
     arena serve MODEL_PATH ...    a local vLLM OpenAI server on 127.0.0.1 (llm_policies.serve, its own options)
+    arena serve --stop [--port P] stop the server that ``arena serve ... --detach`` left running
     arena train ENV ...           train an RL agent in one seat (baselines.rl.train, its own options)
 
 Commands such as ``serve`` and ``train`` come from the ``arena_envs.commands`` entry points
@@ -239,7 +240,8 @@ def parser() -> argparse.ArgumentParser:
 
 #: ``arena --help`` lines of the commands that packages register (group arena_envs.commands).
 COMMAND_HELP = {
-    "serve": "start a local vLLM OpenAI server for a model folder and wait until it is ready",
+    "serve": "start a local vLLM OpenAI server for a model folder and wait until it is ready (--stop: stop a "
+             "detached one)",
     "train": "train a stable-baselines3 agent in one seat against given opponents (its own options)",
     "train-rllib": "train RLlib PPO learners in one or more seats against given players (its own options)",
 }
