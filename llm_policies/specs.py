@@ -1,6 +1,7 @@
 """Policy spec strings for the CLI's ``--players`` (no commas, so they fit a comma-separated list).
 
-    vllm:MODEL[@URL][?OPTIONS]     OpenAI-compatible server (default URL http://127.0.0.1:8000/v1)
+    vllm:MODEL[@URL][?OPTIONS]     OpenAI-compatible server (default URL: $ARENA_VLLM_URL, else
+                                   http://127.0.0.1:8000/v1)
     vllm:MODEL@URL1@URL2[@...][?OPTIONS]   several servers of the model (a ServerPool: each
                                    episode on one server, failover when one goes down)
     vllm:MODEL?servers=FILE[&...]  the same with the URLs in FILE (one a line, # comments)
@@ -109,13 +110,18 @@ def parse_target(spec: str) -> LLMTarget:
         target, *listed = _URL_START.split(target)
         if listed and "servers" in options:
             raise ValueError(f"name the servers either with @URL or with servers=FILE, not both, in {spec!r}")
-        urls = _server_urls(listed or (_read_servers(options["servers"]) if "servers" in options else [DEFAULT_URL]),
+        urls = _server_urls(listed or (_read_servers(options["servers"]) if "servers" in options else [default_url()]),
                             repr(spec))
         _flag(options, "failover", True)
         _seconds(options, "probe", 60.0)
     if not target:
         raise ValueError(f"LLM policy spec {spec!r} names no model")
     return LLMTarget(kind, target, urls, options)
+
+
+def default_url() -> str:
+    """The server of a ``vllm:MODEL`` spec without ``@URL``: ``$ARENA_VLLM_URL``, else the local default."""
+    return os.environ.get("ARENA_VLLM_URL") or DEFAULT_URL
 
 
 def _server_urls(urls: list[str], where: str) -> tuple[str, ...]:

@@ -1,0 +1,145 @@
+"""The fenced examples of README.md and docs/: found, classified and turned into runnable scripts.
+
+Every fenced block carries a language. ``bash`` and ``python`` blocks are examples and run
+(tests/test_doc_examples.py); ``console`` blocks show a session: their ``$ `` lines run, the rest is
+output; ``text`` and ``toml`` blocks are shown, not run. What a runnable block may not do on a test
+machine is said here, in one place, so that a reader of the test sees every liberty taken:
+
+* the local server: ``127.0.0.1:8000`` is the suite's one SmolLM2 test server (its own port), and
+  ``vllm:`` specs without ``@URL`` reach it through ``ARENA_VLLM_URL``; a block that starts a server
+  itself (``arena serve ... --port 8000``) gets a free port for that server instead, and stops it;
+* ``~/.cache/arena_envs/smollm2-135m-instruct`` is the model folder of scripts/setup_llm.sh wherever
+  ``ARENA_SMOLLM2_DIR`` puts it, and ``../shared/reference_data`` the papers' published logs;
+* ``pip install -e '.[EXTRAS]'`` is not run (the test environment is that install): the extras it
+  names must exist in pyproject.toml and the package must be installed;
+* ``SCALED``: a few examples train or play for minutes to hours as written; the test runs them with
+  the counts listed there (each replacement must still match its block, so none goes stale);
+* ``SYNTAX_ONLY``: commands for several machines or GPUs are checked by ``bash -n`` only.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN_LANGS = frozenset({"bash", "python", "console"})
+SHOWN_LANGS = frozenset({"text", "toml"})
+DOCUMENTED_PORT = "8000"
+DOCUMENTED_MODEL_DIR = "~/.cache/arena_envs/smollm2-135m-instruct"
+SHARED = "../shared/reference_data"
+
+# (file, text in one of its blocks, what the test runs instead): counts only, never the command
+SCALED: tuple[tuple[str, str, str], ...] = (
+)
+
+# (file, first line of the block): why it cannot run on one CPU machine
+KEYBOARD = "needs a person at the keys of the pygame window (tests/test_play.py plays it with key events)"
+SYNTAX_ONLY: tuple[tuple[str, str, str], ...] = (
+    ("docs/play.md", "arena play tank_battle_v0 --seed 1", KEYBOARD),
+    ("docs/envs/tank_battle.md", "arena run tank_battle_v0 --players keyboard,rule --episodes 1 --env-arg stage=4 --out runs/me",
+     KEYBOARD),
+)
+
+
+@dataclass(frozen=True)
+class Example:
+    path: str          # relative to the repository root
+    line: int          # the line of the opening fence
+    lang: str
+    code: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    @property
+    def needs_llm(self) -> bool:
+        return any(word in self.code for word in ("vllm:", "arena serve", "setup_llm", "start_vllm", "smollm2"))
+
+    @property
+    def needs_ray(self) -> bool:
+        return any(word in self.code for word in ("--ray", "rllib", "RayOptions", "[ray]"))
+
+    @property
+    def starts_server(self) -> bool:
+        return bool(re.search(r"^\s*(arena serve (?!--stop)|scripts/start_vllm\.sh)", self.code, re.M))
+
+    @property
+    def syntax_only(self) -> str | None:
+        first = self.code.splitlines()[0] if self.code else ""
+        return next((why for path, line, why in SYNTAX_ONLY if path == self.path and first == line), None)
+
+
+def documentation_files() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def extract(path: Path) -> list[Example]:
+    """The fenced blocks of one Markdown file, in order (a fence without a language is an error)."""
+    examples: list[Example] = []
+    lines = path.read_text().splitlines()
+    opened: tuple[int, str] | None = None
+    body: list[str] = []
+    for number, text in enumerate(lines, start=1):
+        fence = re.match(r"^\s*```(.*)$", text)
+        if fence is None:
+            if opened is not None:
+                body.append(text)
+            continue
+        if opened is None:
+            opened, body = (number, fence.group(1).strip()), []
+        else:
+            examples.append(Example(str(path.relative_to(ROOT)), opened[0], opened[1], "\n".join(body)))
+            opened = None
+    if opened is not None:
+        raise ValueError(f"{path}:{opened[0]}: a fenced block is never closed")
+    return examples
+
+
+def all_examples() -> list[Example]:
+    return [example for path in documentation_files() for example in extract(path)]
+
+
+def scaled(example: Example) -> str:
+    code = example.code
+    for path, old, new in SCALED:
+        if path == example.path and old in code:
+            code = code.replace(old, new)
+    return code
+
+
+def unused_scalings(examples: list[Example]) -> list[tuple[str, str]]:
+    return [(path, old) for path, old, _ in SCALED
+            if not any(e.path == path and old in e.code for e in examples)]
+
+
+def console_commands(code: str) -> str:
+    return "\n".join(line[2:] for line in code.splitlines() if line.startswith("$ "))
+
+
+def installed_extras() -> set[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return set(project.get("optional-dependencies", {}))
+
+
+PIP_LINE = re.compile(r"^\s*pip install -e (['\"]?)\.(?:\[([\w,]+)\])?\1(\s+#.*)?$")
+
+
+def pip_extras(code: str) -> list[str]:
+    """The extras named by the block's ``pip install -e`` lines (lines that are only that)."""
+    return [extra for line in code.splitlines() if (match := PIP_LINE.match(line))
+            for extra in (match.group(2) or "").split(",") if extra]
+
+
+def localize(code: str, *, server_url: str | None, own_port: int | None, model_dir: str,
+             shared: str) -> str:
+    """The block as it runs here: pip lines dropped, the documented ports, folders and paths mapped."""
+    code = "\n".join(":" if PIP_LINE.match(line) else line for line in code.splitlines())
+    code = code.replace(DOCUMENTED_MODEL_DIR, model_dir).replace(SHARED, shared)
+    if own_port is not None:
+        code = re.sub(rf"(?<=[:\s]){DOCUMENTED_PORT}\b", str(own_port), code)
+    elif server_url is not None:
+        code = code.replace(f"http://127.0.0.1:{DOCUMENTED_PORT}/v1", server_url)
+    return code

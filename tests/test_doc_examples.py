@@ -1,0 +1,103 @@
+"""Every fenced shell and Python example of README.md and docs/ runs (the LLM ones against the test
+server), so a documented command that breaks fails CI. What a block may not do here, and how the
+test stands in for it, is listed in tests/doc_examples.py."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.doc_examples import (
+    ROOT, RUN_LANGS, SHARED, SHOWN_LANGS, Example, all_examples, console_commands, installed_extras,
+    localize, pip_extras, scaled, unused_scalings, SYNTAX_ONLY,
+)
+from tests.llm_helpers import free_port
+
+EXAMPLES = all_examples()
+RUNNABLE = [e for e in EXAMPLES if e.lang in RUN_LANGS]
+SHARED_DIR = ROOT.parent / "shared" / "reference_data"
+_workdirs: dict[str, Path] = {}
+
+
+def test_every_fence_names_a_known_language():
+    unknown = [f"{e.id} ({e.lang or 'no language'})" for e in EXAMPLES if e.lang not in RUN_LANGS | SHOWN_LANGS]
+    assert not unknown, f"fenced blocks must be one of {sorted(RUN_LANGS | SHOWN_LANGS)}: {unknown}"
+
+
+def test_scalings_and_syntax_only_entries_still_match_a_block():
+    assert not unused_scalings(EXAMPLES)
+    firsts = {(e.path, e.code.splitlines()[0]) for e in RUNNABLE if e.code}
+    assert not [(path, line) for path, line, _ in SYNTAX_ONLY if (path, line) not in firsts]
+
+
+def test_pip_lines_name_extras_that_exist():
+    extras = {extra for e in RUNNABLE for extra in pip_extras(e.code)}
+    assert extras, "the docs show how to install the extras"
+    assert extras <= installed_extras(), sorted(extras - installed_extras())
+
+
+def _marks(example: Example) -> list[pytest.MarkDecorator]:
+    return ([pytest.mark.llm] if example.needs_llm else []) + ([pytest.mark.ray] if example.needs_ray else [])
+
+
+def _workdir(example: Example, factory: pytest.TempPathFactory) -> Path:
+    """One folder per documentation file: its blocks run in order and later ones read what earlier
+    ones wrote (``results/...``); the repository's examples/ and scripts/ are linked in."""
+    if example.path not in _workdirs:
+        folder = factory.mktemp(Path(example.path).stem)
+        for name in ("examples", "scripts"):
+            (folder / name).symlink_to(ROOT / name)
+        _workdirs[example.path] = folder
+    return _workdirs[example.path]
+
+
+def _command(example: Example, code: str, folder: Path) -> list[str]:
+    if example.lang == "python":
+        script = folder / f"example_{example.line}.py"
+        script.write_text(code + "\n")
+        return [sys.executable, str(script)]
+    if example.lang == "console":
+        code = console_commands(code)
+    return ["bash", "-c", "set -eo pipefail\n" + code]
+
+
+@pytest.mark.parametrize("example", [pytest.param(e, id=e.id, marks=_marks(e)) for e in RUNNABLE])
+def test_documented_example_runs(example: Example, request: pytest.FixtureRequest,
+                                 tmp_path_factory: pytest.TempPathFactory) -> None:
+    if example.syntax_only:
+        result = subprocess.run(["bash", "-n", "-c", example.code], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return
+    if SHARED in example.code and not SHARED_DIR.is_dir():
+        message = f"{SHARED_DIR} (the papers' published logs) is absent"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message} (CI is set, so this example may not be skipped)", pytrace=False)
+        pytest.skip(message)
+    own_port = free_port() if example.starts_server else None
+    server_url = None
+    if own_port is not None:
+        server_url = f"http://127.0.0.1:{own_port}/v1"
+    elif example.needs_llm:
+        server_url = request.getfixturevalue("vllm_server").url
+    from llm_policies.local_stack import smollm2_dir
+
+    folder = _workdir(example, tmp_path_factory)
+    code = localize(scaled(example), server_url=server_url, own_port=own_port, model_dir=str(smollm2_dir()),
+                    shared=str(SHARED_DIR))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
+               MPLBACKEND="Agg", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    if server_url is not None:
+        env["ARENA_VLLM_URL"] = server_url
+    try:
+        result = subprocess.run(_command(example, code, folder), cwd=folder, env=env, capture_output=True,
+                                text=True, stdin=subprocess.DEVNULL, timeout=600)
+    finally:
+        if own_port is not None:  # a block that starts a server stops it; this only cleans up after a failure
+            subprocess.run([sys.executable, "-m", "arena_envs.runner.cli", "serve", "--stop", "--port", str(own_port)],
+                           env=env, capture_output=True)
+    assert result.returncode == 0, f"{example.id} failed:\n{code}\n--- stdout\n{result.stdout[-3000:]}\n" \
+                                   f"--- stderr\n{result.stderr[-3000:]}"
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
