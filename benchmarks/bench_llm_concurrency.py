@@ -134,7 +134,7 @@ def cache_hit_rate(url: str, game: str, spec: str, seed: int, env_kwargs: dict[s
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="an already running server (default: start SmolLM2)")
-    parser.add_argument("--model", default="smollm2", help="served model name")
+    parser.add_argument("--model", default="smollm2-135m-instruct", help="served model name")
     parser.add_argument("--spec", help="an in-process LLM spec instead of a server, e.g. 'hf:PATH?device=cuda'")
     parser.add_argument("--seq-episodes", type=int, default=3)
     parser.add_argument("--episodes", type=int, default=32)

@@ -2,7 +2,7 @@
 
 The learner plays one seat of a γ-Bench game (default ``el_farol_v0`` with ``n_players=3``,
 ``n_rounds=5``: each learner step is one round, in which the two other players each ask the LLM
-once); the other seats are LLM policies (``vllm:smollm2@URL``, the generic policy with its
+once); the other seats are LLM policies (``vllm:smollm2-135m-instruct@URL``, the generic policy with its
 defaults: guided answers, temperature 0) on one local vLLM server (SmolLM2-135M-Instruct on the
 CPU, started here unless ``--url`` names a running one). The learner's actions are random legal
 actions (throughput does not depend on what the learner knows), drawn from a generator seeded by
@@ -38,7 +38,7 @@ from arena_envs.rl import LearnerEnv, random_action
 from arena_envs.runner.policy_specs import make_policy
 from baselines.rl.vec_env import ConcurrentVecEnv
 
-MODEL_NAME = "smollm2"
+MODEL_NAME = "smollm2-135m-instruct"
 
 
 @contextlib.contextmanager
@@ -107,7 +107,8 @@ def together(build: Callable[[], LearnerEnv], copies: int, steps: int, seed: int
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--url", help="a running vLLM server serving SmolLM2 as 'smollm2' (default: start one)")
+    parser.add_argument("--url", help="a running vLLM server serving SmolLM2 as 'smollm2-135m-instruct' "
+                                      "(default: start one)")
     parser.add_argument("--env", default="el_farol_v0", help="the game (default el_farol_v0)")
     parser.add_argument("--players", type=int, default=3, help="n_players of the game (default 3)")
     parser.add_argument("--rounds", type=int, default=5, help="n_rounds of the game (default 5)")

@@ -1,7 +1,7 @@
 """MaskablePPO in a γ-Bench game against LLM players on the local vLLM server, through ``baselines.rl.train``.
 
 Default: the Public Goods Game (``public_goods_v0``, 3 players, 5 rounds, 20 tokens a round, pot
-× 2 shared by all) with the learner in the first seat and SmolLM2 (``vllm:smollm2@URL``, the
+× 2 shared by all) with the learner in the first seat and SmolLM2 (``vllm:smollm2-135m-instruct@URL``, the
 generic LLM policy, guided answers) in the other two. Contributing is a loss for the contributor
 (each token gives back 2/3), so the learner's return rises as it learns to keep its tokens. Four
 copies of the game are stepped together (``ConcurrentVecEnv``, picked by ``vec="auto"`` for LLM
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from collections.abc import Iterator
 
 import torch
@@ -41,7 +42,9 @@ def server_url(url: str | None) -> Iterator[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--url", help="a running vLLM server serving SmolLM2 as 'smollm2' (default: start one)")
+    parser.add_argument("--url", default=os.environ.get("ARENA_VLLM_URL"),
+                        help="a running vLLM server serving SmolLM2 as 'smollm2-135m-instruct' "
+                             "(default: $ARENA_VLLM_URL, else start one)")
     parser.add_argument("--game", default="public_goods_v0", help="a γ-Bench game (default public_goods_v0)")
     parser.add_argument("--players", type=int, default=3, help="n_players (default 3)")
     parser.add_argument("--rounds", type=int, default=5, help="n_rounds (default 5)")
@@ -53,7 +56,7 @@ def main() -> None:
     torch.set_num_threads(1)  # the server needs the cores more than the small network
     with server_url(args.url) as url:
         game = {"n_players": args.players, "n_rounds": args.rounds}
-        llm = f"vllm:smollm2@{url}"
+        llm = f"vllm:smollm2-135m-instruct@{url}"
         config = TrainConfig(env=args.game, algo="maskable_ppo", opponents=(llm,) * (args.players - 1),
                              steps=args.steps, seed=args.seed, env_kwargs=game, n_envs=args.n_envs,
                              eval_every=max(1, args.steps // 2), eval_episodes=2,

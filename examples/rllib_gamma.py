@@ -3,7 +3,7 @@
 Default: Guess 2/3 of the Average (``guess_two_thirds_v0``, 4 players, 20 rounds) with the first
 two seats learners (one masked PPO module, :mod:`baselines.rllib.train`) and the last two played
 by the γ-Bench rule players ``level_k`` and ``best_response_last``. ``--others`` names other
-players, LLM ones included (``vllm:smollm2@http://127.0.0.1:8000/v1``: a running vLLM server;
+players, LLM ones included (``vllm:smollm2-135m-instruct@http://127.0.0.1:8000/v1``: a running vLLM server;
 ``--env-runners K`` then samples K games at once, on K EnvRunner actors, so the server batches
 their requests). Ray: a local cluster on 127.0.0.1 started for the run, or ``--address`` of a
 running one. After the training, the saved modules play an ``arena run`` against the same players::
@@ -32,7 +32,7 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=4, help="n_players (default 4)")
     parser.add_argument("--others", default="level_k,best_response_last",
                         help="policy specs of the last seats, the others being learners "
-                        "(default level_k,best_response_last; e.g. vllm:smollm2@URL*2)")
+                        "(default level_k,best_response_last; e.g. vllm:smollm2-135m-instruct@URL*2)")
     parser.add_argument("--iterations", type=int, default=20, help="PPO iterations of 1000 steps (default 20)")
     parser.add_argument("--env-runners", type=int, default=0, help="EnvRunner actors (default 0: sample here)")
     parser.add_argument("--address", help="a running Ray cluster (default: a local one on 127.0.0.1)")

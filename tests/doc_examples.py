@@ -9,7 +9,10 @@ machine is said here, in one place, so that a reader of the test sees every libe
   ``vllm:`` specs without ``@URL`` reach it through ``ARENA_VLLM_URL``; a block that starts a server
   itself (``arena serve ... --port 8000``) gets a free port for that server instead, and stops it;
 * ``~/.cache/arena_envs/smollm2-135m-instruct`` is the model folder of scripts/setup_llm.sh wherever
-  ``ARENA_SMOLLM2_DIR`` puts it, and ``../shared/reference_data`` the papers' published logs;
+  ``ARENA_SMOLLM2_DIR`` puts it, and ``raw_results`` (γ-Bench's published logs, which a user
+  downloads) the sample of them in ``$ARENA_REFERENCE_DATA/gamabench``;
+* ``.ci/run`` (the test command: CI runs it) is not run inside itself: it must exist;
+* a ``console`` block's output lines, except those elided with ``…``, must appear in what it prints;
 * ``pip install -e '.[EXTRAS]'`` is not run (the test environment is that install): the extras it
   names must exist in pyproject.toml and the package must be installed;
 * ``SCALED``: a few examples train or play for minutes to hours as written; the test runs them with
@@ -19,16 +22,18 @@ machine is said here, in one place, so that a reader of the test sees every libe
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 RUN_LANGS = frozenset({"bash", "python", "console"})
 SHOWN_LANGS = frozenset({"text", "toml"})
 DOCUMENTED_PORT = "8000"
 DOCUMENTED_MODEL_DIR = "~/.cache/arena_envs/smollm2-135m-instruct"
-SHARED = "../shared/reference_data"
+RAW_RESULTS = re.compile(r"\braw_results\b")
+CI_RUN = "bash .ci/run"
 
 # (file, text in one of its blocks, what the test runs instead): counts only, never the command
 SCALED: tuple[tuple[str, str, str], ...] = (
@@ -38,8 +43,8 @@ SCALED: tuple[tuple[str, str, str], ...] = (
 KEYBOARD = "needs a person at the keys of the pygame window (tests/test_play.py plays it with key events)"
 SYNTAX_ONLY: tuple[tuple[str, str, str], ...] = (
     ("docs/play.md", "arena play tank_battle_v0 --seed 1", KEYBOARD),
-    ("docs/envs/tank_battle.md", "arena run tank_battle_v0 --players keyboard,rule --episodes 1 --env-arg stage=4 --out runs/me",
-     KEYBOARD),
+    ("docs/envs/tank_battle.md",
+     "arena run tank_battle_v0 --players keyboard,rule --episodes 1 --env-arg stage=4 --out runs/me", KEYBOARD),
 )
 
 
@@ -56,7 +61,7 @@ class Example:
 
     @property
     def needs_llm(self) -> bool:
-        return any(word in self.code for word in ("vllm:", "arena serve", "setup_llm", "start_vllm", "smollm2"))
+        return any(word in self.code.lower() for word in ("vllm:", "arena serve", "setup_llm", "start_vllm", "smollm2"))
 
     @property
     def needs_ray(self) -> bool:
@@ -119,25 +124,30 @@ def console_commands(code: str) -> str:
     return "\n".join(line[2:] for line in code.splitlines() if line.startswith("$ "))
 
 
+def console_output(code: str) -> list[str]:
+    """The shown output lines that are not elided (``…``)."""
+    return [line.strip() for line in code.splitlines()
+            if line.strip() and not line.startswith("$ ") and "…" not in line]
+
+
 def installed_extras() -> set[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     return set(project.get("optional-dependencies", {}))
 
 
-PIP_LINE = re.compile(r"^\s*pip install -e (['\"]?)\.(?:\[([\w,]+)\])?\1(\s+#.*)?$")
+PIP_INSTALL = re.compile(r"\bpip install -e (['\"]?)\.(?:\[([\w,]+)\])?\1")
 
 
 def pip_extras(code: str) -> list[str]:
-    """The extras named by the block's ``pip install -e`` lines (lines that are only that)."""
-    return [extra for line in code.splitlines() if (match := PIP_LINE.match(line))
-            for extra in (match.group(2) or "").split(",") if extra]
+    """The extras named by the block's ``pip install -e .[EXTRAS]`` commands."""
+    return [extra for match in PIP_INSTALL.finditer(code) for extra in (match.group(2) or "").split(",") if extra]
 
 
 def localize(code: str, *, server_url: str | None, own_port: int | None, model_dir: str,
-             shared: str) -> str:
-    """The block as it runs here: pip lines dropped, the documented ports, folders and paths mapped."""
-    code = "\n".join(":" if PIP_LINE.match(line) else line for line in code.splitlines())
-    code = code.replace(DOCUMENTED_MODEL_DIR, model_dir).replace(SHARED, shared)
+             raw_results: str) -> str:
+    """The block as it runs here: no pip, no .ci/run, the documented ports, folders and paths mapped."""
+    code = PIP_INSTALL.sub(":", code).replace(CI_RUN, "test -f .ci/run")
+    code = RAW_RESULTS.sub(raw_results, code.replace(DOCUMENTED_MODEL_DIR, model_dir))
     if own_port is not None:
         code = re.sub(rf"(?<=[:\s]){DOCUMENTED_PORT}\b", str(own_port), code)
     elif server_url is not None:

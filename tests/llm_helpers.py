@@ -12,7 +12,7 @@ from arena_envs.runner.results import read_record, read_steps
 from llm_policies.local_stack import SETUP_SCRIPT, missing_parts
 
 #: The name the session's test server (tests/conftest.py) serves SmolLM2 under.
-MODEL_NAME = "smollm2"
+MODEL_NAME = "smollm2-135m-instruct"
 
 
 def free_port() -> int:

@@ -11,14 +11,26 @@ from pathlib import Path
 import pytest
 
 from tests.doc_examples import (
-    ROOT, RUN_LANGS, SHARED, SHOWN_LANGS, Example, all_examples, console_commands, installed_extras,
-    localize, pip_extras, scaled, unused_scalings, SYNTAX_ONLY,
+    RAW_RESULTS,
+    ROOT,
+    RUN_LANGS,
+    SHOWN_LANGS,
+    SYNTAX_ONLY,
+    Example,
+    all_examples,
+    console_commands,
+    console_output,
+    installed_extras,
+    localize,
+    pip_extras,
+    scaled,
+    unused_scalings,
 )
 from tests.llm_helpers import free_port
 
 EXAMPLES = all_examples()
 RUNNABLE = [e for e in EXAMPLES if e.lang in RUN_LANGS]
-SHARED_DIR = ROOT.parent / "shared" / "reference_data"
+REFERENCE = Path(os.environ.get("ARENA_REFERENCE_DATA") or ROOT.parent / "shared" / "reference_data") / "gamabench"
 _workdirs: dict[str, Path] = {}
 
 
@@ -48,7 +60,7 @@ def _workdir(example: Example, factory: pytest.TempPathFactory) -> Path:
     ones wrote (``results/...``); the repository's examples/ and scripts/ are linked in."""
     if example.path not in _workdirs:
         folder = factory.mktemp(Path(example.path).stem)
-        for name in ("examples", "scripts"):
+        for name in ("examples", "scripts", ".ci"):
             (folder / name).symlink_to(ROOT / name)
         _workdirs[example.path] = folder
     return _workdirs[example.path]
@@ -71,8 +83,8 @@ def test_documented_example_runs(example: Example, request: pytest.FixtureReques
         result = subprocess.run(["bash", "-n", "-c", example.code], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         return
-    if SHARED in example.code and not SHARED_DIR.is_dir():
-        message = f"{SHARED_DIR} (the papers' published logs) is absent"
+    if RAW_RESULTS.search(example.code) and not REFERENCE.is_dir():
+        message = f"{REFERENCE} (γ-Bench's published logs; set ARENA_REFERENCE_DATA) is absent"
         if os.environ.get("CI"):
             pytest.fail(f"{message} (CI is set, so this example may not be skipped)", pytrace=False)
         pytest.skip(message)
@@ -86,7 +98,7 @@ def test_documented_example_runs(example: Example, request: pytest.FixtureReques
 
     folder = _workdir(example, tmp_path_factory)
     code = localize(scaled(example), server_url=server_url, own_port=own_port, model_dir=str(smollm2_dir()),
-                    shared=str(SHARED_DIR))
+                    raw_results=str(REFERENCE))
     env = dict(os.environ, PYTHONPATH=str(ROOT), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
                MPLBACKEND="Agg", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     if server_url is not None:
@@ -101,3 +113,6 @@ def test_documented_example_runs(example: Example, request: pytest.FixtureReques
     assert result.returncode == 0, f"{example.id} failed:\n{code}\n--- stdout\n{result.stdout[-3000:]}\n" \
                                    f"--- stderr\n{result.stderr[-3000:]}"
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    if example.lang == "console":
+        shown = [line.strip() for line in (result.stdout + result.stderr).splitlines()]
+        assert not [line for line in console_output(example.code) if line not in shown], result.stdout[-3000:]
