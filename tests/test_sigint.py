@@ -4,7 +4,6 @@ resume, no traceback), and the same command then completes the folder to what an
 writes."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -14,8 +13,9 @@ import pytest
 
 from arena_envs.runner import RunConfig, run
 from arena_envs.runner.policy_specs import split_players
+from tests.process_helpers import arena_command, finished_count, run_in_repo, signal_during_run
 from tests.results_helpers import folder_content
-from tests.test_results_resume import REPO, arena_command, check_complete, finished_count, signal_during_run
+from tests.test_results_resume import check_complete
 
 ENV = "el_farol_v0"
 PLAYERS = "contrarian*5,random*5"  # rule and random players: every decision is synchronous, CPU-bound
@@ -37,8 +37,7 @@ def interrupt_then_resume(tmp_path, *options: str) -> tuple[int, subprocess.Comp
     kept = finished_count(out)
     assert 3 <= kept < TOTAL, "the run finished before the signal; raise TOTAL"
     assert (out / "leaderboard.json").exists()  # the interrupted run ended its bookkeeping
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    done = run_in_repo(command, timeout=120)
     assert done.returncode == 0, done.stderr
     check_complete(out, TOTAL)
     run(RunConfig(ENV, tuple(split_players(PLAYERS)), episodes=TOTAL, seed=9), tmp_path / "clean", plots=False)
