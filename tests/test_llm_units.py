@@ -20,16 +20,12 @@ from llm_policies.extraction import after_marker, extract_answer
 from llm_policies.retry import Backoff, Retryable, with_retries
 from llm_policies.specs import parse_spec, policy_from_spec
 from llm_policies.types import BackendError, BackendUnavailable, ChatRequest, Sampling
+from tests.llm_helpers import free_port
+from tests.process_helpers import wait_until
 
 BID = AnswerConstraint("regex", '"I bid $X!" or "I\'m out!"', pattern=r"I'm out!|I bid \$[1-9][0-9]{0,4}!")
 CHOICE = AnswerConstraint("choice", "a side", choices=("left", "right", "left turn"))
 JSON = AnswerConstraint("json", "a plan", schema={"type": "object", "required": ["a"]})
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---------------------------------------------------------------------------------------------- types
@@ -164,6 +160,12 @@ def test_server_not_running_gives_clear_error_within_timeout():
     assert f"http://127.0.0.1:{port}/v1" in message and "'some-model'" in message and "3 attempts" in message
 
 
+def listening(port: int) -> bool:
+    """Whether a server on 127.0.0.1 takes connections on ``port``."""
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 @contextlib.contextmanager
 def scripted_http_server(do_post: str):
     """A real HTTP server on 127.0.0.1 whose POST handler body is ``do_post`` (faults vLLM cannot
@@ -177,12 +179,7 @@ def scripted_http_server(do_post: str):
               f"h.ThreadingHTTPServer(('127.0.0.1', {port}), H).serve_forever()\n")
     server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
+        wait_until(lambda: listening(port), 10, 0.05)
         yield f"http://127.0.0.1:{port}/v1", server
     finally:
         server.kill()

@@ -21,7 +21,7 @@ from arena_envs.runner.runner import RunConfig, RunError, run
 from baselines.random_policy import RandomPolicy
 from tests.process_helpers import arena_command, kill_during_run, process_tree, run_in_repo, wait_gone
 from tests.results_helpers import folder_content
-from tests.test_results_resume import TINY, check_complete
+from tests.test_results_resume import TINY, check_complete, resume_matches_clean
 
 pytestmark = pytest.mark.ray
 
@@ -162,11 +162,7 @@ def test_cli_ray_run_killed_with_sigkill_then_resumed(tmp_path):
     # Ray's two agents notice their raylet's death at once but then try for 60 s (a fixed timeout
     # of Ray's) to tell the dead GCS about it before they exit: they are checked at the end
     assert wait_gone(cluster, 15, ignore=agents) == []
-    done = run_in_repo(command)
-    assert done.returncode == 0, done.stderr
-    check_complete(out, total)
-    run(RunConfig(TINY, ("random",) * 3, episodes=total, seed=9), tmp_path / "clean")
-    assert folder_content(out) == folder_content(tmp_path / "clean")
+    resume_matches_clean(command, out, RunConfig(TINY, ("random",) * 3, episodes=total, seed=9), tmp_path / "clean")
     assert wait_gone(cluster, 90) == []
     for folder in temp_dirs:
         shutil.rmtree(folder, ignore_errors=True)

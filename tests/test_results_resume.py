@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -143,17 +144,27 @@ def check_complete(out: Path, total: int) -> None:
     assert records == ids  # one block per episode, in commit order
 
 
+def resume_matches_clean(command: list[str], out: Path, config: RunConfig, clean: Path,
+                         timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` again, which resumes ``out``: it ends with status 0, every episode of
+    ``config`` is there once, and ``out`` holds what an uninterrupted run of ``config`` writes
+    (into ``clean``). Returns the resumed run."""
+    done = run_in_repo(command, timeout)
+    assert done.returncode == 0, done.stderr
+    check_complete(out, config.episodes)
+    run(config, clean, plots=False)
+    assert canonical(out) == canonical(clean)
+    return done
+
+
 def test_kill_9_mid_run_then_resume_auction(tmp_path):
     total = 120  # group commits come every 0.2 s (about 30 auction episodes)
     out = tmp_path / "killed"
     command = arena_command("auction_v0", "rule,rule,random", total, out)
     killed_at = kill_during_run(command, out, at_least=3, total=total)
-    done = run_in_repo(command)
-    assert done.returncode == 0, done.stderr
+    config = RunConfig("auction_v0", ("rule", "rule", "random"), episodes=total, seed=9)
+    done = resume_matches_clean(command, out, config, tmp_path / "clean")
     assert f"({total - killed_at} episodes played, {killed_at} already there, {total}/{total} finished)" in done.stdout
-    check_complete(out, total)
-    run(RunConfig("auction_v0", ("rule", "rule", "random"), episodes=total, seed=9), tmp_path / "clean")
-    assert canonical(out) == canonical(tmp_path / "clean")
 
 
 def test_kill_9_repeatedly_tiny_game(tmp_path):
@@ -165,8 +176,4 @@ def test_kill_9_repeatedly_tiny_game(tmp_path):
     reached = 0
     for target in (5, 800, 1600):
         reached = kill_during_run(command, out, at_least=max(target, reached + 1), total=total)
-    done = run_in_repo(command)
-    assert done.returncode == 0, done.stderr
-    check_complete(out, total)
-    run(RunConfig(TINY, ("random",) * 3, episodes=total, seed=9), tmp_path / "clean")
-    assert canonical(out) == canonical(tmp_path / "clean")
+    resume_matches_clean(command, out, RunConfig(TINY, ("random",) * 3, episodes=total, seed=9), tmp_path / "clean")
