@@ -53,6 +53,7 @@ def check_llm_episodes(out: Path, expected: int) -> list[dict]:
             assert step["trace"]["calls"][-1]["text"].strip() == step["action"].strip()
             assert step["trace"]["prompt_tokens"] > 0 and step["trace"]["completion_tokens"] > 0
         record = read_record(out, entry["episode"])
+        assert record is not None, f"episode {entry['episode']} has no record"
         decisions = [e for e in record["events"] if e["type"] == "decision" and e["agent"] == agent]
         assert decisions and all(isinstance(e.get("answer"), str) for e in decisions)
         # every item was hammered or went unsold, and nobody decided after the last one (what may

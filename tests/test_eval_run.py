@@ -5,13 +5,10 @@ from __future__ import annotations
 import http.server
 import json
 import math
-import os
 import re
 import signal
-import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -25,8 +22,8 @@ from arena_envs.registration import make
 from arena_envs.runner.cli import main
 from arena_envs.runner.results import iter_log, read_episodes
 from arena_envs.runner.seeding import episode_seeds
+from tests.process_helpers import finished_count, kill_during_run, run_in_repo, signal_during_run
 
-ROOT = Path(__file__).resolve().parents[1]
 LLM = "vllm:M@http://127.0.0.1:8000/v1"
 
 
@@ -259,27 +256,9 @@ def test_episodes_do_not_depend_on_the_concurrency(tmp_path):
             assert load_episodes(tmp_path / "one", game, subject) == load_episodes(tmp_path / "four", game, subject)
 
 
-def _committed(out: Path) -> int:
-    return sum(len(read_episodes(p)) for p in out.rglob("episodes.jsonl"))
-
-
 def _eval_command(out: Path) -> list[str]:
     return [sys.executable, "-m", "arena_envs.runner.cli", "eval", "random", "--games",
             "guess_two_thirds_v0,el_farol_v0", "--episodes", "12", "--out", str(out), "--no-progress"]
-
-
-def _start(out: Path) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(_eval_command(out), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-
-
-def _wait_for(out: Path, count: int, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 60
-    while _committed(out) < count:
-        assert proc.poll() is None, f"the evaluation ended before {count} episodes: {proc.communicate()}"
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
 
 
 def _runs(out: Path) -> dict[str, tuple[list[dict], list[tuple], list[int]]]:
@@ -302,22 +281,13 @@ def _without_times(report: Path) -> str:
 
 def test_interrupted_twice_the_evaluation_resumes_with_nothing_played_twice(tmp_path):
     out, whole = tmp_path / "interrupted", tmp_path / "whole"
-    proc = _start(out)
-    _wait_for(out, 10, proc)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "run the same command again to resume" in err
-    first = _committed(out)
+    status, err = signal_during_run(_eval_command(out), out, at_least=10, sig=signal.SIGINT)
+    assert status == 130 and "run the same command again to resume" in err
+    first = finished_count(out)
     assert 10 <= first < 72
-    proc = _start(out)
-    _wait_for(out, first + 10, proc)
-    proc.kill()  # kill -9
-    proc.communicate(timeout=60)
-    assert _committed(out) < 72
-    assert subprocess.run(_eval_command(out), cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=120).returncode == 0
-    assert subprocess.run(_eval_command(whole), cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=120).returncode == 0
+    kill_during_run(_eval_command(out), out, at_least=first + 10, total=72)  # kill -9
+    assert run_in_repo(_eval_command(out), timeout=120).returncode == 0
+    assert run_in_repo(_eval_command(whole), timeout=120).returncode == 0
     resumed, uninterrupted = _runs(out), _runs(whole)
     assert len(resumed) == 6
     for folder, (entries, blocks, records) in resumed.items():

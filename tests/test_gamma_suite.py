@@ -99,10 +99,25 @@ def test_arena_run_gamma_usage_errors(tmp_path, capsys):
     assert arena_main(["run", "gamma", "--players", "random,random", "--out", str(tmp_path / "x")]) == 2
     assert "one per seat (10)" in capsys.readouterr().err
     assert arena_main(["run", "gamma", "--players", "random", "--games", "chess", "--out", str(tmp_path / "y")]) == 2
-    assert "games must be a non-empty subset" in capsys.readouterr().err
+    assert "unknown game 'chess'; known: guess_two_thirds_v0, " in capsys.readouterr().err
     bad_game = ["run", "gamma", "--players", "random", "--env-arg", "chess.n=1", "--out", str(tmp_path / "z")]
     assert arena_main(bad_game) == 2
     assert "--env-arg" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"games": ["chess"]}, "unknown game 'chess'; known: " + ", ".join(GAMES)),
+    ({"games": []}, "no game given; known: " + ", ".join(GAMES)),
+    ({"runs": 0}, "runs must be an integer >= 1, got 0"),
+    ({"runs": 2.0}, "runs must be an integer >= 1, got 2.0"),
+    ({"games": ["el_farol_v0"], "env_kwargs": {"divide_dollar_v0": {"n_rounds": 2}}},
+     "env_kwargs names game 'divide_dollar_v0', which this run does not play; games played: el_farol_v0"),
+])
+def test_play_suite_refuses_bad_arguments_before_writing(tmp_path, options, message):
+    with pytest.raises(ValueError) as err:
+        play_suite(["random"], tmp_path / "out", **options)
+    assert str(err.value) == message
+    assert not (tmp_path / "out").exists()
 
 
 def test_seat_specs():

@@ -3,31 +3,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import subprocess
 import sys
 import threading
 import time
 
+import httpx
 import pytest
 
 from arena_envs.core.answers import AnswerConstraint
 from llm_policies.backends.microbatch import MicroBatcher
-from llm_policies.backends.openai_http import OpenAIHTTPBackend, chat_payload, read_completion
+from llm_policies.backends.openai_http import OpenAIHTTPBackend, chat_payload, listed_models, read_completion
 from llm_policies.extraction import after_marker, extract_answer
 from llm_policies.retry import Backoff, Retryable, with_retries
 from llm_policies.specs import parse_spec, policy_from_spec
 from llm_policies.types import BackendError, BackendUnavailable, ChatRequest, Sampling
+from tests.llm_helpers import free_port
+from tests.process_helpers import wait_until
 
 BID = AnswerConstraint("regex", '"I bid $X!" or "I\'m out!"', pattern=r"I'm out!|I bid \$[1-9][0-9]{0,4}!")
 CHOICE = AnswerConstraint("choice", "a side", choices=("left", "right", "left turn"))
 JSON = AnswerConstraint("json", "a plan", schema={"type": "object", "required": ["a"]})
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ---------------------------------------------------------------------------------------------- types
@@ -70,6 +68,42 @@ def test_read_completion_takes_text_usage_and_finish_reason():
         ("I'm out!", 12, 5, "stop")
     with pytest.raises(BackendError, match="malformed"):
         read_completion({"choices": []})
+
+
+@pytest.mark.parametrize("body, ids", [
+    ({"object": "list", "data": [{"id": "a"}, {"id": "b"}]}, ["a", "b"]),
+    ({"object": "list"}, []),  # answers, lists none
+    ([{"id": "a"}], None), ({"data": [{"name": "a"}]}, None), ({"data": 3}, None),
+])
+def test_listed_models_reads_the_ids_or_says_the_answer_lists_none(body, ids):
+    assert listed_models(httpx.Response(200, json=body)) == ids
+    assert listed_models(httpx.Response(200, text="<html>not json</html>")) is None
+
+
+@pytest.mark.parametrize("status, body, preflight, served, serving", [
+    (200, {"data": [{"id": "m"}, {"id": "n"}]}, None, ["m", "n"], True),
+    (200, {"data": [{"id": "n"}]}, "does not serve model 'm'; models served: ['n']", ["n"], False),
+    (200, {"data": []}, None, [], True),  # lists none: the first request will tell
+    (200, "not json", None, [], False),
+    (503, {"error": {"message": "loading"}}, "answered GET /models with HTTP 503: loading", [], False),
+])
+def test_the_three_readers_of_get_models(monkeypatch, status, body, preflight, served, serving):
+    """preflight (synchronous), served_models and serving read one ``GET /models`` answer each."""
+    def answer(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/v1/models"
+        return httpx.Response(status, json=body) if isinstance(body, dict) else httpx.Response(status, text=body)
+
+    transport = httpx.MockTransport(answer)
+    monkeypatch.setattr(httpx, "get", lambda url, **kw: httpx.Client(transport=transport).get(url))
+    backend = OpenAIHTTPBackend("m", "http://127.0.0.1:9/v1")
+    monkeypatch.setattr(backend, "_client", lambda: httpx.AsyncClient(transport=transport))
+    if preflight is None:
+        backend.preflight()
+    else:
+        with pytest.raises(BackendUnavailable, match=re.escape(preflight)):
+            backend.preflight()
+    assert asyncio.run(backend.served_models()) == served
+    assert asyncio.run(backend.serving()) is serving
 
 
 # ---------------------------------------------------------------------------------------------- retries
@@ -126,6 +160,12 @@ def test_server_not_running_gives_clear_error_within_timeout():
     assert f"http://127.0.0.1:{port}/v1" in message and "'some-model'" in message and "3 attempts" in message
 
 
+def listening(port: int) -> bool:
+    """Whether a server on 127.0.0.1 takes connections on ``port``."""
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 @contextlib.contextmanager
 def scripted_http_server(do_post: str):
     """A real HTTP server on 127.0.0.1 whose POST handler body is ``do_post`` (faults vLLM cannot
@@ -139,12 +179,7 @@ def scripted_http_server(do_post: str):
               f"h.ThreadingHTTPServer(('127.0.0.1', {port}), H).serve_forever()\n")
     server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
+        wait_until(lambda: listening(port), 10, 0.05)
         yield f"http://127.0.0.1:{port}/v1", server
     finally:
         server.kill()

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_results_resume import REPO, TINY, arena_command, check_complete
+from tests.process_helpers import REPO, arena_command
+from tests.test_results_resume import TINY, check_complete
 
 pytestmark = pytest.mark.ray
 

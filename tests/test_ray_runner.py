@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -20,8 +19,9 @@ from arena_envs.core.episode_context import current_episode
 from arena_envs.runner.ray_runner import RayOptions
 from arena_envs.runner.runner import RunConfig, RunError, run
 from baselines.random_policy import RandomPolicy
+from tests.process_helpers import arena_command, kill_during_run, process_tree, run_in_repo, wait_gone
 from tests.results_helpers import folder_content
-from tests.test_results_resume import REPO, TINY, arena_command, check_complete, kill_during_run
+from tests.test_results_resume import TINY, check_complete, resume_matches_clean
 
 pytestmark = pytest.mark.ray
 
@@ -145,52 +145,6 @@ def test_a_policy_error_in_a_worker_stops_the_run_like_a_local_one(tmp_path, ray
     assert ray_kept["log"] == {k: clean["log"][k] for k in sorted(kept)}  # what was kept is what a clean run writes
 
 
-def _stat(pid: int | str) -> list[str]:
-    """The fields of ``/proc/PID/stat`` after the command name (ppid at 1, start time at 19)."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-
-
-def process_tree(root: int) -> dict[int, tuple[str, str]]:
-    """pid -> (start time, command line) of every descendant of ``root``."""
-    parents: dict[int, tuple[int, str]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                fields = _stat(name)
-            except OSError:
-                continue
-            parents[int(name)] = (int(fields[1]), fields[19])
-    found: dict[int, tuple[str, str]] = {}
-    stack = [root]
-    while stack:
-        parent = stack.pop()
-        for pid, (ppid, started) in parents.items():
-            if ppid == parent and pid not in found:
-                try:
-                    found[pid] = (started, Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ").strip())
-                except OSError:
-                    continue
-                stack.append(pid)
-    return found
-
-
-def wait_gone(processes: dict[int, tuple[str, str]], seconds: float, ignore: tuple[str, ...] = ()) -> list[str]:
-    """The command lines of ``processes`` (but those starting with ``ignore``) still running after
-    at most ``seconds`` (the same process: the same start time)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        left = []
-        for pid, (started, cmd) in processes.items():
-            try:
-                if _stat(pid)[19] == started and not cmd.startswith(ignore):
-                    left.append(cmd)
-            except OSError:
-                continue
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.2)
-
-
 def test_cli_ray_run_killed_with_sigkill_then_resumed(tmp_path):
     """The driver of a ``--ray`` run (its own local cluster) is SIGKILLed: the cluster's processes
     go with it, and the same command resumes to the folder of a local run."""
@@ -208,12 +162,7 @@ def test_cli_ray_run_killed_with_sigkill_then_resumed(tmp_path):
     # Ray's two agents notice their raylet's death at once but then try for 60 s (a fixed timeout
     # of Ray's) to tell the dead GCS about it before they exit: they are checked at the end
     assert wait_gone(cluster, 15, ignore=agents) == []
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    check_complete(out, total)
-    run(RunConfig(TINY, ("random",) * 3, episodes=total, seed=9), tmp_path / "clean")
-    assert folder_content(out) == folder_content(tmp_path / "clean")
+    resume_matches_clean(command, out, RunConfig(TINY, ("random",) * 3, episodes=total, seed=9), tmp_path / "clean")
     assert wait_gone(cluster, 90) == []
     for folder in temp_dirs:
         shutil.rmtree(folder, ignore_errors=True)
@@ -226,8 +175,7 @@ def test_the_runner_and_arena_list_do_not_import_ray():
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    assert main(['list']) == 0\n"
             "print('ray' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-                          capture_output=True, text=True, timeout=120)
+    done = run_in_repo([sys.executable, "-c", code], timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
 
@@ -238,8 +186,7 @@ def test_ray_missing_is_one_line_with_the_install_command(tmp_path):
             "from arena_envs.runner.cli import main\n"
             f"sys.exit(main(['run', 'auction_v0', '--players', 'rule,rule,random', '--episodes', '2', "
             f"'--out', {str(tmp_path / 'r')!r}, '--ray']))\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-                          capture_output=True, text=True, timeout=120)
+    done = run_in_repo([sys.executable, "-c", code], timeout=120)
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
     assert line.startswith("arena: error: Ray is not installed") and line.endswith("pip install -e '.[ray]'")

@@ -2,23 +2,18 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import signal
 import subprocess
-import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from arena_envs.runner import RunConfig, run
 from arena_envs.runner.results import HELD_BYTES, ResultsError, ResultsFolder, read_episodes, read_steps
+from tests.process_helpers import arena_command, kill_during_run, run_in_repo
 from tests.results_helpers import folder_content as canonical
 
-REPO = Path(__file__).resolve().parents[1]
 TINY = "tests._tiny_game:env"
 TINY_CONFIG = RunConfig(TINY, ("random", "random", "random"), episodes=6, seed=4)
 
@@ -142,45 +137,6 @@ def test_corrupt_middle_line_and_duplicates_are_errors(tmp_path):
     assert path.read_text().endswith('{"epis')  # reading without repair leaves the file alone
 
 
-def arena_command(env: str, players: str, episodes: int, out: Path) -> list[str]:
-    return [sys.executable, "-m", "arena_envs.runner.cli", "run", env, "--players", players,
-            "--episodes", str(episodes), "--seed", "9", "--out", str(out), "--no-progress"]
-
-
-def finished_count(out: Path) -> int:
-    path = out / "episodes.jsonl"
-    return path.read_bytes().count(b"\n") if path.exists() else 0
-
-
-def signal_during_run(command: list[str], out: Path, at_least: int, sig: int,
-                      before_signal: Callable[[int], None] | None = None) -> tuple[int, str]:
-    """Start ``command``, send it ``sig`` once ``at_least`` episodes are committed and wait for its
-    end; returns its exit status and stderr. ``before_signal(pid)`` is called just before the signal."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    deadline = time.monotonic() + 120
-    with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
-        while finished_count(out) < at_least:
-            assert proc.poll() is None, f"run ended before the signal: {proc.communicate()[1].decode()}"
-            assert time.monotonic() < deadline, "run too slow"
-            time.sleep(0.005)
-        if before_signal is not None:
-            before_signal(proc.pid)
-        proc.send_signal(sig)
-        _, stderr = proc.communicate(timeout=60)
-    return proc.returncode, stderr.decode()
-
-
-def kill_during_run(command: list[str], out: Path, at_least: int, total: int,
-                    before_kill: Callable[[int], None] | None = None) -> int:
-    """Start ``command``, SIGKILL it once ``at_least`` episodes are committed; returns the count then.
-    ``before_kill(pid)`` is called just before the kill."""
-    status, _ = signal_during_run(command, out, at_least, signal.SIGKILL, before_kill)
-    assert status == -signal.SIGKILL
-    count = finished_count(out)
-    assert count < total, "the run finished before the kill; raise the episode count"
-    return count
-
-
 def check_complete(out: Path, total: int) -> None:
     ids = episode_ids(out)
     assert len(ids) == total and sorted(ids) == list(range(total))  # none lost, none twice
@@ -188,18 +144,27 @@ def check_complete(out: Path, total: int) -> None:
     assert records == ids  # one block per episode, in commit order
 
 
+def resume_matches_clean(command: list[str], out: Path, config: RunConfig, clean: Path,
+                         timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` again, which resumes ``out``: it ends with status 0, every episode of
+    ``config`` is there once, and ``out`` holds what an uninterrupted run of ``config`` writes
+    (into ``clean``). Returns the resumed run."""
+    done = run_in_repo(command, timeout)
+    assert done.returncode == 0, done.stderr
+    check_complete(out, config.episodes)
+    run(config, clean, plots=False)
+    assert canonical(out) == canonical(clean)
+    return done
+
+
 def test_kill_9_mid_run_then_resume_auction(tmp_path):
     total = 120  # group commits come every 0.2 s (about 30 auction episodes)
     out = tmp_path / "killed"
     command = arena_command("auction_v0", "rule,rule,random", total, out)
     killed_at = kill_during_run(command, out, at_least=3, total=total)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    config = RunConfig("auction_v0", ("rule", "rule", "random"), episodes=total, seed=9)
+    done = resume_matches_clean(command, out, config, tmp_path / "clean")
     assert f"({total - killed_at} episodes played, {killed_at} already there, {total}/{total} finished)" in done.stdout
-    check_complete(out, total)
-    run(RunConfig("auction_v0", ("rule", "rule", "random"), episodes=total, seed=9), tmp_path / "clean")
-    assert canonical(out) == canonical(tmp_path / "clean")
 
 
 def test_kill_9_repeatedly_tiny_game(tmp_path):
@@ -211,9 +176,4 @@ def test_kill_9_repeatedly_tiny_game(tmp_path):
     reached = 0
     for target in (5, 800, 1600):
         reached = kill_during_run(command, out, at_least=max(target, reached + 1), total=total)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    check_complete(out, total)
-    run(RunConfig(TINY, ("random",) * 3, episodes=total, seed=9), tmp_path / "clean")
-    assert canonical(out) == canonical(tmp_path / "clean")
+    resume_matches_clean(command, out, RunConfig(TINY, ("random",) * 3, episodes=total, seed=9), tmp_path / "clean")

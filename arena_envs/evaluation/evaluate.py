@@ -27,6 +27,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from arena_envs.core import Policy
+from arena_envs.core.arguments import check_games, check_int, check_played
 from arena_envs.evaluation.settings import MANIFEST, SETTINGS, SUBJECTS, PaperSetting, read_manifest
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.results import read_episodes, write_durably
@@ -59,10 +60,7 @@ def select_games(games: Sequence[str] | None) -> list[str]:
     """The games to play, in the report's order (``None``: all twelve); ValueError for an unknown one."""
     if games is None:
         return list(SETTINGS)
-    unknown = [g for g in games if g not in SETTINGS]
-    if unknown or not games:
-        raise ValueError(f"unknown game {unknown[0]!r}; known: {', '.join(SETTINGS)}" if unknown
-                         else f"no game given; known: {', '.join(SETTINGS)}")
+    check_games(games, list(SETTINGS))
     return [g for g in SETTINGS if g in games]
 
 
@@ -201,15 +199,11 @@ def evaluate(spec: str, out: str | Path, *, games: Sequence[str] | None = None, 
     """
     out = Path(out)
     chosen = select_games(games)
-    if episodes is not None and (isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1):
-        raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
-    if not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+    if episodes is not None:
+        check_int("episodes", episodes, 1)
+    check_int("concurrency", concurrency, 1)
     overrides = {game: dict(kwargs) for game, kwargs in (env_overrides or {}).items()}
-    stray = [game for game in overrides if game not in chosen]
-    if stray:
-        raise ValueError(f"--env-arg names game {stray[0]!r}, which this evaluation does not play; "
-                         f"games: {', '.join(chosen)}")
+    check_played("--env-arg", overrides, chosen)
     runs = plan(spec, out, chosen, episodes=episodes, quick=quick, seed=seed, env_overrides=overrides)
     document = merge_manifest(out, manifest(spec, seed, quick, runs, overrides))
     preflight(runs)

@@ -2,14 +2,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Integral
 
-
-def check_int(name: str, value: object, low: int) -> int:
-    """``value`` as an int >= ``low``, or a ValueError naming the argument."""
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
+from arena_envs.core.arguments import check_int
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena_envs.core.arguments import check_games, check_int, check_played
 from arena_envs.gamma.history import GAME_LABELS, GAMES
 from arena_envs.gamma.scoring import score as gamma_score
 from arena_envs.gamma.scoring import table_row
@@ -107,15 +108,10 @@ def play_suite(
     ``players``: policy specs (one for every seat, or one per seat); ``env_kwargs``: per game
     keyword arguments of the environment (e.g. ``{"guess_two_thirds_v0": {"n_rounds": 5}}``).
     """
-    unknown = [g for g in games if g not in GAMES]
-    if unknown or not games:
-        raise ValueError(f"games must be a non-empty subset of {', '.join(GAMES)}; got {list(games)}")
-    if not isinstance(runs, int) or runs < 1:
-        raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
+    check_games(games, GAMES)
+    check_int("runs", runs, 1)
     env_kwargs = {g: dict(kw) for g, kw in (env_kwargs or {}).items()}
-    stray = [g for g in env_kwargs if g not in games]
-    if stray:
-        raise ValueError(f"env_kwargs names games that are not played: {', '.join(stray)}")
+    check_played("env_kwargs", env_kwargs, games)
     seats = {g: seat_specs(players, env_kwargs.get(g, {}).get("n_players", DEFAULT_PLAYERS)) for g in games}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -151,10 +151,7 @@ class OpenAIHTTPBackend:
         if response.status_code >= 400:
             raise BackendUnavailable(f"server at {self.base_url} answered GET /models with HTTP "
                                      f"{response.status_code}: {_error_message(response)}")
-        try:
-            served = [m["id"] for m in response.json().get("data", [])]
-        except (ValueError, KeyError, TypeError, AttributeError):
-            served = []  # a server that does not list its models: the first request will tell
+        served = listed_models(response) or []  # a server that does not list them: the first request will tell
         if served and self.model not in served:
             raise BackendUnavailable(f"server at {self.base_url} does not serve model {self.model!r}; "
                                      f"models served: {served}")
@@ -163,17 +160,17 @@ class OpenAIHTTPBackend:
         """The ids listed by ``GET /models`` (empty when the server does not list them)."""
         try:
             response = await self._client().get(f"{self.base_url}/models")
-            return [m["id"] for m in response.json().get("data", [])]
-        except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        except httpx.HTTPError:
             return []
+        return listed_models(response) or []
 
     async def serving(self, timeout: float = 10.0) -> bool:
         """Whether ``GET /models`` answers within ``timeout`` seconds and lists this model (or lists none)."""
         try:
             response = await self._client().get(f"{self.base_url}/models", timeout=timeout)
-            served = [m["id"] for m in response.json().get("data", [])] if response.status_code < 400 else None
-        except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError):
+        except httpx.HTTPError:
             return False
+        served = listed_models(response) if response.status_code < 400 else None
         return served is not None and (not served or self.model in served)
 
     def close(self) -> None:
@@ -188,6 +185,15 @@ class OpenAIHTTPBackend:
                     asyncio.run(client.aclose())
                 except RuntimeError:
                     pass
+
+
+def listed_models(response: httpx.Response) -> list[str] | None:
+    """The model ids of a ``GET /models`` answer (``{"data": [{"id": ...}, ...]}``; no ``data``
+    lists none); None when the body is not that shape (not JSON, not an object, an entry without id)."""
+    try:
+        return [m["id"] for m in response.json().get("data", [])]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def one_line(text: str, limit: int = 160) -> str:
