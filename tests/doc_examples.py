@@ -13,6 +13,7 @@ machine is said here, in one place, so that a reader of the test sees every libe
   downloads) the sample of them in ``$ARENA_REFERENCE_DATA/gamabench``;
 * ``.ci/run`` (the test command: CI runs it) is not run inside itself: it must exist;
 * a ``console`` block's output lines, except those elided with ``…``, must appear in what it prints;
+* a running Ray cluster (``HEAD:6379``, ``10.0.0.1:6379``) is the suite's local test cluster;
 * ``pip install -e '.[EXTRAS]'`` is not run (the test environment is that install): the extras it
   names must exist in pyproject.toml and the package must be installed;
 * ``SCALED``: a few examples train or play for minutes to hours as written; the test runs them with
@@ -34,15 +35,56 @@ DOCUMENTED_PORT = "8000"
 DOCUMENTED_MODEL_DIR = "~/.cache/arena_envs/smollm2-135m-instruct"
 RAW_RESULTS = re.compile(r"\braw_results\b")
 CI_RUN = "bash .ci/run"
+RAY_ADDRESS = re.compile(r"\b(?:HEAD|10\.0\.0\.1):6379\b")
 
 # (file, text in one of its blocks, what the test runs instead): counts only, never the command
 SCALED: tuple[tuple[str, str, str], ...] = (
+    ("docs/cluster.md", "--episodes 2000", "--episodes 200"),
+    ("docs/envs/auction.md", "--episodes 10", "--episodes 1"),
+    ("docs/envs/auction.md", "for budget in 20000 40000", "for budget in 20000"),
+    ("docs/envs/auction.md", "for order in random ascending descending", "for order in ascending"),
+    ("docs/envs/auction.md", "for budget in (20000, 40000)", "for budget in (20000,)"),
+    ("docs/envs/auction.md", 'for order in ("random", "ascending", "descending")', 'for order in ("ascending",)'),
+    ("docs/envs/who_is_spy.md", "--episodes 30", "--episodes 1"),
+    ("docs/envs/who_is_spy.md", "--episodes 12", "--episodes 2"),
+    ("docs/envs/who_is_spy.md", "--model-url http://127.0.0.1:8000/v1",
+     "--model-url http://127.0.0.1:8000/v1 --episodes 2"),
+    ("docs/eval.md", "--quick        # few", "--quick --games guess_two_thirds_v0,who_is_spy_v0  # few"),
+    ("docs/eval.md", "/v1                # the papers'", "/v1 --games guess_two_thirds_v0 --episodes 1  # the papers'"),
+    ("docs/gamma/index.md", "--runs 5 --seed 0",
+     "--runs 1 --seed 0 --env-arg n_rounds=2 --env-arg battle_royale_v0.max_turns=2"),
+    ("docs/llm_policies.md", "--episodes 50 --concurrency 32", "--episodes 2 --concurrency 32"),
+    ("docs/llm_policies.md", "--episodes 10", "--episodes 1"),
+    ("docs/llm_policies.md", "fixed:value=go*9\" --episodes 5", "fixed:value=go*9\" --episodes 1"),
+    ("docs/rl.md", "--steps 60000", "--steps 2048"),
+    ("docs/rl.md", "--steps 50000 --snapshot-every 5000", "--steps 2048 --snapshot-every 1024"),
+    ("docs/rl.md", "--env-arg n_rounds=5 --episodes 10", "--env-arg n_rounds=5 --episodes 2"),
+    ("docs/rl.md", "python examples/rl_auction_ppo.py ", "python examples/rl_auction_ppo.py --steps 2048 "),
+    ("docs/rl.md", "python examples/rl_tank_stage1.py ", "python examples/rl_tank_stage1.py --steps 2048 "),
+    ("docs/rl.md", "python examples/rl_tank_stage4.py ", "python examples/rl_tank_stage4.py --steps 2048 "),
+    ("docs/rllib.md", "--iterations 20", "--iterations 2"),
+    ("docs/rllib.md", "iterations=20", "iterations=2"),
+    ("docs/rllib.md", "--env-runners 4", "--env-runners 4 --iterations 1"),
+    ("docs/runner.md", "--episodes 50 --concurrency 16", "--episodes 2 --concurrency 16"),
+    ("docs/runner.md", "--steps 20000", "--steps 2048"),
+    ("docs/runner.md", "steps=20000", "steps=2048"),
+    ("docs/runner.md", "--steps 10000 --eval-every 2000", "--steps 2048 --eval-every 1024"),
+    ("docs/runner.md", "--steps 50000 --snapshot-every 5000", "--steps 2048 --snapshot-every 1024"),
+    ("docs/runner.md", "episodes=200", "episodes=20"),
+    ("docs/runner.md", "--episodes 10000", "--episodes 200"),
+    ("docs/runner.md", "episodes=2000", "episodes=200"),
+    ("docs/runner.md", "--episodes 2000 --ray", "--episodes 200 --ray"),
 )
 
 # (file, first line of the block): why it cannot run on one CPU machine
 KEYBOARD = "needs a person at the keys of the pygame window (tests/test_play.py plays it with key events)"
 SYNTAX_ONLY: tuple[tuple[str, str, str], ...] = (
     ("docs/play.md", "arena play tank_battle_v0 --seed 1", KEYBOARD),
+    ("docs/cluster.md", "# on the head node (H is its address on the cluster's network)", "needs several machines"),
+    ("docs/cluster.md", "# on every GPU node: one server per GPU, ports 8000-8007", "needs GPU nodes"),
+    ("docs/llm_policies.md",
+     'arena run auction_v0 --players "vllm:MODEL@http://10.0.0.1:8000/v1@http://10.0.0.2:8000/v1,rule,rule" \\',
+     "needs two servers on two machines (tests/test_llm_vllm_servers.py plays on two local ones)"),
     ("docs/envs/tank_battle.md",
      "arena run tank_battle_v0 --players keyboard,rule --episodes 1 --env-arg stage=4 --out runs/me", KEYBOARD),
 )
@@ -144,10 +186,12 @@ def pip_extras(code: str) -> list[str]:
 
 
 def localize(code: str, *, server_url: str | None, own_port: int | None, model_dir: str,
-             raw_results: str) -> str:
+             raw_results: str, ray_address: str | None) -> str:
     """The block as it runs here: no pip, no .ci/run, the documented ports, folders and paths mapped."""
     code = PIP_INSTALL.sub(":", code).replace(CI_RUN, "test -f .ci/run")
     code = RAW_RESULTS.sub(raw_results, code.replace(DOCUMENTED_MODEL_DIR, model_dir))
+    if ray_address is not None:
+        code = RAY_ADDRESS.sub(ray_address, code)
     if own_port is not None:
         code = re.sub(rf"(?<=[:\s]){DOCUMENTED_PORT}\b", str(own_port), code)
     elif server_url is not None:

@@ -4,6 +4,7 @@ test stands in for it, is listed in tests/doc_examples.py."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from tests.doc_examples import (
     RAW_RESULTS,
+    RAY_ADDRESS,
     ROOT,
     RUN_LANGS,
     SHOWN_LANGS,
@@ -32,6 +34,7 @@ EXAMPLES = all_examples()
 RUNNABLE = [e for e in EXAMPLES if e.lang in RUN_LANGS]
 REFERENCE = Path(os.environ.get("ARENA_REFERENCE_DATA") or ROOT.parent / "shared" / "reference_data") / "gamabench"
 _workdirs: dict[str, Path] = {}
+TIMEOUT = 600
 
 
 def test_every_fence_names_a_known_language():
@@ -76,6 +79,20 @@ def _command(example: Example, code: str, folder: Path) -> list[str]:
     return ["bash", "-c", "set -eo pipefail\n" + code]
 
 
+def _run(command: list[str], folder: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run in its own process group, which is killed whole if it overruns (a timeout that killed
+    only the shell would leave its children holding the output pipes)."""
+    with subprocess.Popen(command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          stdin=subprocess.DEVNULL, start_new_session=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            stdout, stderr = process.communicate()
+            pytest.fail(f"did not finish within {TIMEOUT}s:\n{stdout[-2000:]}\n{stderr[-2000:]}")
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
 @pytest.mark.parametrize("example", [pytest.param(e, id=e.id, marks=_marks(e)) for e in RUNNABLE])
 def test_documented_example_runs(example: Example, request: pytest.FixtureRequest,
                                  tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -97,15 +114,15 @@ def test_documented_example_runs(example: Example, request: pytest.FixtureReques
     from llm_policies.local_stack import smollm2_dir
 
     folder = _workdir(example, tmp_path_factory)
+    ray_address = request.getfixturevalue("ray_local").address if RAY_ADDRESS.search(example.code) else None
     code = localize(scaled(example), server_url=server_url, own_port=own_port, model_dir=str(smollm2_dir()),
-                    raw_results=str(REFERENCE))
+                    raw_results=str(REFERENCE), ray_address=ray_address)
     env = dict(os.environ, PYTHONPATH=str(ROOT), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
                MPLBACKEND="Agg", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     if server_url is not None:
         env["ARENA_VLLM_URL"] = server_url
     try:
-        result = subprocess.run(_command(example, code, folder), cwd=folder, env=env, capture_output=True,
-                                text=True, stdin=subprocess.DEVNULL, timeout=600)
+        result = _run(_command(example, code, folder), folder, env)
     finally:
         if own_port is not None:  # a block that starts a server stops it; this only cleans up after a failure
             subprocess.run([sys.executable, "-m", "arena_envs.runner.cli", "serve", "--stop", "--port", str(own_port)],

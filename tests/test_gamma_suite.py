@@ -137,3 +137,19 @@ def test_equilibrium_players_reach_the_optimum(tmp_path):
     assert result.scores["sealed_bid_auction_v0"] == [pytest.approx(4.83, abs=0.01)]
     assert 0 <= result.scores["el_farol_v0"][0] <= 100  # mixed play: random around 79.9
     assert result.row["overall"]["mean"] == pytest.approx(fmean(result.scores[g][0] for g in GAMES))
+
+
+def test_an_env_arg_without_a_game_goes_to_the_games_that_take_it(tmp_path, capsys):
+    out = tmp_path / "suite"
+    assert arena_main(["run", "gamma", "--players", "random", "--runs", "1", "--env-arg", "n_rounds=2",
+                       "--env-arg", "battle_royale_v0.max_turns=3", "--out", str(out), "--no-plots"]) == 0
+    kwargs = json.loads((out / "gamma_row.json").read_text())["env_kwargs"]
+    rounds = set(GAMES) - {"battle_royale_v0", "pirate_game_v0"}
+    assert {g for g, kw in kwargs.items() if kw.get("n_rounds") == 2} == rounds
+    assert kwargs["battle_royale_v0"] == {"max_turns": 3} and "pirate_game_v0" not in kwargs
+    for game in rounds:
+        (entry,) = [json.loads(line) for line in (out / game / "episodes.jsonl").read_text().splitlines()]
+        assert len(history_from_record(read_record(out / game, entry["episode"]))[1]) == 2, game
+    assert arena_main(["run", "gamma", "--players", "random", "--runs", "1", "--games", "pirate_game_v0",
+                       "--env-arg", "n_rounds=2", "--out", str(tmp_path / "none")]) == 2
+    assert "no game of this run takes 'n_rounds'" in capsys.readouterr().err

@@ -35,6 +35,7 @@ from arena_envs.core.arguments import check_games, check_int, check_played
 from arena_envs.gamma.history import GAME_LABELS, GAMES
 from arena_envs.gamma.scoring import score as gamma_score
 from arena_envs.gamma.scoring import table_row
+from arena_envs.registration import env_module
 from arena_envs.runner.cli_errors import (
     USER_ERRORS,
     OneLineParser,
@@ -42,7 +43,7 @@ from arena_envs.runner.cli_errors import (
     report_run_stopped,
     report_user_error,
 )
-from arena_envs.runner.policy_specs import parse_value, split_players
+from arena_envs.runner.policy_specs import class_keywords, parse_value, split_players
 from arena_envs.runner.results import ResultsError, dumps, iter_log, write_durably
 from arena_envs.runner.runner import RunConfig, RunError, run
 
@@ -160,7 +161,9 @@ def format_row(row: Mapping[str, Mapping[str, float]], label: str = "players") -
 # --- command line -------------------------------------------------------------------------------
 
 def _env_args(items: Sequence[str], games: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """``["n_rounds=5", "battle_royale_v0.max_turns=8"]`` -> per-game kwargs (no prefix: every game)."""
+    """``["n_rounds=5", "battle_royale_v0.max_turns=8"]`` -> per-game kwargs. Without a ``GAME.`` prefix
+    an argument goes to every game whose environment takes it (``n_rounds``: all but Battle Royale and
+    the Pirate Game, which count turns); one that no game of the run takes is an error."""
     kwargs: dict[str, dict[str, Any]] = {}
     for item in items:
         key, eq, value = item.partition("=")
@@ -169,9 +172,22 @@ def _env_args(items: Sequence[str], games: Sequence[str]) -> dict[str, dict[str,
             raise ValueError(f"--env-arg expects [GAME.]KEY=VALUE, got {item!r}")
         if dot and game not in games:
             raise ValueError(f"--env-arg {item!r}: game must be one of {', '.join(games)}")
-        for target in [game] if dot else games:
+        targets = [game] if dot else [g for g in games if _takes(g, name)]
+        if not targets:
+            raise ValueError(f"--env-arg {item!r}: no game of this run takes {name!r}; played: {', '.join(games)}")
+        for target in targets:
             kwargs.setdefault(target, {})[name] = parse_value(value)
     return kwargs
+
+
+def _takes(game: str, name: str) -> bool:
+    """Whether ``game``'s environment class has the keyword ``name`` (read from one built with defaults)."""
+    probe = env_module(game).env()
+    try:
+        accepted = class_keywords(type(probe.unwrapped))
+    finally:
+        probe.close()
+    return accepted is None or name in accepted
 
 
 def parser() -> argparse.ArgumentParser:

@@ -168,6 +168,21 @@ def keyword_parameters(func: Callable[..., Any]) -> dict[str, inspect.Parameter]
     return {n: p for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
 
+def class_keywords(cls: type) -> set[str] | None:
+    """The keywords ``cls(...)`` accepts, following ``**kwargs`` up the base classes' ``__init__``
+    (which they are passed on to); None when the last one still takes any keyword."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters
+        names |= {n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"self"}
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            return names
+    return None
+
+
 def describe_keywords(params: dict[str, inspect.Parameter]) -> str:
     """``K=4, margin=0.05`` (a parameter without a default: its bare name); ``none`` when there is none."""
     return ", ".join(_describe(n, p) for n, p in params.items()) or "none"

@@ -67,7 +67,7 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
     if num_cpus is not None and num_cpus < 1:
         raise ValueError(f"num_cpus must be >= 1, got {num_cpus}")
     if address not in (None, LOCAL):
-        ray.init(address=address, logging_level="WARNING", log_to_driver=False)
+        _connect(ray, address)
         try:
             yield RaySession(ray.get_runtime_context().gcs_address, started=False)
         finally:
@@ -104,6 +104,30 @@ _CLUSTERS_VARIABLE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 _PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
 #: A closed loopback port: the proxy of the local cluster's own processes (see _node_process_environment).
 _NOWHERE = "http://127.0.0.1:9"
+
+
+def _connect(ray: Any, address: str) -> None:
+    """Join a running cluster. One on this machine's loopback (``ray start --head
+    --node-ip-address=127.0.0.1``, or another process's local cluster) is reached there: by default
+    Ray swaps a loopback address for the machine's outward one, where such a cluster does not listen."""
+    from ray._private.authentication.authentication_token_setup import maybe_enable_token_auth_if_token_available
+
+    # a cluster started by Ray >= 2.5x on this machine requires the token it saved (~/.ray/auth_token):
+    # send it, as `ray start` and a local ray.init() do, unless RAY_AUTH_MODE says otherwise
+    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    host = address.rpartition(":")[0].strip("[]")
+    loopback = host in ("localhost", "::1") or host.startswith("127.")
+    constants = ray._private.ray_constants
+    clusters = constants.ENABLE_RAY_CLUSTER
+    constants.ENABLE_RAY_CLUSTER = clusters and not loopback
+    try:
+        ray.init(address=address, logging_level="WARNING", log_to_driver=False,
+                 **({"_node_ip_address": LOOPBACK} if loopback else {}))
+    except ConnectionError as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"cannot join the Ray cluster at {address}: {first}") from err
+    finally:
+        constants.ENABLE_RAY_CLUSTER = clusters
 
 
 @contextmanager
