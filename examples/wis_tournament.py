@@ -23,13 +23,15 @@ answer and game record.
 from __future__ import annotations
 
 import argparse
+import sys
 
+from arena_envs.runner.cli_errors import USER_ERRORS, report_user_error
 from arena_envs.runner.leaderboard import leaderboard_text
 from arena_envs.runner.policy_specs import parse_value, split_players
 from arena_envs.runner.runner import RunConfig, run
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m-instruct", help="the served model name")
     parser.add_argument("--model-url", default="http://127.0.0.1:8000/v1", help="the vLLM server's OpenAI URL")
@@ -53,10 +55,14 @@ def main() -> None:
         env_kwargs[key.strip()] = parse_value(value.strip())
     config = RunConfig("who_is_spy_v0", tuple(split_players(players)), episodes=args.episodes, seed=args.seed,
                        env_kwargs=env_kwargs)
-    summary = run(config, args.out, concurrency=args.concurrency, progress=True)
+    try:
+        summary = run(config, args.out, concurrency=args.concurrency, progress=True)
+    except USER_ERRORS as err:  # a bad spec, or --out holding another run: one line, as the CLI says it
+        return report_user_error(err)
     print(f"{summary.finished} games in {summary.out}")
     print(leaderboard_text(summary.out))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -26,6 +26,7 @@ from pathlib import Path
 import httpx
 
 from arena_envs.core.cli_parser import OneLineParser
+from llm_policies.backends.openai_http import listed_models
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.local_stack import smollm2_dir, vllm_python
 from llm_policies.server_records import (
@@ -109,9 +110,8 @@ class VLLMServer:
 
     def serves_model(self) -> bool:
         try:
-            response = httpx.get(f"{self.url}/models", timeout=2.0)
-            return any(m.get("id") == self.name for m in response.json().get("data", []))
-        except (httpx.HTTPError, ValueError, AttributeError):
+            return self.name in (listed_models(httpx.get(f"{self.url}/models", timeout=2.0)) or [])
+        except httpx.HTTPError:
             return False
 
     def kill(self) -> None:

@@ -37,10 +37,18 @@ RAW_RESULTS = re.compile(r"\braw_results\b")
 CI_RUN = "bash .ci/run"
 RAY_ADDRESS = re.compile(r"\b(?:HEAD|10\.0\.0\.1):6379\b")
 
-# (file, text in one of its blocks, what the test runs instead): counts only, never the command
+#: An auction of one item: SmolLM2 on two CPU cores needs minutes per item as the AucArena bidder.
+ONE_ITEM = """--env-arg 'items=[{"name": "Vase", "start_price": 1000, "true_value": 3000}]'"""
+#: Guess 2/3 of two rounds: in the paper's setting the model plays all ten seats of twenty rounds.
+SHORT_GUESS = "--env-arg guess_two_thirds_v0.n_rounds=2"
+#: The AucArena bidder thinking in 32 tokens instead of 384: SmolLM2 writes about 15 tokens a second here.
+SHORT_THOUGHTS = "?agent=aucarena&cot_max_tokens=32"
+# (file, text in one of its blocks, what the test runs instead): counts (of episodes, steps, items,
+# rounds) only, never the command
 SCALED: tuple[tuple[str, str, str], ...] = (
     ("docs/cluster.md", "--episodes 2000", "--episodes 200"),
-    ("docs/envs/auction.md", "--episodes 10", "--episodes 1"),
+    ("docs/envs/auction.md", "--episodes 10", f"--episodes 1 {ONE_ITEM}"),
+    ("docs/envs/auction.md", "?agent=aucarena", SHORT_THOUGHTS),
     ("docs/envs/auction.md", "for budget in 20000 40000", "for budget in 20000"),
     ("docs/envs/auction.md", "for order in random ascending descending", "for order in ascending"),
     ("docs/envs/auction.md", "for budget in (20000, 40000)", "for budget in (20000,)"),
@@ -49,23 +57,30 @@ SCALED: tuple[tuple[str, str, str], ...] = (
     ("docs/envs/who_is_spy.md", "--episodes 12", "--episodes 2"),
     ("docs/envs/who_is_spy.md", "--model-url http://127.0.0.1:8000/v1",
      "--model-url http://127.0.0.1:8000/v1 --episodes 2"),
-    ("docs/eval.md", "--quick        # few", "--quick --games guess_two_thirds_v0,who_is_spy_v0  # few"),
-    ("docs/eval.md", "/v1                # the papers'", "/v1 --games guess_two_thirds_v0 --episodes 1  # the papers'"),
-    ("docs/gamma/index.md", "--runs 5 --seed 0",
-     "--runs 1 --seed 0 --env-arg n_rounds=2 --env-arg battle_royale_v0.max_turns=2"),
-    ("docs/llm_policies.md", "--episodes 50 --concurrency 32", "--episodes 2 --concurrency 32"),
-    ("docs/llm_policies.md", "--episodes 10", "--episodes 1"),
-    ("docs/llm_policies.md", "fixed:value=go*9\" --episodes 5", "fixed:value=go*9\" --episodes 1"),
+    ("docs/eval.md", "--quick --games guess_two_thirds_v0,who_is_spy_v0",
+     f"--quick --games guess_two_thirds_v0,who_is_spy_v0 {SHORT_GUESS}"),
+    ("docs/eval.md", "who_is_spy_v0 --episodes 3", f"who_is_spy_v0 --episodes 3 {SHORT_GUESS}"),
+    ("docs/eval.md", "instruct                 # all twelve",
+     f"instruct --games guess_two_thirds_v0 --episodes 1 {SHORT_GUESS}  # all twelve"),
+    ("docs/gamma/index.md", "--runs 5 --seed 0", "--runs 1 --seed 0 --games guess_two_thirds_v0 --env-arg n_rounds=2"),
+    ("docs/llm_policies.md", "--episodes 50 --concurrency 32", f"--episodes 2 --concurrency 32 {ONE_ITEM}"),
+    ("docs/llm_policies.md", "--episodes 10", f"--episodes 1 {ONE_ITEM}"),
+    ("docs/llm_policies.md", "?agent=aucarena", SHORT_THOUGHTS),
+    ("docs/llm_policies.md", "--out results/smollm2-auction", f"--out results/smollm2-auction {ONE_ITEM}"),
+    ("docs/llm_policies.md", "cot=1&temperature=0.7", "cot=1&temperature=0.7&cot_max_tokens=32"),
+    ("docs/llm_policies.md", "fixed:value=go*9\" --episodes 5", "fixed:value=go*9\" --episodes 1 --env-arg n_rounds=2"),
     ("docs/rl.md", "--steps 60000", "--steps 2048"),
     ("docs/rl.md", "--steps 50000 --snapshot-every 5000", "--steps 2048 --snapshot-every 1024"),
     ("docs/rl.md", "--env-arg n_rounds=5 --episodes 10", "--env-arg n_rounds=5 --episodes 2"),
+    ("docs/rl.md", "steps=256", "steps=64"),
+    ("docs/rl.md", "eval_episodes=4", "eval_episodes=2"),
+    ("docs/rl.md", "python examples/rl_gamma_llm.py ", "python examples/rl_gamma_llm.py --steps 64 "),
     ("docs/rl.md", "python examples/rl_auction_ppo.py ", "python examples/rl_auction_ppo.py --steps 2048 "),
-    ("docs/rl.md", "python examples/rl_tank_stage1.py ", "python examples/rl_tank_stage1.py --steps 2048 "),
-    ("docs/rl.md", "python examples/rl_tank_stage4.py ", "python examples/rl_tank_stage4.py --steps 2048 "),
+    ("docs/rl.md", "python examples/rl_tank_stage1.py ", "python examples/rl_tank_stage1.py --steps 1024 "),
+    ("docs/rl.md", "python examples/rl_tank_stage4.py ", "python examples/rl_tank_stage4.py --steps 1024 "),
     ("docs/rllib.md", "--iterations 20", "--iterations 2"),
     ("docs/rllib.md", "iterations=20", "iterations=2"),
-    ("docs/rllib.md", "--env-runners 4", "--env-runners 4 --iterations 1"),
-    ("docs/runner.md", "--episodes 50 --concurrency 16", "--episodes 2 --concurrency 16"),
+    ("docs/runner.md", "--episodes 50 --concurrency 16", f"--episodes 2 --concurrency 16 {ONE_ITEM}"),
     ("docs/runner.md", "--steps 20000", "--steps 2048"),
     ("docs/runner.md", "steps=20000", "steps=2048"),
     ("docs/runner.md", "--steps 10000 --eval-every 2000", "--steps 2048 --eval-every 1024"),
@@ -85,6 +100,8 @@ SYNTAX_ONLY: tuple[tuple[str, str, str], ...] = (
     ("docs/llm_policies.md",
      'arena run auction_v0 --players "vllm:MODEL@http://10.0.0.1:8000/v1@http://10.0.0.2:8000/v1,rule,rule" \\',
      "needs two servers on two machines (tests/test_llm_vllm_servers.py plays on two local ones)"),
+    ("docs/rllib.md", "python examples/rllib_gamma.py --others vllm:smollm2-135m-instruct@http://127.0.0.1:8000/v1*2 "
+     "--env-runners 4", "RLlib against LLM players: minutes of LLM calls on two cores even as a --smoke run"),
     ("docs/envs/tank_battle.md",
      "arena run tank_battle_v0 --players keyboard,rule --episodes 1 --env-arg stage=4 --out runs/me", KEYBOARD),
 )

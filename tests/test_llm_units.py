@@ -291,10 +291,14 @@ def test_microbatcher_does_not_block_the_event_loop():
 
 # ---------------------------------------------------------------------------------------------- specs
 
-def test_parse_spec_forms():
+def test_parse_spec_forms(monkeypatch):
     assert parse_spec("vllm:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1") == \
         ("vllm", "Qwen/Qwen2.5-7B-Instruct", "http://127.0.0.1:8000/v1", {})
+    monkeypatch.delenv("ARENA_VLLM_URL", raising=False)
     assert parse_spec("vllm:smollm2") == ("vllm", "smollm2", "http://127.0.0.1:8000/v1", {})
+    monkeypatch.setenv("ARENA_VLLM_URL", "http://127.0.0.1:8123/v1")   # the default server, when set
+    assert parse_spec("vllm:smollm2") == ("vllm", "smollm2", "http://127.0.0.1:8123/v1", {})
+    assert parse_spec("vllm:smollm2@http://127.0.0.1:9/v1")[2] == "http://127.0.0.1:9/v1"
     kind, model, url, options = parse_spec("vllm:m@http://127.0.0.1:9/v1?temperature=0.7&cot=1&persona=a%2C+b")
     assert (kind, model, url) == ("vllm", "m", "http://127.0.0.1:9/v1")
     assert options == {"temperature": "0.7", "cot": "1", "persona": "a, b"}
