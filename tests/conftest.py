@@ -10,11 +10,19 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 from collections.abc import Iterator
 
 import pytest
 
 from tests.llm_helpers import MODEL_NAME, free_port, require_llm_stack
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite started as a background job of a non-interactive shell (``cmd &`` in a script) inherits
+    SIGINT ignored, and so would every run it starts: the Ctrl-C tests need Python's own handler."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(tryfirst=True)
