@@ -160,12 +160,10 @@ def keyword_parameters(func: Callable[..., Any]) -> dict[str, inspect.Parameter]
     """The parameters ``func`` takes by keyword, in order; None when it has no signature to read or
     takes any keyword (``**kwargs``)."""
     try:
-        params = inspect.signature(func).parameters
+        named, takes_any = _keywords(func)
     except (TypeError, ValueError):
         return None
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        return None
-    return {n: p for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return None if takes_any else named
 
 
 def class_keywords(cls: type) -> set[str] | None:
@@ -176,11 +174,18 @@ def class_keywords(cls: type) -> set[str] | None:
         init = klass.__dict__.get("__init__")
         if init is None:
             continue
-        params = inspect.signature(init).parameters
-        names |= {n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)} - {"self"}
-        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        named, takes_any = _keywords(init)
+        names |= set(named) - {"self"}
+        if not takes_any:
             return names
     return None
+
+
+def _keywords(func: Callable[..., Any]) -> tuple[dict[str, inspect.Parameter], bool]:
+    """``func``'s parameters passable by keyword, in order, and whether it also takes ``**kwargs``."""
+    params = inspect.signature(func).parameters
+    named = {n: p for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return named, any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def describe_keywords(params: dict[str, inspect.Parameter]) -> str:
