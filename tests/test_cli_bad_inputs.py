@@ -26,6 +26,8 @@ TABLE: list[tuple[list[str], list[str]]] = [
      ["budgets='abc'", "a number"]),
     (["run", "auction_v0", "--players", RULES, "--episodes", "1", "--env-arg", "colour=1", "--out", "{tmp}/a"],
      ["colour=1", "accepted: ", "budgets="]),
+    (["run", "el_farol_v0", "--players", "random", "--episodes", "1", "--env-arg", "colour=1", "--out", "{tmp}/a"],
+     ["colour=1", "accepted: ", "n_rounds=20"]),  # a γ-Bench class passes **kwargs on to its base: read both
     (["run", "auction_v0", "--players", RULES, "--episodes", "1", "--env-arg", "budgets", "--out", "{tmp}/a"],
      ["'budgets'", "key=value"]),
     (["run", "auction_v0", "--players", RULES, "--episodes", "1", "--out", "{file}/sub"], ["{file}/sub"]),

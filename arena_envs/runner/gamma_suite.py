@@ -43,7 +43,7 @@ from arena_envs.runner.cli_errors import (
     report_run_stopped,
     report_user_error,
 )
-from arena_envs.runner.policy_specs import class_keywords, parse_value, split_players
+from arena_envs.runner.policy_specs import keyword_parameters, parse_value, split_players
 from arena_envs.runner.results import ResultsError, dumps, iter_log, write_durably
 from arena_envs.runner.runner import RunConfig, RunError, run
 
@@ -184,7 +184,7 @@ def _takes(game: str, name: str) -> bool:
     """Whether ``game``'s environment class has the keyword ``name`` (read from one built with defaults)."""
     probe = env_module(game).env()
     try:
-        accepted = class_keywords(type(probe.unwrapped))
+        accepted = keyword_parameters(type(probe.unwrapped))
     finally:
         probe.close()
     return accepted is None or name in accepted

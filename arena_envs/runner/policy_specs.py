@@ -158,26 +158,33 @@ def check_keywords(func: Callable[..., Any], kwargs: dict[str, Any], what: str) 
 
 def keyword_parameters(func: Callable[..., Any]) -> dict[str, inspect.Parameter] | None:
     """The parameters ``func`` takes by keyword, in order; None when it has no signature to read or
-    takes any keyword (``**kwargs``)."""
+    takes any keyword (``**kwargs``). A class's ``**kwargs`` is followed up its bases' ``__init__``
+    (which it is passed on to), so a subclass that only says what differs still lists them all."""
     try:
+        if isinstance(func, type):
+            return _class_parameters(func)
         named, takes_any = _keywords(func)
     except (TypeError, ValueError):
         return None
     return None if takes_any else named
 
 
-def class_keywords(cls: type) -> set[str] | None:
-    """The keywords ``cls(...)`` accepts, following ``**kwargs`` up the base classes' ``__init__``
-    (which they are passed on to); None when the last one still takes any keyword."""
-    names: set[str] = set()
+def _class_parameters(cls: type) -> dict[str, inspect.Parameter] | None:
+    """The keyword parameters of ``cls(...)`` along its ``__init__`` chain, the subclass's first; None
+    when the last ``__init__`` reached still takes any keyword."""
+    found: dict[str, inspect.Parameter] = {}
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
+        if klass is object:  # takes no arguments of its own
+            return found
         if init is None:
             continue
         named, takes_any = _keywords(init)
-        names |= set(named) - {"self"}
+        for key, param in named.items():
+            if key != "self":
+                found.setdefault(key, param)
         if not takes_any:
-            return names
+            return found
     return None
 
 
