@@ -25,7 +25,7 @@ from arena_envs.runner.cli_errors import (
     report_run_stopped,
     report_user_error,
 )
-from arena_envs.runner.policy_specs import parse_value
+from arena_envs.runner.policy_specs import game_env_arg
 from arena_envs.runner.runner import RunError
 
 
@@ -67,13 +67,8 @@ def env_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``["tank_battle_v0.max_rounds=5"]`` -> ``{"tank_battle_v0": {"max_rounds": 5}}``."""
     overrides: dict[str, dict[str, Any]] = {}
     for item in items:
-        key, eq, value = item.partition("=")
-        game, dot, name = key.strip().partition(".")
-        if not eq or not dot or not name:
-            raise UsageError(f"--env-arg expects GAME.KEY=VALUE, got {item!r}")
-        if game not in SETTINGS:
-            raise UsageError(f"--env-arg {item!r}: unknown game {game!r}; known: {', '.join(SETTINGS)}")
-        overrides.setdefault(game, {})[name] = parse_value(value)
+        game, name, value = game_env_arg(item, list(SETTINGS), prefixed=True)
+        overrides.setdefault(str(game), {})[name] = value
     return overrides
 
 

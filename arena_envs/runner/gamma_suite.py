@@ -24,6 +24,7 @@ One spec is repeated on every seat; otherwise give one spec per seat (``spec*N``
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -43,7 +44,7 @@ from arena_envs.runner.cli_errors import (
     report_run_stopped,
     report_user_error,
 )
-from arena_envs.runner.policy_specs import keyword_parameters, parse_value, split_players
+from arena_envs.runner.policy_specs import game_env_arg, keyword_parameters, split_players
 from arena_envs.runner.results import ResultsError, dumps, iter_log, write_durably
 from arena_envs.runner.runner import RunConfig, RunError, run
 
@@ -166,28 +167,30 @@ def _env_args(items: Sequence[str], games: Sequence[str]) -> dict[str, dict[str,
     the Pirate Game, which count turns); one that no game of the run takes is an error."""
     kwargs: dict[str, dict[str, Any]] = {}
     for item in items:
-        key, eq, value = item.partition("=")
-        game, dot, name = key.strip().rpartition(".")
-        if not eq or not name:
-            raise ValueError(f"--env-arg expects [GAME.]KEY=VALUE, got {item!r}")
-        if dot and game not in games:
-            raise ValueError(f"--env-arg {item!r}: game must be one of {', '.join(games)}")
-        targets = [game] if dot else [g for g in games if _takes(g, name)]
+        game, name, value = game_env_arg(item, games, prefixed=False)
+        targets = [game] if game else [g for g in games if _takes(g, name)]
         if not targets:
             raise ValueError(f"--env-arg {item!r}: no game of this run takes {name!r}; played: {', '.join(games)}")
         for target in targets:
-            kwargs.setdefault(target, {})[name] = parse_value(value)
+            kwargs.setdefault(target, {})[name] = value
     return kwargs
 
 
 def _takes(game: str, name: str) -> bool:
-    """Whether ``game``'s environment class has the keyword ``name`` (read from one built with defaults)."""
+    """Whether ``game``'s environment class has the keyword ``name``."""
+    accepted = _keywords_of(game)
+    return accepted is None or name in accepted
+
+
+@functools.cache
+def _keywords_of(game: str) -> frozenset[str] | None:
+    """The keywords of ``game``'s environment class (read from one built with defaults, once a game)."""
     probe = env_module(game).env()
     try:
         accepted = keyword_parameters(type(probe.unwrapped))
     finally:
         probe.close()
-    return accepted is None or name in accepted
+    return None if accepted is None else frozenset(accepted)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -17,7 +17,7 @@ import inspect
 import json
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena_envs.core import Policy
@@ -91,6 +91,18 @@ def parse_value(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
+
+
+def game_env_arg(item: str, games: Sequence[str], *, prefixed: bool) -> tuple[str | None, str, Any]:
+    """``"GAME.KEY=VALUE"`` -> ``(GAME, KEY, parsed VALUE)`` for a command that plays ``games``; unless
+    ``prefixed`` (the prefix required), ``"KEY=VALUE"`` -> ``(None, KEY, VALUE)``."""
+    key, eq, value = item.partition("=")
+    game, dot, name = key.strip().rpartition(".")
+    if not eq or not name or (prefixed and not dot):
+        raise ValueError(f"--env-arg expects {'GAME.' if prefixed else '[GAME.]'}KEY=VALUE, got {item!r}")
+    if dot and game not in games:
+        raise ValueError(f"--env-arg {item!r}: unknown game {game!r}; known: {', '.join(games)}")
+    return (game if dot else None), name, parse_value(value)
 
 
 def parse_arguments(text: str, what: str) -> dict[str, Any]:
