@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena_envs.core.arguments import check_int
 from arena_envs.gamma.simultaneous_rules import SimultaneousRules
 
 
@@ -19,8 +20,7 @@ class DivideDollarRules(SimultaneousRules):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if isinstance(self.golds, bool) or not isinstance(self.golds, int) or self.golds < 1:
-            raise ValueError(f"golds must be an integer >= 1, got {self.golds!r}")
+        check_int("golds", self.golds, 1)
 
     def resolve(self, round_no: int, bids: Sequence[int]) -> tuple[dict[str, Any], list[float]]:
         total = sum(bids)

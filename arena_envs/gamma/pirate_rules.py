@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from arena_envs.core.arguments import check_int
+
 DEFAULT_PLAYERS = 10
 DEFAULT_GOLDS = 100
 
@@ -27,8 +29,7 @@ def min_golds(n_players: int) -> int:
 
 def check_params(n_players: int, golds: int) -> None:
     """ValueError naming the argument if (N, G) is outside the spec's range."""
-    if isinstance(n_players, bool) or not isinstance(n_players, int) or n_players < 1:
-        raise ValueError(f"n_players must be an integer >= 1, got {n_players!r}")
+    check_int("n_players", n_players, 1)
     if isinstance(golds, bool) or not isinstance(golds, int) or golds < min_golds(n_players):
         raise ValueError(f"golds must be an integer >= max(1, floor((n_players - 1) / 2)) = {min_golds(n_players)}, "
                          f"got {golds!r}")

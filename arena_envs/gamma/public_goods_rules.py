@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from arena_envs.core.arguments import check_int
 from arena_envs.gamma.simultaneous_rules import SimultaneousRules
 
 TOKEN_INITS = ("fixed", "random")
@@ -30,8 +31,7 @@ class PublicGoodsRules(SimultaneousRules):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 1:
-            raise ValueError(f"tokens must be an integer >= 1, got {self.tokens!r}")
+        check_int("tokens", self.tokens, 1)
         if not isinstance(self.ratio, (int, float)) or self.ratio < 0:
             raise ValueError(f"ratio must be a number >= 0, got {self.ratio!r}")
         if self.token_init not in TOKEN_INITS:

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 from tqdm.auto import tqdm
 
+from arena_envs.core.arguments import check_int
 from arena_envs.runner.episode import EpisodePlayer, PlayedEpisode, RunError, play_episodes
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.ray_cluster import LOCAL, import_ray, ray_session
@@ -96,9 +97,8 @@ class RayOptions:
 
     def __post_init__(self) -> None:
         for name in ("workers", "batch"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ValueError(f"ray {name} must be an integer >= 1, got {value!r}")
+            if getattr(self, name) is not None:
+                check_int(f"ray {name}", getattr(self, name), 1)
         if self.max_worker_failures < 0:
             raise ValueError(f"max_worker_failures must be >= 0, got {self.max_worker_failures!r}")
 

@@ -13,6 +13,7 @@ from typing import Any
 from pettingzoo import AECEnv
 
 from arena_envs.core import Policy
+from arena_envs.core.arguments import check_int
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.policy_specs import check_keywords, player_labels
 
@@ -42,10 +43,8 @@ class RunConfig:
         object.__setattr__(self, "env_kwargs", dict(self.env_kwargs))
         if not self.players:
             raise ValueError("players must name at least one policy")
-        if not isinstance(self.episodes, int) or self.episodes < 1:
-            raise ValueError(f"episodes must be an integer >= 1, got {self.episodes!r}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        check_int("episodes", self.episodes, 1)
+        check_int("seed", self.seed, 0)
 
     @property
     def labels(self) -> list[str]:

@@ -33,6 +33,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
+from arena_envs.core.arguments import check_int
 from arena_envs.tank_battle import grid, metrics, parser
 from arena_envs.tank_battle.coop import CoopState, legal_partners
 from arena_envs.tank_battle.decision import Decision
@@ -120,12 +121,8 @@ class TankBattleEnv(TextAECEnv):
                 raise ValueError("custom_map must hold at least one player spawn (a digit 1-8)")
             self.stage = custom_stage(len(self.game_map.players), _choice("custom_mode", custom_mode, MODES),  # type: ignore[arg-type]
                                       custom_team_count)
-        if isinstance(layout_seed, bool) or not isinstance(layout_seed, int) or layout_seed < 0:
-            raise ValueError(f"layout_seed must be an integer >= 0, got {layout_seed!r}")
-        self.layout_seed = layout_seed
-        rounds = max_rounds if max_rounds is not None else self.stage.rounds
-        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-            raise ValueError(f"max_rounds must be an integer >= 1, got {max_rounds!r}")
+        self.layout_seed = check_int("layout_seed", layout_seed, 0)
+        rounds = check_int("max_rounds", max_rounds if max_rounds is not None else self.stage.rounds, 1)
         npcs = self.stage.npc_total if npc_total is None else npc_total
         if isinstance(npcs, bool) or not isinstance(npcs, int) or not 0 <= npcs <= 10:
             raise ValueError(f"npc_total must be an integer from 0 to 10, got {npc_total!r}")
@@ -134,9 +131,7 @@ class TankBattleEnv(TextAECEnv):
         for name, prob in (("npc_spawn_base_prob", npc_spawn_base_prob), ("npc_act_prob", npc_act_prob)):
             if not 0 <= prob <= 1:
                 raise ValueError(f"{name} must be a probability in [0, 1], got {prob!r}")
-        if isinstance(npc_max_alive, bool) or not isinstance(npc_max_alive, int) or npc_max_alive < 0:
-            raise ValueError(f"npc_max_alive must be an integer >= 0, got {npc_max_alive!r}")
-        self.npc_max_alive = npc_max_alive
+        self.npc_max_alive = check_int("npc_max_alive", npc_max_alive, 0)
         self.npc_spawn_base_prob, self.npc_act_prob = npc_spawn_base_prob, npc_act_prob
         self.weights = metrics.ScoreWeights(float(tank_hit_score), float(npc_kill_score), float(base_score))
         self.team_reward, self.hit_penalty = bool(team_reward), float(hit_penalty)

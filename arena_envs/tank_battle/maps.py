@@ -14,6 +14,7 @@ from functools import cache
 
 import numpy as np
 
+from arena_envs.core.arguments import check_int
 from arena_envs.core.package_data import read_text
 
 OFFICIAL_MAPS = ("single1", "single30", "double10", "multi30", "multi20", "coop30", "coop8")
@@ -126,8 +127,7 @@ def apply_layout(game_map: GameMap, stage: int, layout_seed: int, n_players: int
     """The map with the players' spawns relocated (spec §2.5): seed 0 unchanged; 1-5 the shipped
     table of the paper's layouts (a relocated spawn on a brick tile clears that tile); 6 and up
     the relocation rule drawn with ``rng`` (stage 7: the 5 x 5 corner blocks)."""
-    if isinstance(layout_seed, bool) or not isinstance(layout_seed, (int, np.integer)) or layout_seed < 0:
-        raise ValueError(f"layout_seed must be an integer >= 0, got {layout_seed!r}")
+    check_int("layout_seed", layout_seed, 0)
     missing = [p for p in range(n_players) if p not in game_map.players]
     if missing:
         raise ValueError(f"map {game_map.name!r} has no spawn for player(s) {missing}; "
