@@ -7,20 +7,25 @@ stops at its own end-of-sequence token or its own ``max_tokens``, and a row with
 samples from its own ``torch.Generator`` seeded with the request's seed, so a seeded answer does
 not depend on which requests shared its batch.
 
-Guided answers without a grammar engine: a ``choice`` constraint is met by scoring every choice
-(sum of token log-probabilities after the prompt, best one wins; all choices of a batch in batched
-forward passes); a ``regex``/``json`` constraint is checked on the generated text (the valid answer
-in it is kept, see :func:`llm_policies.extraction.extract_answer`) and otherwise the model is asked
-again, with the reason, up to ``constraint_retries`` times; the retries of one batch are generated
-together too.
+Guided answers: a ``choice`` constraint is met by scoring every choice (sum of token
+log-probabilities after the prompt, best one wins; all choices of a batch in batched forward
+passes). A ``regex``/``json`` constraint is decoded under its grammar when ``xgrammar`` is importable
+(it comes with vLLM, so the venv of scripts/setup_llm.sh has it): each row of the batch is masked by
+its own compiled grammar, as vLLM's server does (JSON without free whitespace, which a small model
+can spend its whole ``max_tokens`` on), so the answer has the form unless ``max_tokens`` cuts it. Without ``xgrammar`` (or for a pattern it cannot compile) the constraint is checked on the
+generated text (the valid answer in it is kept, see :func:`llm_policies.extraction.extract_answer`).
+Either way an answer that still misses the form is asked for again, with the reason, up to
+``constraint_retries`` times; the retries of one batch are generated together too.
 """
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena_envs.core.answers import AnswerConstraint
 from llm_policies.backends.microbatch import MicroBatcher
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.extraction import extract_answer
@@ -77,6 +82,73 @@ class _RowSampler:
         return scores
 
 
+class _RowGrammars:
+    """Logits processor: a row with a grammar may only take the tokens its ``xgrammar`` matcher
+    allows next; rows without one (and rows whose matcher has ended) are left alone."""
+
+    def __init__(self, xgrammar: Any, grammars: Sequence[Any | None], vocab_size: int):
+        self.xgr = xgrammar
+        self.matchers = [None if g is None else xgrammar.GrammarMatcher(g) for g in grammars]
+        self.bitmask = xgrammar.allocate_token_bitmask(len(grammars), vocab_size)
+        self.started = False
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if self.started:  # the token each row took last step
+            for row, matcher in enumerate(self.matchers):
+                if matcher is not None and not matcher.is_terminated() and not matcher.accept_token(
+                        int(input_ids[row, -1])):
+                    self.matchers[row] = None  # a finished row is fed padding: nothing left to guide
+        self.started = True
+        live = []
+        for row, matcher in enumerate(self.matchers):
+            if matcher is not None and not matcher.is_terminated():
+                matcher.fill_next_token_bitmask(self.bitmask, row)
+                live.append(row)
+        if live:
+            self.xgr.apply_token_bitmask_inplace(scores, self.bitmask.to(scores.device), indices=live)
+        return scores
+
+
+class _Grammars:
+    """``regex``/``json`` constraints compiled by ``xgrammar`` for the model's tokenizer (each one
+    once); :meth:`processor` masks each row of a ``generate`` call by its own grammar."""
+
+    def __init__(self, xgrammar: Any, tokenizer: Any, vocab_size: int):
+        self.xgr = xgrammar
+        self.vocab_size = vocab_size
+        self.compiler = xgrammar.GrammarCompiler(xgrammar.TokenizerInfo.from_huggingface(tokenizer,
+                                                                                         vocab_size=vocab_size))
+        self.compiled: dict[tuple[str, str], Any] = {}
+
+    def compile(self, constraint: AnswerConstraint | None) -> Any | None:
+        """The compiled grammar of ``constraint``; None for no constraint, a choice (scored instead)
+        or a pattern ``xgrammar`` cannot compile (then the answer is checked after generation)."""
+        if constraint is None or constraint.kind == "choice":
+            return None
+        key = constraint.pattern if constraint.kind == "regex" else json.dumps(constraint.schema, sort_keys=True)
+        if (constraint.kind, key) not in self.compiled:
+            try:
+                grammar = (self.compiler.compile_regex(key) if constraint.kind == "regex"
+                           else self.compiler.compile_json_schema(key, any_whitespace=False))
+            except Exception:  # xgrammar's errors share no base class; the answer is checked instead
+                grammar = None
+            self.compiled[constraint.kind, key] = grammar
+        return self.compiled[constraint.kind, key]
+
+    def processor(self, constraints: Sequence[AnswerConstraint | None]) -> _RowGrammars | None:
+        """The masking processor of one ``generate`` call; None when no row has a grammar."""
+        grammars = [self.compile(c) for c in constraints]
+        return None if all(g is None for g in grammars) else _RowGrammars(self.xgr, grammars, self.vocab_size)
+
+
+def _grammar_engine(tokenizer: Any, vocab_size: int) -> _Grammars | None:
+    try:
+        import xgrammar
+    except ImportError:
+        return None
+    return _Grammars(xgrammar, tokenizer, vocab_size)
+
+
 @dataclass
 class _Job:
     """One generated request while its constraint is checked and retried."""
@@ -115,6 +187,7 @@ class TransformersBackend:
         self._eos = eos_ids
         pad = self.tokenizer.pad_token_id
         self._pad = self.tokenizer.eos_token_id if pad is None else pad
+        self._grammars = _grammar_engine(self.tokenizer, self.model.config.vocab_size) if guided else None
         self._lock = threading.Lock()
         self._batcher: MicroBatcher[ChatRequest, ChatResponse] = MicroBatcher(self.generate_batch,
                                                                               max_batch=max_batch, window=window)
@@ -140,7 +213,8 @@ class TransformersBackend:
             pending = {i: _Job(r, list(r.messages)) for i, r in enumerate(requests) if i not in results}
             while pending:
                 jobs = list(pending.values())
-                outputs = self._sample([job.messages for job in jobs], [job.request.sampling for job in jobs])
+                outputs = self._sample([job.messages for job in jobs], [job.request.sampling for job in jobs],
+                                       [guided[i] for i in pending])
                 retry = {}
                 for (i, job), out in zip(pending.items(), outputs):
                     job.prompt_tokens += out.prompt_tokens
@@ -177,17 +251,21 @@ class TransformersBackend:
         mask = torch.tensor([[0] * (width - len(row)) + [1] * len(row) for row in rows], device=self.device)
         return ids, mask
 
-    def _sample(self, conversations: Sequence[list[Message]], samplings: Sequence[Sampling]) -> list[ChatResponse]:
-        """One batched ``generate`` call: greedy rows by greedy search, the others by :class:`_RowSampler`."""
+    def _sample(self, conversations: Sequence[list[Message]], samplings: Sequence[Sampling],
+                constraints: Sequence[AnswerConstraint | None]) -> list[ChatResponse]:
+        """One batched ``generate`` call: greedy rows by greedy search, the others by :class:`_RowSampler`;
+        a row's grammar (when the engine compiles it) masks its logits first."""
         torch = self._torch
         prompts = [self._prompt_ids(messages) for messages in conversations]
         ids, mask = self._left_padded(prompts)
         limits = [s.max_tokens for s in samplings]
         transformers = self._transformers
+        masking = None if self._grammars is None else self._grammars.processor(constraints)
+        processors = ([] if masking is None else [masking]) + [_RowSampler(torch, samplings, self.device)]
         sequences = self.model.generate(
             ids, attention_mask=mask, max_new_tokens=max(limits), pad_token_id=self._pad, do_sample=False,
             temperature=None, top_p=None, top_k=None,
-            logits_processor=transformers.LogitsProcessorList([_RowSampler(torch, samplings, self.device)]),
+            logits_processor=transformers.LogitsProcessorList(processors),
             stopping_criteria=transformers.StoppingCriteriaList([_RowLimits(torch, ids.shape[1], limits, self.device)]))
         responses = []
         for prompt, limit, row in zip(prompts, limits, sequences[:, ids.shape[1]:].tolist()):
