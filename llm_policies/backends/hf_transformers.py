@@ -9,13 +9,15 @@ not depend on which requests shared its batch.
 
 Guided answers: a ``choice`` constraint is met by scoring every choice (sum of token
 log-probabilities after the prompt, best one wins; all choices of a batch in batched forward
-passes). A ``regex``/``json`` constraint is decoded under its grammar when ``xgrammar`` is importable
-(it comes with vLLM, so the venv of scripts/setup_llm.sh has it): each row of the batch is masked by
-its own compiled grammar, as vLLM's server does (JSON without free whitespace, which a small model
-can spend its whole ``max_tokens`` on), so the answer has the form unless ``max_tokens`` cuts it. Without ``xgrammar`` (or for a pattern it cannot compile) the constraint is checked on the
-generated text (the valid answer in it is kept, see :func:`llm_policies.extraction.extract_answer`).
-Either way an answer that still misses the form is asked for again, with the reason, up to
-``constraint_retries`` times; the retries of one batch are generated together too.
+passes). A ``regex``/``json`` constraint is decoded under its grammar when ``xgrammar`` is
+importable (it comes with vLLM, so the venv of scripts/setup_llm.sh has it): each row of the batch
+is masked by its own compiled grammar, as vLLM's server does (JSON without free whitespace, which a
+small model can spend its whole ``max_tokens`` on), so the answer has the form unless
+``max_tokens`` cuts it. Without ``xgrammar`` (or for a pattern it cannot compile) the constraint is
+checked on the generated text (the valid answer in it is kept, see
+:func:`llm_policies.extraction.extract_answer`). Either way an answer that still misses the form is
+asked for again, with the reason, up to ``constraint_retries`` times; the retries of one batch are
+generated together too.
 """
 from __future__ import annotations
 
