@@ -35,7 +35,7 @@ batch = backend.generate_batch([ChatRequest(story, Sampling(max_tokens=12), bid)
                                 ChatRequest(story, Sampling(max_tokens=16), action),
                                 ChatRequest(story, Sampling(max_tokens=10))])
 alone = backend.generate_batch([ChatRequest(story, Sampling(max_tokens=10))])
-print(json.dumps({{"engine": backend._grammars is not None,
+print(json.dumps({{"engine": backend.grammar_guided,
                   "batch": [[r.text, r.extra.get("attempts"), r.extra.get("raw")] for r in batch],
                   "alone": alone[0].text}}))
 """

@@ -68,7 +68,8 @@ def env_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
     overrides: dict[str, dict[str, Any]] = {}
     for item in items:
         game, name, value = game_env_arg(item, list(SETTINGS), prefixed=True)
-        overrides.setdefault(str(game), {})[name] = value
+        assert game is not None  # prefixed: the game is required
+        overrides.setdefault(game, {})[name] = value
     return overrides
 
 

@@ -96,9 +96,9 @@ class RayOptions:
     on_start: Callable[[list[int]], None] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        for name in ("workers", "batch"):
-            if getattr(self, name) is not None:
-                check_int(f"ray {name}", getattr(self, name), 1)
+        for name, value in (("workers", self.workers), ("batch", self.batch)):
+            if value is not None:
+                check_int(f"ray {name}", value, 1)
         if self.max_worker_failures < 0:
             raise ValueError(f"max_worker_failures must be >= 0, got {self.max_worker_failures!r}")
 

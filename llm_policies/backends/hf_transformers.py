@@ -195,6 +195,11 @@ class TransformersBackend:
                                                                               max_batch=max_batch, window=window)
 
     @property
+    def grammar_guided(self) -> bool:
+        """Whether ``regex``/``json`` answers are decoded under their grammar (``xgrammar`` found)."""
+        return self._grammars is not None
+
+    @property
     def batch_sizes(self) -> list[int]:
         return self._batcher.batch_sizes
 
