@@ -27,6 +27,7 @@ import httpx
 
 from arena_envs.core.cli_parser import OneLineParser
 from llm_policies.backends.openai_http import listed_models
+from llm_policies.cpu_cores import share_all_cores
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.local_stack import smollm2_dir, vllm_python
 from llm_policies.server_records import (
@@ -89,6 +90,7 @@ class VLLMServer:
         """Launch the server and block until ``/v1/models`` lists the model."""
         env = dict(os.environ)
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", DEFAULT_KV_CACHE_GIB)
+        share_all_cores(env)
         with contextlib.ExitStack() as stack:  # the child keeps its own handle of the log
             log = stack.enter_context(open(self.log_path, "ab")) if self.log_path else subprocess.DEVNULL
             self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT, env=env,

@@ -381,3 +381,19 @@ def test_the_server_uses_32_token_cache_blocks_unless_told_otherwise():
     for own in (["--block-size", "16"], ["--block-size=16"]):
         command = VLLMServer("m", extra_args=own).command
         assert [a for a in command if a.startswith("--block-size")] == own[:1]
+
+
+@pytest.mark.parametrize(("cpus", "env", "reserved"), [
+    (2, {}, "0"),                                        # a small machine: the engine computes on every core
+    (1, {}, "0"),
+    (8, {}, None),                                       # a larger one: vLLM's own reservation stands
+    (2, {"VLLM_CPU_NUM_OF_RESERVED_CPU": "1"}, "1"),     # the caller's choices win
+    (2, {"VLLM_CPU_OMP_THREADS_BIND": "0"}, None),
+])
+def test_vllm_reserves_no_core_on_a_small_machine_unless_told(monkeypatch, cpus, env, reserved):
+    from llm_policies import cpu_cores
+
+    monkeypatch.setattr(cpu_cores, "usable_cpus", lambda: cpus)
+    env = dict(env)
+    cpu_cores.share_all_cores(env)
+    assert env.get("VLLM_CPU_NUM_OF_RESERVED_CPU") == reserved

@@ -1,11 +1,13 @@
 """In-process ``vllm.LLM``: the requests of concurrent episodes go to one batched ``llm.chat``."""
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
 from llm_policies.backends.microbatch import MicroBatcher
 from llm_policies.backends.openai_http import structured_outputs
+from llm_policies.cpu_cores import share_all_cores
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.types import ChatRequest, ChatResponse
 
@@ -34,6 +36,7 @@ class VLLMLocalBackend:
         self.label = f"vllm-local:{model}"
         engine_kwargs.setdefault("max_model_len", 8192)
         engine_kwargs["dtype"] = resolve_dtype(engine_kwargs.get("dtype", "auto"))
+        share_all_cores(os.environ)  # read by the engine process that vllm.LLM starts
         self.llm = vllm.LLM(model=model, **engine_kwargs)
         self._batcher: MicroBatcher[ChatRequest, ChatResponse] = MicroBatcher(self._run_batch, max_batch=max_batch,
                                                                               window=window)
