@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import httpx
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("llm", __name__):
+    import httpx
 
 QUERIES = "vllm:prefix_cache_queries_total"
 HITS = "vllm:prefix_cache_hits_total"

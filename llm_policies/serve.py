@@ -23,7 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
+from arena_envs.core.extras import needs_extra, require
+
+with needs_extra("llm", __name__):
+    import httpx
 
 from arena_envs.core.cli_parser import OneLineParser
 from llm_policies.backends.openai_http import listed_models
@@ -87,7 +90,8 @@ class VLLMServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def start(self, timeout: float = 900.0) -> VLLMServer:
-        """Launch the server and block until ``/v1/models`` lists the model."""
+        """Launch the server and block until ``/v1/models`` lists the model; a start that fails or is
+        interrupted (Ctrl-C) stops what it launched."""
         env = dict(os.environ)
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", DEFAULT_KV_CACHE_GIB)
         share_all_cores(env)
@@ -95,7 +99,11 @@ class VLLMServer:
             log = stack.enter_context(open(self.log_path, "ab")) if self.log_path else subprocess.DEVNULL
             self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT, env=env,
                                             start_new_session=True)
-        self.wait_ready(timeout)
+        try:
+            self.wait_ready(timeout)
+        except BaseException:
+            self.stop()
+            raise
         return self
 
     def wait_ready(self, timeout: float) -> None:
@@ -206,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     server = VLLMServer(args.model, port=args.port, host=args.host, name=args.name, python=args.python,
                         log_path=args.log, max_model_len=args.max_model_len, extra_args=extra)
+    if server.python == sys.executable:  # no venv of scripts/setup_llm.sh, no --python: vLLM must be here
+        require("vllm", "arena serve", "vllm")
     started = time.perf_counter()
     try:
         server.start(args.timeout)

@@ -31,7 +31,6 @@ pool, one ``vllm.LLM`` or one loaded model, so concurrent episodes batch togethe
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 from collections.abc import Callable
@@ -40,9 +39,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+from arena_envs.core.extras import needs_extra
 from arena_envs.core.policy import Policy
-from llm_policies.backends.openai_http import DEFAULT_URL
-from llm_policies.types import Backend
+from llm_policies.types import DEFAULT_URL, Backend
 
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 #: The options of each spec kind and their defaults (``"*"``: of every kind), as ``arena policies``
@@ -220,14 +219,11 @@ def shared_backend(kind: str, model: str, urls: tuple[str, ...], options: dict[s
 
 
 def check_local_model(target: LLMTarget) -> None:
-    """Before any model loads: a ``vllm-local:`` spec needs vLLM importable, and an ``hf:`` or
-    ``vllm-local:`` model written as a path (``/``, ``.``, ``~``) must be an existing folder; a bad
-    number or flag option is a ``ValueError`` too."""
+    """Before any model loads: an ``hf:`` or ``vllm-local:`` model written as a path (``/``, ``.``, ``~``)
+    must be an existing folder; a bad number or flag option is a ``ValueError`` too. (A missing vLLM or
+    torch is :class:`~arena_envs.core.extras.MissingExtra` from the backend, before it loads anything.)"""
     if target.kind not in ("hf", "vllm-local"):
         return
-    if target.kind == "vllm-local" and importlib.util.find_spec("vllm") is None:
-        raise ValueError("vllm-local: needs vLLM, which is not installed in this environment; get it with "
-                         "`bash scripts/setup_llm.sh` (a venv with the LLM stack) or pip install 'arena-envs[vllm]'")
     model = target.model
     if model.startswith(("/", ".", "~")) and not Path(model).expanduser().is_dir():
         raise ValueError(f"model folder {model!r} does not exist; {target.kind}: takes a local model folder "
@@ -242,7 +238,8 @@ def check_local_model(target: LLMTarget) -> None:
 def _vllm(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
     """One server: :class:`OpenAIHTTPBackend`; several: a :class:`ServerPool`, whose tie-break
     rotation is this process's id (so that many workers do not all start on the first server)."""
-    from llm_policies.backends.openai_http import OpenAIHTTPBackend
+    with needs_extra("llm", "the vllm: player"):
+        from llm_policies.backends.openai_http import OpenAIHTTPBackend
     from llm_policies.retry import Backoff
 
     timeout = _number(options, "timeout", float, 120.0)

@@ -13,6 +13,9 @@ from arena_envs.core.answers import AnswerConstraint
 #: A chat message as OpenAI-compatible servers and chat templates take it.
 Message = dict[str, str]
 
+#: The OpenAI-compatible server of a local ``vllm serve`` (or ``arena serve``) on its default port.
+DEFAULT_URL = "http://127.0.0.1:8000/v1"
+
 
 @dataclass(frozen=True)
 class Sampling:

@@ -9,13 +9,13 @@ local Ray cluster (``ray_local``).
 from __future__ import annotations
 
 import importlib.util
-import os
 import signal
 from collections.abc import Iterator
 
 import pytest
 
 from tests.llm_helpers import MODEL_NAME, free_port, require_llm_stack
+from tests.outside_data import FOLDERS, ci_set
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -31,10 +31,38 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("llm") is not None:
         require_llm_stack()
     if item.get_closest_marker("ray") is not None and importlib.util.find_spec("ray") is None:
-        message = "Ray is not installed: pip install -e '.[ray]'"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message} (CI is set, so the Ray tests may not be skipped)", pytrace=False)
-        pytest.skip(message)
+        pytest.skip("Ray is not installed: pip install -e '.[ray]'")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``llm`` or ``ray`` are ``serial`` too: they use every core (vLLM, a Ray cluster)
+    and share one server or cluster per process, so a parallel run leaves them out (.ci/run runs
+    ``-n 2 -m "not serial"``, then ``-m serial``)."""
+    for item in items:
+        if item.get_closest_marker("llm") or item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.serial)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """When ``CI`` is set nothing may skip: a skip (a missing stack, extra or folder) is a failure."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.skipped and ci_set() and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"CI is set, so this test may not skip: {reason.removeprefix('Skipped: ')}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line per folder the repository does not ship whose tests skipped (tests/outside_data.py)."""
+    reasons = [str(getattr(r, "longrepr", "")) for r in terminalreporter.stats.get("skipped", [])]
+    for folder in FOLDERS:
+        count = sum(folder.reason in reason for reason in reasons)
+        if count:
+            tests = "test" if count == 1 else "tests"
+            terminalreporter.write_line(f"{count} {tests} skipped: {folder.reason}; set CI to make them required")
 
 
 @pytest.fixture(scope="session")

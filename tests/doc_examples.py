@@ -204,10 +204,12 @@ def pip_extras(code: str) -> list[str]:
 
 
 def localize(code: str, *, server_url: str | None, own_port: int | None, model_dir: str,
-             raw_results: str, ray_address: str | None) -> str:
+             raw_results: str | None, ray_address: str | None) -> str:
     """The block as it runs here: no pip, no .ci/run, the documented ports, folders and paths mapped."""
     code = PIP_INSTALL.sub(":", code).replace(CI_RUN, "test -f .ci/run")
-    code = RAW_RESULTS.sub(raw_results, code.replace(DOCUMENTED_MODEL_DIR, model_dir))
+    code = code.replace(DOCUMENTED_MODEL_DIR, model_dir)
+    if raw_results is not None:
+        code = RAW_RESULTS.sub(raw_results, code)
     if ray_address is not None:
         code = RAY_ADDRESS.sub(ray_address, code)
     if own_port is not None:

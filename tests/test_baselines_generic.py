@@ -7,6 +7,7 @@ import os
 import pytest
 from gymnasium import spaces
 
+from arena_envs.core.extras import MissingExtra
 from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.policy_specs import SpecError, make_policy, parse_arguments, player_labels, split_players
 from baselines.human import HumanInputClosed, HumanPolicy
@@ -157,8 +158,12 @@ def test_make_policy_resolves_the_registry():
 
 def test_prefix_whose_package_is_missing_names_the_extra(monkeypatch):
     monkeypatch.setitem(registry.PREFIXES, "demo", "arena_no_such_package.specs:policy_from_spec")
-    monkeypatch.setitem(registry.PREFIX_EXTRAS, "demo", "llm")
-    with pytest.raises(SpecError, match=r"cannot be imported.*arena-envs\[llm\]"):
+    monkeypatch.setitem(registry.PREFIX_NEEDS, "demo", registry.Needs("llm", ("arena_no_such_package",)))
+    with pytest.raises(MissingExtra, match=r"^the demo: player needs the llm extra \(arena_no_such_package is not "
+                       r"installed\): pip install 'arena-envs\[llm\]'$"):
+        make_policy("demo:model@http://127.0.0.1:1", "auction_v0")
+    monkeypatch.delitem(registry.PREFIX_NEEDS, "demo")  # a prefix of no extra of this project: a SpecError
+    with pytest.raises(SpecError, match=r"needs arena_no_such_package.specs:policy_from_spec, which cannot be"):
         make_policy("demo:model@http://127.0.0.1:1", "auction_v0")
 
 

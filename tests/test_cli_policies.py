@@ -92,10 +92,10 @@ def test_listing_imports_neither_torch_nor_ray() -> None:
 
 
 def test_a_missing_extra_is_a_note_not_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry.EXTRA_MODULES, "rl", ("no_such_module_of_the_rl_extra",))
+    monkeypatch.setitem(registry.PREFIX_NEEDS, "sb3", registry.Needs("rl", ("no_such_module_of_the_rl_extra",)))
     monkeypatch.setitem(registry.PREFIXES, "sb3", "baselines.rl.sb3_policy:policy_from_spec")
     assert policy_options("auction_v0", "sb3:...") == (
-        "deterministic=true (not installed: needs pip install -e '.[rl]')")
+        "deterministic=true (not installed: pip install 'arena-envs[rl]')")
 
 
 def test_a_prefix_that_declares_no_options_says_so(monkeypatch: pytest.MonkeyPatch) -> None:

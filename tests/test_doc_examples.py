@@ -29,10 +29,10 @@ from tests.doc_examples import (
     unused_scalings,
 )
 from tests.llm_helpers import free_port
+from tests.outside_data import REFERENCE_DATA, require
 
 EXAMPLES = all_examples()
 RUNNABLE = [e for e in EXAMPLES if e.lang in RUN_LANGS]
-REFERENCE = Path(os.environ.get("ARENA_REFERENCE_DATA") or ROOT.parent / "shared" / "reference_data") / "gamabench"
 _workdirs: dict[str, Path] = {}
 TIMEOUT = 600
 
@@ -54,8 +54,18 @@ def test_pip_lines_name_extras_that_exist():
     assert extras <= installed_extras(), sorted(extras - installed_extras())
 
 
+#: documentation files with a block that needs the LLM stack or Ray: all their blocks run in the serial part
+SERIAL_FILES = frozenset(e.path for e in RUNNABLE if e.needs_llm or e.needs_ray)
+
+
 def _marks(example: Example) -> list[pytest.MarkDecorator]:
-    return ([pytest.mark.llm] if example.needs_llm else []) + ([pytest.mark.ray] if example.needs_ray else [])
+    """``llm`` / ``ray`` for what the block needs; ``serial`` for every block of a file that has such a
+    block (its blocks read what earlier ones wrote, so they run in one process, in order); the blocks of
+    one file share an xdist group, so a parallel run keeps them on one worker, in order."""
+    marks = [pytest.mark.xdist_group(example.path)]
+    marks += [pytest.mark.llm] if example.needs_llm else []
+    marks += [pytest.mark.ray] if example.needs_ray else []
+    return marks + ([pytest.mark.serial] if example.path in SERIAL_FILES else [])
 
 
 def _workdir(example: Example, factory: pytest.TempPathFactory) -> Path:
@@ -100,11 +110,7 @@ def test_documented_example_runs(example: Example, request: pytest.FixtureReques
         result = subprocess.run(["bash", "-n", "-c", example.code], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         return
-    if RAW_RESULTS.search(example.code) and not REFERENCE.is_dir():
-        message = f"{REFERENCE} (γ-Bench's published logs; set ARENA_REFERENCE_DATA) is absent"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message} (CI is set, so this example may not be skipped)", pytrace=False)
-        pytest.skip(message)
+    raw_results = require(REFERENCE_DATA) / "gamabench" if RAW_RESULTS.search(example.code) else None
     own_port = free_port() if example.starts_server else None
     server_url = None
     if own_port is not None:
@@ -116,7 +122,7 @@ def test_documented_example_runs(example: Example, request: pytest.FixtureReques
     folder = _workdir(example, tmp_path_factory)
     ray_address = request.getfixturevalue("ray_local").address if RAY_ADDRESS.search(example.code) else None
     code = localize(scaled(example), server_url=server_url, own_port=own_port, model_dir=str(smollm2_dir()),
-                    raw_results=str(REFERENCE), ray_address=ray_address)
+                    raw_results=None if raw_results is None else str(raw_results), ray_address=ray_address)
     env = dict(os.environ, PYTHONPATH=str(ROOT), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
                MPLBACKEND="Agg", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     if server_url is not None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
@@ -33,25 +32,13 @@ from arena_envs.gamma.history import GAME_LABELS, GAMES, missing_keys
 from arena_envs.gamma.scoring import score, table_row
 from arena_envs.gamma.sealed_bid_auction_rules import SealedBidRules
 from arena_envs.runner.cli import main as cli_main
-
-REFERENCE = Path(os.environ.get("ARENA_REFERENCE_DATA")
-                 or Path(__file__).resolve().parents[1].parent / "shared" / "reference_data")
-DATA = REFERENCE / "gamabench"
-
-
-def _ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+from tests.outside_data import REFERENCE_DATA, require
 
 
 @pytest.fixture(scope="module")
 def data() -> Path:
-    """The published logs folder; skip without it, fail without it under CI."""
-    if not DATA.is_dir():
-        message = f"reference logs not found at {DATA} (set ARENA_REFERENCE_DATA to the reference_data folder)"
-        if _ci():
-            pytest.fail(message + "; CI must run the reproduction tests")
-        pytest.skip(message)
-    return DATA
+    """The published logs folder (the test skips without it, or fails when CI is set)."""
+    return require(REFERENCE_DATA) / "gamabench"
 
 
 

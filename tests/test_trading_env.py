@@ -23,8 +23,6 @@ from arena_envs.trading.env import TradingEnv
 from arena_envs.trading.parser import format_decision
 from arena_envs.trading.synthetic import SyntheticSource
 
-pytest.importorskip("arch")
-
 DATES_2025 = {"history_start": "2025-04-01", "trade_start": "2025-05-01", "eval_start": "2025-08-01",
               "end": "2025-09-30"}
 Policy = Callable[[str, dict[str, Any], dict[str, Any]], Any]

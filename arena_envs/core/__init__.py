@@ -1,7 +1,9 @@
 """What all games share: base AEC class, text space, answers and constraints, parsing, records, the
-transcript and prompt options, the simultaneous-move phase, entry points, frames and package data."""
+transcript and prompt options, the simultaneous-move phase, entry points, frames, package data and
+optional dependencies (extras)."""
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
 from arena_envs.core.entry_points import entry_points, parallel_entry_point
+from arena_envs.core.extras import MissingExtra, needs_extra, require
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
 from arena_envs.core.package_data import data_file, read_bytes, read_text
 from arena_envs.core.policy import Policy
@@ -28,6 +30,7 @@ __all__ = [
     "EpisodeRecord",
     "FrameWindow",
     "InvalidAnswer",
+    "MissingExtra",
     "Policy",
     "PromptOptions",
     "SharedTranscripts",
@@ -39,10 +42,12 @@ __all__ = [
     "data_file",
     "entry_points",
     "frame_array",
+    "needs_extra",
     "parallel_entry_point",
     "read_bytes",
     "read_text",
     "report_block",
     "request_block",
+    "require",
     "rules_block",
 ]

@@ -35,6 +35,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from arena_envs.core.extras import MissingExtra, install_command, needs_extra
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.cli_errors import (
@@ -47,7 +48,7 @@ from arena_envs.runner.cli_errors import (
 )
 from arena_envs.runner.leaderboard import leaderboard_text
 from arena_envs.runner.policy_specs import load_object, parse_value, policy_options, split_players
-from arena_envs.runner.ray_cluster import LOCAL, RayMissing
+from arena_envs.runner.ray_cluster import LOCAL
 from arena_envs.runner.replay import check_drawable, record_episodes, replay_episode
 from arena_envs.runner.runner import Executor, RunConfig, RunError, run
 
@@ -248,20 +249,20 @@ COMMAND_HELP = {
 
 
 def run_command(name: str, argv: list[str]) -> int:
-    """``arena NAME ARGS`` for a command of the arena_envs.commands entry points (``serve``, ``train``)."""
+    """``arena NAME ARGS`` for a command of the arena_envs.commands entry points (``serve``, ``train``); a
+    missing entry point, or a missing extra of the command, is one line with exit status 2."""
     extra = registry.COMMAND_EXTRAS.get(name)
-    hint = f"; pip install -e '.[{extra}]'" if extra else ""
     target = registry.COMMANDS.get(name)
-    if target is None:
-        print(f"arena: error: no installed package provides 'arena {name}' (entry point {name!r} of group "
-              f"{registry.COMMAND_GROUP}){hint}", file=sys.stderr)
-        return 2
     try:
-        command: Callable[[list[str]], int] = load_object(target)
-    except ImportError as err:
-        print(f"arena: error: 'arena {name}' needs {target}, which cannot be imported: {err}{hint}", file=sys.stderr)
-        return 2
-    return command(argv)
+        if target is None:
+            hint = f"; {install_command(extra)}" if extra else ""
+            raise UsageError(f"no installed package provides 'arena {name}' (entry point {name!r} of group "
+                             f"{registry.COMMAND_GROUP}){hint}")
+        with needs_extra(extra, f"arena {name}"):
+            command: Callable[[list[str]], int] = load_object(target)
+        return command(argv)
+    except (UsageError, MissingExtra) as err:
+        return report_user_error(err)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -283,8 +284,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except USER_ERRORS as err:
         return report_user_error(err)
-    except RayMissing as err:  # --ray without the extra: the install line
-        return report_user_error(UsageError(str(err)))
     except BrokenPipeError:  # `arena list | head`: stop quietly, like other command-line tools
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

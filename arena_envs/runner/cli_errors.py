@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from arena_envs.core.cli_parser import OneLineParser as OneLineParser  # re-exported: the commands' parser
+from arena_envs.core.extras import MissingExtra
 from arena_envs.runner.policy_specs import SpecError
 from arena_envs.runner.results import ResultsError
 
@@ -19,8 +20,9 @@ class UsageError(Exception):
 #: A path given on the command line that cannot be used (a missing folder, a file where a folder goes...).
 PATH_ERRORS = (FileNotFoundError, FileExistsError, PermissionError, NotADirectoryError, IsADirectoryError)
 
-#: The exceptions a command reports as a user error (one line, status 2).
-USER_ERRORS = (UsageError, SpecError, ResultsError, ValueError, KeyError, *PATH_ERRORS)
+#: The exceptions a command reports as a user error (one line, status 2); MissingExtra: a feature whose
+#: pip extra is not installed (the line names the pip command).
+USER_ERRORS = (UsageError, SpecError, ResultsError, ValueError, KeyError, MissingExtra, *PATH_ERRORS)
 
 
 def report_user_error(err: Exception) -> int:

@@ -25,6 +25,7 @@ import importlib.util
 from functools import cache
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import NamedTuple
 
 POLICY_GROUP = "arena_envs.policies"
 PREFIX_GROUP = "arena_envs.policy_prefixes"
@@ -52,12 +53,20 @@ POLICIES: dict[tuple[str, str], str] = _policies()
 #: spec prefix -> "module:function"; ``function(spec: str, env_name: str) -> Policy``.
 PREFIXES: dict[str, str] = _group(PREFIX_GROUP)
 
-#: pip extra of this project that provides a prefix's dependencies, named when its import fails.
-PREFIX_EXTRAS: dict[str, str] = {"vllm": "llm", "vllm-local": "vllm", "hf": "llm", "sb3": "rl", "rllib": "ray"}
 
-#: modules (top-level) that each extra installs; a prefix whose extra lacks one is listed as not installed.
-EXTRA_MODULES: dict[str, tuple[str, ...]] = {"llm": ("httpx", "transformers"), "vllm": ("vllm",),
-                                             "rl": ("stable_baselines3",), "ray": ("ray",)}
+class Needs(NamedTuple):
+    """The pip extra of this project that a prefix needs, and the modules (top-level) of it that the prefix imports."""
+
+    extra: str
+    modules: tuple[str, ...]
+
+
+#: What the prefixes of this project need: the extra that a spec's MissingExtra names when a module is
+#: missing, and the modules whose absence ``arena policies`` reports as "not installed".
+PREFIX_NEEDS: dict[str, Needs] = {
+    "vllm": Needs("llm", ("httpx",)), "hf": Needs("llm", ("torch", "transformers")),
+    "vllm-local": Needs("vllm", ("vllm",)), "sb3": Needs("rl", ("torch", "stable_baselines3", "sb3_contrib")),
+    "rllib": Needs("ray", ("ray", "torch"))}
 
 #: command name -> "module:function"; ``function(args: list[str]) -> exit status`` runs ``arena NAME ARGS``.
 COMMANDS: dict[str, str] = _group(COMMAND_GROUP)
@@ -78,11 +87,11 @@ def lookup(env: str, name: str) -> str | None:
 
 
 def missing_extra(prefix: str) -> str | None:
-    """The pip extra that ``prefix`` needs when a module it installs cannot be found (none is imported)."""
-    extra = PREFIX_EXTRAS.get(prefix)
-    if extra is None or all(importlib.util.find_spec(module) for module in EXTRA_MODULES.get(extra, ())):
+    """The pip extra that ``prefix`` needs when a module of it cannot be found (none is imported)."""
+    needs = PREFIX_NEEDS.get(prefix)
+    if needs is None or all(importlib.util.find_spec(module) for module in needs.modules):
         return None
-    return extra
+    return needs.extra
 
 
 def prefix_options(prefix: str) -> dict[str, str] | None:

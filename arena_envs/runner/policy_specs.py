@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena_envs.core import Policy
+from arena_envs.core.extras import MissingExtra, install_command, needs_extra
 from arena_envs.runner import policy_registry as registry
 
 _REPEAT = re.compile(r"^(?P<spec>.+)\*(?P<count>\d+)$")
@@ -131,13 +132,15 @@ def make_policy(spec: str, env: str) -> Policy:
     """Build the policy that ``spec`` names for environment ``env`` (a name of ``arena list``)."""
     name, _, rest = spec.partition(":")
     name = name.strip()
-    if name in registry.PREFIXES:
-        target = registry.PREFIXES[name]
-        factory = _import(target, spec, registry.PREFIX_EXTRAS.get(name))
-        try:
-            return factory(spec, env)
-        except ValueError as err:
-            raise SpecError(f"policy spec {spec!r}: {err}") from err
+    if name in registry.PREFIXES:  # a module of its extra missing, on import or when building: MissingExtra
+        needs = registry.PREFIX_NEEDS.get(name)
+        extra = needs.extra if needs else None
+        with needs_extra(extra, f"the {name}: player"):
+            factory = _import(registry.PREFIXES[name], spec, extra)
+            try:
+                return factory(spec, env)
+            except ValueError as err:
+                raise SpecError(f"policy spec {spec!r}: {err}") from err
     found = registry.lookup(env, name)
     if found is None:
         known = ", ".join(registry.policy_names(env))
@@ -221,7 +224,7 @@ def policy_options(env: str, name: str) -> str:
         declared = registry.prefix_options(prefix)
         text = ("options not declared (SPEC_OPTIONS of its module)" if declared is None
                 else ", ".join(f"{key}={default}" for key, default in declared.items()) or "none")
-        return f"{text} (not installed: needs pip install -e '.[{missing}]')" if missing else text
+        return f"{text} (not installed: {install_command(missing)})" if missing else text
     target = registry.lookup(env, name)
     if target is None:
         raise SpecError(f"unknown policy {name!r} for {env}")
@@ -249,10 +252,14 @@ def _describe(name: str, param: inspect.Parameter) -> str:
 
 
 def _import(target: str, spec: str, extra: str | None) -> Any:
+    """The object ``target`` names; a :class:`SpecError` when it cannot be imported, except for a module
+    that is not installed where an extra should have installed it: ``extra`` is known (the caller's
+    :func:`~arena_envs.core.extras.needs_extra` names it), or the module raised :class:`MissingExtra`."""
     try:
         return load_object(target)
     except ImportError as err:
-        hint = f" (pip install 'arena-envs[{extra}]')" if extra else ""
-        raise SpecError(f"policy spec {spec!r} needs {target}, which cannot be imported: {err}{hint}") from err
+        if isinstance(err, ModuleNotFoundError) and (extra or isinstance(err, MissingExtra)):
+            raise
+        raise SpecError(f"policy spec {spec!r} needs {target}, which cannot be imported: {err}") from err
     except AttributeError as err:
         raise SpecError(f"policy spec {spec!r}: {target} does not exist: {err}") from err

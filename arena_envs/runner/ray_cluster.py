@@ -1,6 +1,6 @@
 """Connect to a Ray cluster, or start a private one on 127.0.0.1, for the length of a ``with`` block.
 
-Ray is an optional extra (``pip install -e .[ray]``) and is imported here only when a session
+Ray is an optional extra (``pip install 'arena-envs[ray]'``) and is imported here only when a session
 starts. A local cluster never reaches another address: its node binds 127.0.0.1, it has no
 dashboard, Ray's usage statistics are off (``RAY_USAGE_STATS_ENABLED=0``), ``RAY_ADDRESS`` from
 the environment is ignored (``ray.init`` would otherwise join whatever cluster it names), its object
@@ -20,13 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena_envs.core.extras import needs_extra
+
 LOOPBACK = "127.0.0.1"
 DEFAULT_OBJECT_STORE_MB = 256
 LOCAL = "local"
-
-
-class RayMissing(ImportError):
-    """Ray is not installed."""
 
 
 @dataclass(frozen=True)
@@ -39,11 +37,9 @@ class RaySession:
 
 
 def import_ray() -> Any:
-    """The ``ray`` module, or :class:`RayMissing` with the install line."""
-    try:
+    """The ``ray`` module, or :class:`~arena_envs.core.extras.MissingExtra` with the install line."""
+    with needs_extra("ray", "arena run --ray"):
         import ray
-    except ImportError as err:
-        raise RayMissing(f"Ray is not installed ({err}); install the extra: pip install -e '.[ray]'") from err
     return ray
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from pettingzoo import AECEnv
 
+from arena_envs.core.extras import needs_extra, require
 from arena_envs.runner.results import ResultsError, read_config, read_episodes, read_steps
 from arena_envs.runner.runner import env_factory
 
@@ -127,10 +128,8 @@ def video_extension() -> str:
 def write_video(frames: Iterable[np.ndarray], out: str | Path, fps: float = DEFAULT_FPS) -> int:
     """Write ``frames`` to ``out`` (``.mp4`` with imageio-ffmpeg, ``.gif`` with Pillow, by its
     extension); the number of frames written."""
-    try:
+    with needs_extra("render", "a replay video"):
         import imageio.v2 as imageio
-    except ImportError as err:
-        raise ReplayError("replays need imageio: pip install 'arena-envs[render]'") from err
     out = Path(out)
     suffix = out.suffix.lower()
     if suffix not in EXTENSIONS:
@@ -139,8 +138,7 @@ def write_video(frames: Iterable[np.ndarray], out: str | Path, fps: float = DEFA
         raise ReplayError(f"fps must be > 0, got {fps}")
     out.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".mp4":
-        if video_extension() != ".mp4":
-            raise ReplayError("writing MP4 needs imageio-ffmpeg: pip install 'arena-envs[render]', or write a .gif")
+        require("render", "an .mp4 replay video", "imageio_ffmpeg")
         # 16-pixel macro blocks: frames whose sides are not multiples of 16 are padded, not resized
         writer = imageio.get_writer(out, format="FFMPEG", mode="I", fps=fps, codec="libx264",
                                     macro_block_size=16, ffmpeg_log_level="error")
@@ -192,10 +190,7 @@ def record_episodes(folder: str | Path, out_dir: str | Path, fps: float | None =
 def check_drawable(name: str, env_kwargs: dict[str, Any]) -> None:
     """Raise :class:`ReplayError` now, before a run, when environment ``name`` cannot draw replays."""
     drawing_env(name, env_kwargs).close()
-    try:
-        import imageio  # noqa: F401
-    except ImportError as err:
-        raise ReplayError("recording replays needs imageio: pip install 'arena-envs[render]'") from err
+    require("render", "arena run --record", "imageio")
 
 
 __all__ = ["ReplayError", "check_drawable", "drawing_env", "episode_frames", "record_episodes", "replay_episode",

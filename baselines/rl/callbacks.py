@@ -11,8 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from stable_baselines3.common.callbacks import BaseCallback
 from tqdm.auto import tqdm
+
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("rl", __name__):
+    from stable_baselines3.common.callbacks import BaseCallback
 
 from baselines.rl.models import Snapshot
 

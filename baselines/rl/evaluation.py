@@ -20,8 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from stable_baselines3.common.base_class import BaseAlgorithm
 from tqdm.auto import tqdm
+
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("rl", __name__):
+    from stable_baselines3.common.base_class import BaseAlgorithm
 
 from arena_envs.rl import SELF, LearnerEnv, random_action
 from baselines.rl.envs import expand_specs, learner_env_fn, learner_env_kwargs

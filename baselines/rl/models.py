@@ -16,14 +16,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from gymnasium import spaces
-from sb3_contrib import MaskablePPO
-from stable_baselines3 import DQN, PPO
-from stable_baselines3.common.base_class import BaseAlgorithm
-from stable_baselines3.common.policies import BasePolicy
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-from torch import nn
+
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("rl", __name__):
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import DQN, PPO
+    from stable_baselines3.common.base_class import BaseAlgorithm
+    from stable_baselines3.common.policies import BasePolicy
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+    from torch import nn
 
 #: ``--algo`` name -> sb3 class.
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "maskable_ppo": MaskablePPO, "dqn": DQN}

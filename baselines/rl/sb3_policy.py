@@ -16,9 +16,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-import torch
 from pettingzoo import AECEnv
-from stable_baselines3.common.base_class import BaseAlgorithm
+
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("rl", __name__):
+    import torch
+    from stable_baselines3.common.base_class import BaseAlgorithm
 
 from arena_envs.core import Policy
 from arena_envs.rl import FlatActions

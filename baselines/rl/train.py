@@ -44,13 +44,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sb3_contrib
-import stable_baselines3
-import torch
-from stable_baselines3.common.base_class import BaseAlgorithm
-from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 from tqdm.auto import tqdm
+
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("rl", __name__):
+    import sb3_contrib
+    import stable_baselines3
+    import tensorboard  # noqa: F401  (sb3 writes the TensorBoard events with it)
+    import torch
+    from stable_baselines3.common.base_class import BaseAlgorithm
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.rl import SELF

@@ -20,8 +20,12 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
-from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepReturn
+
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("rl", __name__):
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnvObs, VecEnvStepReturn
 
 from arena_envs.rl import LearnerEnv
 

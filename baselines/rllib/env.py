@@ -12,8 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
-from ray.tune.registry import register_env
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("ray", __name__):
+    from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+    from ray.tune.registry import register_env
 
 from arena_envs.rl import NumericAEC
 from arena_envs.runner.runner import env_factory

@@ -11,10 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
-import torch
-from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
-from ray.rllib.core.columns import Columns
-from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("ray", __name__):
+    import torch
+    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from arena_envs.rl.numeric_aec import ACTION_MASK, OBSERVATIONS
 

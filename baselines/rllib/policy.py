@@ -19,10 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from pettingzoo import AECEnv
-from ray.rllib.core.columns import Columns
-from ray.rllib.core.rl_module.rl_module import RLModule
+
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("ray", __name__):
+    import torch
+    from ray.rllib.core.columns import Columns
+    from ray.rllib.core.rl_module.rl_module import RLModule
 
 from arena_envs.core import Policy
 from arena_envs.rl.numeric_aec import LearnerSpaces

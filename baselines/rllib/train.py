@@ -36,12 +36,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import ray
-import torch
-from ray.rllib.algorithms.ppo import PPOConfig
-from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from tqdm.auto import tqdm
+
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("ray", __name__):
+    import ray
+    import torch
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.rl.numeric_aec import LearnerSpaces

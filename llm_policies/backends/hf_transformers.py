@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.extras import needs_extra
 from llm_policies.backends.microbatch import MicroBatcher
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.extraction import extract_answer
@@ -35,12 +36,9 @@ from llm_policies.types import ChatRequest, ChatResponse, Message, Sampling
 
 
 def _import_stack() -> tuple[Any, Any]:
-    try:
+    with needs_extra("llm", "the hf: player"):
         import torch
         import transformers
-    except ImportError as err:
-        raise ImportError("the hf backend needs torch and transformers (pip install 'arena-envs[llm]', or run under "
-                          "the venv made by scripts/setup_llm.sh)") from err
     return torch, transformers
 
 

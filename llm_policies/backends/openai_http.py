@@ -8,13 +8,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx
+from arena_envs.core.extras import needs_extra
+
+with needs_extra("llm", __name__):
+    import httpx
 
 from arena_envs.core.answers import AnswerConstraint
 from llm_policies.retry import Backoff, Retryable, with_retries
-from llm_policies.types import BackendError, BackendUnavailable, ChatRequest, ChatResponse
+from llm_policies.types import DEFAULT_URL, BackendError, BackendUnavailable, ChatRequest, ChatResponse
 
-DEFAULT_URL = "http://127.0.0.1:8000/v1"
 DEFAULT_BACKOFF = Backoff()  # frozen, so one shared default is safe
 
 

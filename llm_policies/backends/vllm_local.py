@@ -5,19 +5,16 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from arena_envs.core.extras import needs_extra
 from llm_policies.backends.microbatch import MicroBatcher
-from llm_policies.backends.openai_http import structured_outputs
 from llm_policies.cpu_cores import share_all_cores
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.types import ChatRequest, ChatResponse
 
 
 def _import_vllm() -> Any:
-    try:
+    with needs_extra("vllm", "the vllm-local: player"):
         import vllm
-    except ImportError as err:
-        raise ImportError("the vllm-local backend needs vLLM (pip install 'arena-envs[vllm]', or run under the venv "
-                          "made by scripts/setup_llm.sh)") from err
     return vllm
 
 
@@ -51,6 +48,8 @@ class VLLMLocalBackend:
     def sampling_params(self, request: ChatRequest) -> Any:
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
+
+        from llm_policies.backends.openai_http import structured_outputs
 
         s = request.sampling
         structured = None

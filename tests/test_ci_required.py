@@ -1,0 +1,100 @@
+"""Without the LLM stack a test marked ``llm`` skips, and so does a test that needs a folder the
+repository does not ship (tests/outside_data.py), but both fail under CI (``CI`` set): checked on
+tiny test modules run by a real pytest subprocess with the suite's hooks, the stack and the folders
+absent."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TINY_MODULE = '''
+import pytest
+
+@pytest.fixture(scope="module")
+def server():
+    raise AssertionError("a fixture was set up before the stack check")
+
+@pytest.mark.llm
+def test_needs_the_model(server):
+    pass
+
+def test_plain():
+    pass
+'''
+
+
+OUTSIDE_MODULE = '''
+from tests.outside_data import REFERENCE_DATA, SPECS, require
+
+def test_specs():
+    require(SPECS)
+
+def test_logs_once():
+    require(REFERENCE_DATA)
+
+def test_logs_twice():
+    require(REFERENCE_DATA)
+'''
+
+
+def run_tiny_suite(tmp_path: Path, ci: str | None, *args: str,
+                   module: str = TINY_MODULE) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "test_tiny.py").write_text(module)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env.update(PYTHONPATH=str(REPO), ARENA_VLLM_VENV=str(tmp_path / "no-venv"),
+               ARENA_SMOLLM2_DIR=str(tmp_path / "no-model"), ARENA_SPECS=str(tmp_path / "no-specs"),
+               ARENA_REFERENCE_DATA=str(tmp_path / "no-logs"))
+    if ci is not None:
+        env["CI"] = ci
+    command = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-c", str(REPO / "setup.cfg"),
+               "--rootdir", str(tmp_path), "-p", "no:cacheprovider", "-rA", *args, str(tmp_path / "test_tiny.py")]
+    return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_missing_stack_skips_llm_tests_outside_ci(tmp_path):
+    done = run_tiny_suite(tmp_path, None)
+    assert done.returncode == 0, done.stdout
+    assert "1 passed, 1 skipped" in done.stdout
+    assert f"vLLM venv at {tmp_path / 'no-venv'}" in done.stdout and "run bash scripts/setup_llm.sh" in done.stdout
+
+
+@pytest.mark.parametrize("ci", ["true", "1"])
+def test_missing_stack_fails_llm_tests_under_ci(tmp_path, ci):
+    done = run_tiny_suite(tmp_path, ci)
+    assert done.returncode == 1, done.stdout
+    assert "1 passed, 1 error" in done.stdout, done.stdout  # the check fails the test's set-up
+    assert "CI is set, so this test may not skip: LLM stack not installed" in done.stdout
+    assert "a fixture was set up" not in done.stdout
+
+
+def test_ci_does_not_fail_a_run_that_deselects_the_llm_tests(tmp_path):
+    done = run_tiny_suite(tmp_path, "true", "-m", "not llm")
+    assert done.returncode == 0, done.stdout
+    assert "1 passed, 1 deselected" in done.stdout
+
+
+@pytest.mark.parametrize("ci", [None, "false", "0"])
+def test_missing_outside_folders_skip_with_one_line_each_outside_ci(tmp_path, ci):
+    done = run_tiny_suite(tmp_path, ci, module=OUTSIDE_MODULE)
+    assert done.returncode == 0, done.stdout
+    assert "3 skipped" in done.stdout
+    lines = done.stdout.splitlines()
+    specs = f"1 test skipped: the papers' specs tables not found at {tmp_path / 'no-specs'} (not in the repository; " \
+            "set ARENA_SPECS to the folder); set CI to make them required"
+    logs = f"2 tests skipped: the papers' published logs not found at {tmp_path / 'no-logs'} (not in the " \
+           "repository; set ARENA_REFERENCE_DATA to the folder); set CI to make them required"
+    assert specs in lines and logs in lines, done.stdout
+    assert sum("SKIPPED [2]" in line for line in lines) == 1  # pytest folds one folder's skips too
+
+
+@pytest.mark.parametrize("ci", ["true", "1"])
+def test_missing_outside_folders_fail_under_ci(tmp_path, ci):
+    done = run_tiny_suite(tmp_path, ci, module=OUTSIDE_MODULE)
+    assert done.returncode == 1, done.stdout
+    assert "3 failed" in done.stdout and "CI is set, so this test may not skip: the papers'" in done.stdout
+    assert "tests skipped" not in done.stdout
