@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import pickle
 import warnings
 from typing import Any
@@ -43,6 +44,7 @@ def masked_sample(env: LearnerEnv, rng: np.random.Generator) -> Any:
 @pytest.mark.parametrize("name", arena_envs.ENVIRONMENTS)
 def test_every_environment_passes_gymnasium_and_sb3_checks(name):
     env = view(name)
+    gc.collect()  # what earlier tests left (an unclosed event loop's ResourceWarning) is not the checkers' remark
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         gymnasium_check_env(env, skip_render_check=True)
