@@ -115,7 +115,6 @@ class VLLMServer:
             if self.serves_model():
                 return
             time.sleep(1.0)
-        self.stop()
         raise ServerError(f"vLLM server at {self.url} did not list model {self.name!r} within {timeout:g}s")
 
     def serves_model(self) -> bool:
