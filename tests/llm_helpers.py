@@ -12,6 +12,9 @@ from llm_policies.local_stack import SETUP_SCRIPT, missing_parts
 
 #: The name the session's test server (tests/conftest.py) serves SmolLM2 under.
 MODEL_NAME = "smollm2-135m-instruct"
+#: The xdist group of the tests that load the model themselves or use ``private_vllm_server``
+#: (tests/conftest.py): one after the other, on one worker.
+OWN_ENGINE = pytest.mark.xdist_group("own-engine")
 
 
 def free_port() -> int:

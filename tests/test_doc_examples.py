@@ -127,6 +127,8 @@ def test_documented_example_runs(example: Example, request: pytest.FixtureReques
                MPLBACKEND="Agg", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     if server_url is not None:
         env["ARENA_VLLM_URL"] = server_url
+    if own_port is not None:
+        env["VLLM_CPU_KVCACHE_SPACE"] = "1"
     try:
         result = _run(_command(example, code, folder), folder, env)
     finally:

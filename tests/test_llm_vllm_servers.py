@@ -3,13 +3,12 @@ episodes spread over both, each episode's requests go to one server (the pool's 
 checked against the servers' own ``vllm:request_success_total`` and the step log), and when one
 server is killed mid-run the run finishes on the other, every episode exactly once.
 
-The first server is the session's (tests/conftest.py); the second is this module's, started beside
-it with a smaller KV cache."""
+The servers' request counters must count this module's requests alone: the first server is the
+worker's own (``private_vllm_server``, tests/conftest.py), the second is this module's, started
+beside it."""
 from __future__ import annotations
 
-import os
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,12 +20,12 @@ from arena_envs.runner.runner import RunConfig, run
 from llm_policies.backends.server_pool import ServerPool
 from llm_policies.base import LLMPolicyBase
 from llm_policies.prefix_cache import read_requests
-from llm_policies.serve import VLLMServer
+from llm_policies.serve import VLLMServer, smollm2_server
 from llm_policies.specs import policy_from_spec
-from tests.llm_helpers import MODEL_NAME, free_port
+from tests.llm_helpers import MODEL_NAME, OWN_ENGINE
 
 # without the stack of scripts/setup_llm.sh these skip, or fail under CI (tests/conftest.py)
-pytestmark = [pytest.mark.llm, pytest.mark.slow]
+pytestmark = [pytest.mark.llm, pytest.mark.slow, OWN_ENGINE]
 
 ENV = "guess_two_thirds_v0"
 ENV_KWARGS = {"n_players": 3, "n_rounds": 2}
@@ -35,11 +34,9 @@ EPISODES = 6
 
 @pytest.fixture(scope="module")
 def two_servers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[VLLMServer]]:
-    """The session's server and a second one (2 GiB of KV cache), started while the first starts."""
-    from llm_policies.local_stack import smollm2_dir
-
-    second = VLLMServer(str(smollm2_dir()), port=free_port(), name=MODEL_NAME,
-                        log_path=tmp_path_factory.mktemp("vllm2") / "server.log", extra_args=["--enforce-eager"])
+    """This worker's own server and a second one (1 GiB of KV cache), started while the first starts."""
+    second = smollm2_server(name=MODEL_NAME, log_path=tmp_path_factory.mktemp("vllm2") / "server.log",
+                            env={"VLLM_CPU_KVCACHE_SPACE": "1"})
     failed: list[BaseException] = []
 
     def start() -> None:
@@ -48,18 +45,10 @@ def two_servers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
         except BaseException as err:  # reported below, in the test's thread
             failed.append(err)
 
-    kv_cache = os.environ.get("VLLM_CPU_KVCACHE_SPACE")
-    os.environ["VLLM_CPU_KVCACHE_SPACE"] = "2"  # read when the process is launched
     starting = threading.Thread(target=start)
     starting.start()
-    while second.process is None and starting.is_alive():
-        time.sleep(0.05)
-    if kv_cache is None:
-        os.environ.pop("VLLM_CPU_KVCACHE_SPACE")
-    else:
-        os.environ["VLLM_CPU_KVCACHE_SPACE"] = kv_cache
     try:
-        first = request.getfixturevalue("vllm_server")  # the session's, started now unless already running
+        first = request.getfixturevalue("private_vllm_server")  # started now unless already running
     finally:
         starting.join()
     try:
