@@ -37,7 +37,7 @@ from arena_envs.auction import metrics as auction_metrics
 from arena_envs.auction import text as auction_text
 from arena_envs.auction.rules import WITHDRAW
 from arena_envs.core.answers import AnswerConstraint
-from arena_envs.core.parsing import last_json_object
+from arena_envs.core.json_answer import last_json_object
 from llm_policies import auction_prompts as P
 from llm_policies.base import LLMPolicyBase
 from llm_policies.types import Backend, Message

@@ -5,7 +5,7 @@ import json
 import re
 
 from arena_envs.core.answers import AnswerConstraint
-from arena_envs.core.parsing import last_json_object
+from arena_envs.core.json_answer import last_json_object
 
 #: Marker that the chain-of-thought prompt asks the model to put before its answer.
 ANSWER_MARKER = "Answer:"

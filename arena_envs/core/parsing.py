@@ -1,11 +1,9 @@
 """Lenient text helpers shared by the environments' parsers. None of them raises on odd input."""
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u2032": "'", "\u201c": '"',
                          "\u201d": '"', "\u201f": '"', "\u2033": '"', "`": "'"})
@@ -37,66 +35,3 @@ def amount_from_match(sign: str, inner_sign: str, digits: str, suffix: str | Non
     if abs(value) > Decimal(10) ** 15:
         return None
     return int(value.to_integral_value(rounding="ROUND_FLOOR"))
-
-
-def json_objects(text: str) -> list[dict[str, Any]]:
-    """Every balanced ``{...}`` substring of ``text`` that parses as a JSON object, in order.
-
-    Markdown fences and backslash-escaped quotes are tolerated. Nested objects are returned once
-    (the outermost that parses).
-    """
-    text = text.replace("```json", "```").replace("```", " ").replace('\\"', '"')
-    found: list[dict[str, Any]] = []
-    i = 0
-    n = len(text)
-    while i < n:
-        start = text.find("{", i)
-        if start < 0:
-            break
-        end = _matching_brace(text, start)
-        if end < 0:
-            i = start + 1
-            continue
-        try:
-            value = json.loads(text[start : end + 1])
-        except (ValueError, RecursionError):
-            i = start + 1
-            continue
-        if isinstance(value, dict):
-            found.append(value)
-            i = end + 1
-        else:
-            i = start + 1
-    return found
-
-
-def _matching_brace(text: str, start: int) -> int:
-    depth = 0
-    in_string = False
-    escaped = False
-    for pos in range(start, len(text)):
-        ch = text[pos]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return pos
-    return -1
-
-
-def last_json_object(text: str, required_key: str | None = None) -> dict[str, Any] | None:
-    """The last JSON object in ``text`` (that has ``required_key``, if given), else ``None``."""
-    for obj in json_objects(text)[::-1]:
-        if required_key is None or required_key in obj:
-            return dict(obj)
-    return None

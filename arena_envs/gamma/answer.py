@@ -2,13 +2,10 @@
 
 Every decision asks for one JSON object with a game-specific key (``{"chosen_number": "33"}``).
 The parser reads that key from raw LLM text and never raises anything but
-:class:`~arena_envs.core.InvalidAnswer`:
-
-1. markdown fences and backslash escapes are stripped;
-2. the span from the first ``{`` to the last ``}`` is tried as JSON; failing that (or when it
-   lacks the key), every balanced ``{...}`` is tried from last to first;
-3. failing that, a regex reads ``"key": "..."`` / ``"key": 12`` / ``"key": null`` directly;
-4. the value is coerced by the field type (:class:`IntField`, :class:`ChoiceField`, :func:`to_vote`).
+:class:`~arena_envs.core.InvalidAnswer`: the answer is the text's top-level JSON object, read by
+:mod:`arena_envs.core.json_answer` (the last such object holding the key; escaped JSON and a bare
+``"key": value`` pair only when no object parses), and its value is coerced by the field type
+(:class:`IntField`, :class:`ChoiceField`, :func:`to_vote`).
 
 Use by the simultaneous games: each holds one field, e.g. ``IntField("bid_amount", 0, 100)``, and
 calls ``field.parse(text)`` / ``field.echo(value)`` / ``field.instruction()`` /
@@ -31,78 +28,35 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer
-from arena_envs.core.parsing import json_objects
+from arena_envs.core.json_answer import answer_objects, key_values, last_holding
 
 #: Key of the reasoning field that precedes the answer in the CoT variant.
 EXPLANATION_KEY = "explanation"
-#: Longest text the parser looks at (the tail is kept: answers come last).
-MAX_ANSWER_CHARS = 20_000
 _MAX_DIGITS = 18
 _INT_TEXT = re.compile(r"[+-]?\$?\d{1,3}(?:,\d{3})+(?:\.0*)?|[+-]?\$?\d+(?:\.0*)?")
 _NUMBER_TEXT = re.compile(r"[+-]?\$?(?:\d+\.\d*|\.\d+|\d+)(?:e[+-]?\d+)?", re.IGNORECASE)
 
 
-def _clean(text: str) -> str:
-    text = text[-MAX_ANSWER_CHARS:]
-    return text.replace("```json", " ").replace("```JSON", " ").replace("```", " ").replace('\\"', '"')
-
-
-def _find_key(obj: Mapping[str, Any], key: str) -> str | None:
-    """The key of ``obj`` equal to ``key`` up to case and surrounding blanks."""
-    if key in obj:
-        return key
-    wanted = key.lower()
-    for k in obj:
-        if isinstance(k, str) and k.strip().lower() == wanted:
-            return k
-    return None
-
-
 def answer_object(text: str, key: str) -> dict[str, Any] | None:
-    """The JSON object in ``text`` that holds ``key`` (steps 1-2 of the parser), else ``None``.
-
-    The returned dict has ``key`` under its exact name, so callers can index it directly.
-    """
-    cleaned = _clean(text)
-    start, end = cleaned.find("{"), cleaned.rfind("}")
-    candidates: list[Any] = []
-    if 0 <= start < end:
-        try:
-            candidates.append(json.loads(cleaned[start : end + 1]))
-        except (ValueError, RecursionError):
-            pass
-    for obj in candidates + list(reversed(json_objects(cleaned))):
-        if isinstance(obj, dict):
-            found = _find_key(obj, key)
-            if found is not None:
-                return obj if found == key else {**obj, key: obj[found]}
-    return None
+    """The answer object of ``text`` (:mod:`arena_envs.core.json_answer`) that holds ``key``: the
+    last such top-level object, ``key`` under its exact name so callers can index it; else ``None``."""
+    return last_holding(answer_objects(text), key)
 
 
 def answer_value(text: str, key: str) -> Any:
-    """The raw value of ``key`` in the answer, or :class:`InvalidAnswer` ("unparseable")."""
-    obj = answer_object(text, key)
-    if obj is not None:
-        value = obj[key]
+    """The raw value of ``key`` in the answer, or :class:`InvalidAnswer` ("unparseable"). When the
+    text holds a top-level JSON object, the answer is in one (none holding ``key``: unparseable);
+    only when none parses is the ``"key": value`` pair read where it stands."""
+    objects = answer_objects(text)
+    if objects:
+        obj = last_holding(objects, key)
+        value = None if obj is None else obj[key]
     else:
-        value = _regex_value(_clean(text), key)
+        values = key_values(text, key)
+        value = values[-1] if values else None
     if value is None:
         raise InvalidAnswer("unparseable", f'no JSON object with a "{key}" value was found')
     return value
-
-
-def _regex_value(text: str, key: str) -> Any:
-    value = r"""("(?:[^"\\]|\\.)*"|'[^']*'|-?\d{1,30}(?:\.\d{1,30})?(?![\d.])|null)"""
-    pattern = r"""["']""" + re.escape(key) + r"""["']\s*:\s*""" + value
-    matches = re.findall(pattern, text, flags=re.IGNORECASE)
-    if not matches:
-        return None
-    raw = matches[-1]
-    if raw == "null":
-        return None
-    if raw[0] in "\"'":
-        return raw[1:-1]
-    return float(raw) if "." in raw else int(raw)
 
 
 def to_int(value: Any, key: str, low: int, high: int) -> int:

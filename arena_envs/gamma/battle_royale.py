@@ -21,7 +21,8 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SharedTranscripts, report_block, request_block
-from arena_envs.gamma.answer import answer_object, answer_value, canonical_json, format_instruction, json_constraint
+from arena_envs.core.json_answer import key_values
+from arena_envs.gamma.answer import answer_object, canonical_json, format_instruction, json_constraint
 from arena_envs.gamma.base import check_int, random_legal_action
 from arena_envs.gamma.battle_royale_rules import (
     DEFAULT_HIT_RATE_BASE,
@@ -66,21 +67,14 @@ def parse_target(value: Any) -> int | None:
                         f"got {str(value)[:40]!r}")
 
 
-def _lookup(text: str, key: str) -> Any:
-    try:
-        return answer_value(text, key)
-    except InvalidAnswer:
-        return None
-
-
 def parse_answer(text: str) -> int | None:
     """The target of a text answer (``None``: intentional miss); raises :class:`InvalidAnswer`."""
     obj = answer_object(text, "target") or answer_object(text, "action")
     if obj is not None:
         action, has_target, target = obj.get("action"), "target" in obj, obj.get("target")
-    else:  # no parseable JSON object: read the two keys separately
-        action, target = _lookup(text, "action"), _lookup(text, "target")
-        has_target = target is not None
+    else:  # no JSON object parses: the two keys' pairs where they stand (a null target is a miss)
+        actions, targets = key_values(text, "action"), key_values(text, "target")
+        action, has_target, target = actions[-1] if actions else None, bool(targets), targets[-1] if targets else None
         if action is None and not has_target:
             raise InvalidAnswer("unparseable", 'no JSON object with "action" and "target" was found')
     if isinstance(action, str) and " ".join(action.strip().strip(".!").lower().split()) in MISS_WORDS:

@@ -3,12 +3,13 @@ every observation and system prompt shows, the guided-decoding constraint and th
 
 :func:`parse_action` reads, in order:
 
-1. JSON: the whole text (or its one fenced block), else every ``{...}`` object in it (last to
-   first; an enclosing object before the ones inside it; a ``[...]`` list of ``{"symbol": ...}``
-   entries counts as ``{"actions": [...]}``). The first object with an ``action``/``decision``/
-   ``signal``/``trade`` key, an ``actions`` key or an asset's name as a key wins, unless its single
-   action value holds no action (``{"signal": "bullish"}``, a quoted sub-role output): then the
-   search goes on.
+1. JSON: the answer's top-level objects and lists (never one quoted inside a string; last to
+   first, each before the objects nested in it; a ``[...]`` list of ``{"symbol": ...}`` entries
+   counts as ``{"actions": [...]}``); when none parses (broken JSON), the object of the action,
+   size and asset ``"key": value`` pairs that stand outside quoted objects. The first object with
+   an ``action``/``decision``/``signal``/``trade`` key, an ``actions`` key or an asset's name as a
+   key wins, unless its single action value holds no action (``{"signal": "bullish"}``, a quoted
+   sub-role output): then the search goes on.
 2. Several assets: ``SYM: <token> [size]`` anywhere in the text (last one per asset wins).
 3. The last decision line ``Decision|Action|Trade|Recommendation|Final answer|Final decision :|=|-
    <span>`` whose span holds an action token (optional markdown ``**``, ``#``, ``>``, ``-``).
@@ -28,13 +29,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
 from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.json_answer import answer_values, key_values
 from arena_envs.trading.accounting import HOLD, POSITION_RULES, Order, OrderLike
 from arena_envs.trading.news import ascii_fold
 
@@ -67,11 +69,7 @@ _DECISION_LINE = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 _MARKDOWN = re.compile(r"[*`]")
-_FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n(?P<body>.*)\n[ \t]*```", re.DOTALL)
 _SYMBOL_SEPARATOR = r"[ \t]*[:=-]+>?[ \t]*"
-#: JSON objects are looked for at the last this many ``{`` only (bounds the work on huge answers)
-_MAX_OBJECT_STARTS = 256
-_DECODER = json.JSONDecoder()
 #: Decimal places the guided-decoding regex allows in a size or target.
 CONSTRAINT_DECIMALS = 4
 
@@ -230,7 +228,12 @@ def _from_json_text(text: str, names: tuple[str, ...],
     """The first JSON object that reads as a decision, and the first one skipped as unreadable."""
     symbols = {_key(n): n for n in names}
     unreadable: ParseError | None = None
-    for obj in _json_objects(text):
+    objects = _json_objects(text)
+    if not objects:  # broken JSON: its action, size and asset pairs where they stand
+        pairs = {key: found[-1] for key in (*ACTION_KEYS, *SIZE_KEYS, "actions", *names)
+                 if (found := key_values(text, key))}
+        objects = [pairs] if pairs else []
+    for obj in objects:
         if _is_decision_object(obj, symbols):
             try:
                 return _from_json_object(obj, symbols, warnings), unreadable
@@ -240,30 +243,27 @@ def _from_json_text(text: str, names: tuple[str, ...],
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
-    """The whole text (or its one fenced block) if it is JSON, then every JSON value that starts at
-    a ``{`` or ``[``: the one ending last first, an enclosing value before those inside it. A list
-    of per-asset entries (``[{"symbol": ..., "action": ...}]``) stands for ``{"actions": [...]}``."""
+    """The answer's top-level JSON values (:mod:`arena_envs.core.json_answer`: never one quoted in a
+    string), the last first, each followed by the objects and lists nested in it, outer before
+    inner. A list of per-asset entries (``[{"symbol": ..., "action": ...}]``) stands for
+    ``{"actions": [...]}``."""
     found: list[dict[str, Any]] = []
-    fence = _FENCE.fullmatch(text.strip())
-    try:
-        whole = _as_object(json.loads(fence["body"] if fence else text))
-    except (ValueError, RecursionError):
-        whole = None
-    if whole is not None:
-        found.append(whole)
-    starts = [i for i, ch in enumerate(text) if ch in "{["][-_MAX_OBJECT_STARTS:]
-    blocks: list[tuple[int, int, dict[str, Any]]] = []
-    for start in starts:
-        try:
-            value, end = _DECODER.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            continue
-        obj = _as_object(value)
-        if obj is not None:
-            blocks.append((end, -start, obj))
-    blocks.sort(key=lambda b: (b[0], b[1]), reverse=True)
-    found.extend(b[2] for b in blocks)
+    for value in reversed(answer_values(text, openings="{[")):
+        for part in _nested(value):
+            obj = _as_object(part)
+            if obj is not None:
+                found.append(obj)
     return found
+
+
+def _nested(value: Any) -> Iterator[Any]:
+    """``value`` and every object or list inside it, depth first (strings are never looked into)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        yield item
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        pending.extend(reversed([child for child in children if isinstance(child, (dict, list))]))
 
 
 def _as_object(value: Any) -> dict[str, Any] | None:

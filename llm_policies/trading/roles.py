@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena_envs.core.answers import AnswerConstraint
-from arena_envs.core.parsing import last_json_object
+from arena_envs.core.json_answer import last_json_object
 from arena_envs.trading.accounting import Order
 from llm_policies.base import LLMPolicyBase
 from llm_policies.trading.views import market_view
