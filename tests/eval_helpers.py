@@ -92,9 +92,24 @@ def tables_of(lines: list[str]) -> list[list[list[str]]]:
     return tables
 
 
+def _validity_cells(episodes: dict[str, list[dict]], seats: dict[str, list[str]]) -> list[str]:
+    """The valid, re-asked and fallback cells, counted here from the entries' per-seat counts."""
+    counts = [0, 0, 0]
+    for part, agents in seats.items():
+        for entry in episodes[part]:
+            for agent in agents:
+                seat = entry["validity"][agent]
+                counts = [counts[0] + seat["decisions"], counts[1] + seat["retried"], counts[2] + seat["fallback"]]
+    decisions, retried, fallback = counts
+    shares = [100 * n / decisions for n in (decisions - fallback, retried, fallback)]
+    cells = [f"{v:.1f} %" if 0 < v < 1 else f"{v:.0f} %" for v in shares]  # one decimal below 1 %
+    return cells[:2] + [cells[2] + (" ⚑" if fallback > 0.1 * decisions else "")]
+
+
 def check_report(out: Path, games: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, list[str]], int]:
     """Read ``out/report.md`` back and check it against the results folders: the overview lists
-    ``games``; each subject's row (episodes, headline with its bootstrap interval, secondaries) and
+    ``games``; each subject's row (episodes, headline with its bootstrap interval, secondaries,
+    validity: its decisions' shares counted from the entries) and
     the evaluation's rows of the published table equal what the settings recompute from the
     folders; every paper row's cell equals its figure (each figure equals its spec table's cell:
     tests/test_eval_report.py). Returns the report's
@@ -111,16 +126,20 @@ def check_report(out: Path, games: Sequence[str]) -> tuple[dict[str, list[str]],
     for game in games:
         setting, papers = SETTINGS[game], PAPER_FIGURES[game]
         subjects_table, published_table = tables_of(sections[setting.label])
-        assert subjects_table[0] == ["Player", "Episodes", f"{setting.metric} [95 % CI]", *setting.secondary]
+        assert subjects_table[0] == ["Player", "Episodes", f"{setting.metric} [95 % CI]", *setting.secondary,
+                                     "valid", "re-asked", "fallback"]
         for row, subject in zip(subjects_table[1:], ("model", "random", "rule"), strict=True):
             episodes = load_episodes(out, game, subject)
             metrics = setting.metrics(episodes)
             interval = bootstrap(episodes, setting.headline, seed=seed)
             assert row[1] == str(sum(map(len, episodes.values())))
             assert row[2] == interval.format() and interval.low <= interval.point <= interval.high
-            assert row[3:] == [number(metrics[m]) for m in setting.secondary]
+            assert row[3:-3] == [number(metrics[m]) for m in setting.secondary]
+            assert row[-3:] == _validity_cells(episodes, setting.evaluated(episodes))
             assert overview[setting.label][3 + ("model", "random", "rule").index(subject)] == (
                 row[2] if subject == "model" else number(interval.point))
+            if subject == "model":
+                assert overview[setting.label][-1] == " · ".join(row[-3:])
             # the evaluation's rows of the published table: the papers' quantities, recomputed here
             ours = published_table[1 + ("model", "random", "rule").index(subject)]
             for quantity, cell in zip(published_table[0][1:], ours[1:], strict=True):

@@ -109,3 +109,41 @@ def test_missing_outside_folders_fail_under_ci(tmp_path, ci):
     assert done.returncode == 1, done.stdout
     assert outcomes(done) == {"failed": 3} and "CI is set, so this test may not skip: the papers'" in done.stdout
     assert "tests skipped" not in done.stdout
+
+
+GROUPED_MODULE = '''
+import os
+import time
+
+import pytest
+
+from tests.shared_server import FOLDER_VARIABLE
+
+@pytest.mark.parametrize("k", range(4))
+@pytest.mark.xdist_group("first")
+def test_first(k):
+    time.sleep(0.2)
+    with open(os.path.join(os.path.dirname(__file__), "folders.txt"), "a") as seen:
+        seen.write(os.environ[FOLDER_VARIABLE] + "\\n")
+
+@pytest.mark.parametrize("k", range(4))
+@pytest.mark.xdist_group("second")
+def test_second(k):
+    time.sleep(0.2)
+    with open(os.path.join(os.path.dirname(__file__), "folders.txt"), "a") as seen:
+        seen.write(os.environ[FOLDER_VARIABLE] + "\\n")
+'''
+
+
+def test_xdist_groups_stay_on_one_worker_and_workers_share_the_server_folder(tmp_path):
+    """The serial part relies on both: the blocks of a documentation file run in order on one
+    worker (one xdist group), and every worker finds the session's shared server in the folder the
+    main process chose (tests/shared_server.py), which is removed at the end."""
+    done = run_tiny_suite(tmp_path, None, "-n", "2", "--dist", "loadgroup", "-v", module=GROUPED_MODULE)
+    assert done.returncode == 0, done.stdout
+    workers: dict[str, set[str]] = {}
+    for worker, test in re.findall(r"\[(gw\d)\].*?PASSED test_tiny\.py::test_(first|second)", done.stdout):
+        workers.setdefault(test, set()).add(worker)
+    assert set(workers) == {"first", "second"} and all(len(w) == 1 for w in workers.values()), done.stdout
+    folders = set((tmp_path / "folders.txt").read_text().split())
+    assert len(folders) == 1 and not Path(folders.pop()).exists()

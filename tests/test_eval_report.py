@@ -94,7 +94,7 @@ def test_report_figures_equal_those_recomputed_from_the_results_folders(evaluati
 
     sections, overview, checked = check_report(evaluations / "random3", GAMES)
     assert checked > 100
-    assert overview[SETTINGS["who_is_spy_v0"].label][6:] == ["3.24 (GPT4o)", "1.04 (Doubao)"]
+    assert overview[SETTINGS["who_is_spy_v0"].label][6:8] == ["3.24 (GPT4o)", "1.04 (Doubao)"]
     wis = tables_of(sections[SETTINGS["who_is_spy_v0"].label])[1]
     assert wis[0][1] == "WiS rating (90 games)" and wis[-1][:2] == ["GPT4o", "301.6"]  # 100 + 90 * (3.24 - 1)
     assert overview[SETTINGS["auction_v0"].label][6] == "no comparable published figure"
@@ -136,6 +136,7 @@ def test_compare_puts_one_row_per_model_and_refuses_bad_folders(evaluations, tmp
     from PIL import Image
 
     from arena_envs.evaluation.card import read_card
+    from arena_envs.evaluation.formatting import validity_cells
     from arena_envs.evaluation.report import compare
 
     path = compare([evaluations / "random2", evaluations / "rule"], tmp_path / "cmp")
@@ -144,7 +145,10 @@ def test_compare_puts_one_row_per_model_and_refuses_bad_folders(evaluations, tmp
     assert [r[0] for r in rows[1:]] == ["`random`", "`rule`", "random (baseline, random2)", "rule (baseline, random2)"]
     for row, folder in zip(rows[1:3], ("random2", "rule")):
         card = read_card(evaluations / folder)
-        assert row[2:] == [g.results["model"].headline.format() for g in card.games]
+        assert row[2::2] == [g.results["model"].headline.format() for g in card.games]
+        assert row[3::2] == [" · ".join(validity_cells(g.results["model"].validity)) for g in card.games]
+    assert rows[0][2:4] == [f"{card.games[0].setting.label}: {card.games[0].setting.metric} [95 % CI]",
+                            f"{card.games[0].setting.label}: valid · re-asked · fallback"]
     with Image.open(tmp_path / "cmp" / "compare.png") as image:
         assert image.format == "PNG" and min(image.size) > 100
 

@@ -11,6 +11,7 @@ import trueskill
 
 from arena_envs.runner import RunConfig, run
 from arena_envs.runner.leaderboard import (
+    VALIDITY_NOTE,
     Standings,
     compute,
     dense_ranks,
@@ -163,7 +164,27 @@ def test_table_is_aligned_and_sorted(tmp_path):
     assert md[0].startswith("# auction_v0: 6 of 6 episodes, seed 2")
     assert md[2].startswith("| # | policy | mu | sigma | games | mean score |")
     assert [line.split(" | ")[1] for line in md[4:4 + len(rows)]] == [r.policy for r in rows]
-    assert md[4 + len(rows):5 + len(rows)] == [""] and md[-1].startswith("game means: ")
+    assert md[4 + len(rows):5 + len(rows)] == [""] and md[-3].startswith("game means: ")
+    assert md[2].endswith("| valid | re-asked | fallback |") and md[-1] == VALIDITY_NOTE
+    assert all(r.valid_share == 1.0 and r.retry_share == r.fallback_share == 0.0 and not r.flagged for r in rows)
+
+
+def test_validity_shares_of_each_policy_and_the_flag_above_a_tenth_of_fallbacks():
+    seats = {"a": "A", "b": "B"}
+    games = [{**episode(k, seats, {"a": 1, "b": 0}),
+              "validity": {"a": {"decisions": 10, "retried": 2, "fallback": 1},
+                           "b": {"decisions": 10, "retried": 5, "fallback": 2 if k else 0}}} for k in range(2)]
+    rows = by_policy(compute(games, "AB"))
+    assert (rows["A"].valid_share, rows["A"].retry_share, rows["A"].fallback_share) == (0.9, 0.2, 0.1)
+    assert not rows["A"].flagged  # exactly a tenth is not more than a tenth
+    assert (rows["B"].valid_share, rows["B"].retry_share, rows["B"].fallback_share) == (0.9, 0.5, 0.1)
+    games[1]["validity"]["b"]["fallback"] = 3
+    rows = by_policy(compute(games, "AB"))
+    assert rows["B"].fallback_share == 0.15 and rows["B"].flagged
+    assert format_table(list(rows.values())).splitlines()[3].endswith("15 % !")
+    older = [episode(2, seats, {"a": 1, "b": 0})]  # written before the counts existed: unknown, not guessed
+    rows = by_policy(compute(games + older, "AB"))
+    assert rows["A"].valid_share is rows["A"].fallback_share is None and not rows["A"].flagged
 
 
 def test_game_means_skip_missing_and_non_numeric_values():
@@ -183,7 +204,7 @@ def test_gamma_score_reaches_the_leaderboard(tmp_path):
     assert text.splitlines()[-1].startswith("game means: ") and f"score {sum(scores) / 3:.3f}" in text
     data = json.loads((out / "leaderboard.json").read_text())
     assert data["game_means"]["score"] == pytest.approx(sum(scores) / 3)
-    assert (out / "leaderboard.md").read_text().rstrip().endswith(text.splitlines()[-1])
+    assert (out / "leaderboard.md").read_text().splitlines()[-3] == text.splitlines()[-1]
 
 
 def test_the_runner_table_equals_a_recomputation_and_stale_tables_are_redone(tmp_path):

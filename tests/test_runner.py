@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import math
 import random
 
 import numpy as np
@@ -174,7 +175,7 @@ def test_text_answers_invalid_counts_and_traces(tmp_path):
 
     summary = run(RunConfig(TINY, ("human", "random", "random"), episodes=3, seed=1), tmp_path / "r",
                   policy_factory=policies)
-    total = 0
+    total = retries_seen = 0
     for episode in summary.episodes:
         steps = read_steps(tmp_path / "r", episode["episode"])
         human_seat = next(a for a, label in episode["seats"].items() if label == "human")
@@ -192,7 +193,16 @@ def test_text_answers_invalid_counts_and_traces(tmp_path):
             assert episode["invalid"][human_seat][kind] == logged == episode["metrics"]["agents"][human_seat][kind]
         assert episode["invalid"][human_seat]["fallback"] == sum(s["fallback"] for s in human_steps)
         total += episode["invalid"][human_seat]["unparseable"]
-    assert total > 0
+        # a decision ends with a taken answer or the fallback; it was re-asked when steps came before its end
+        ends = [k for k, s in enumerate(human_steps) if s["invalid_action"] is None or s["fallback"]]
+        retried = sum(1 for k, end in enumerate(ends) if end - (ends[k - 1] if k else -1) > 1)
+        assert episode["validity"][human_seat] == {"decisions": len(ends), "retried": retried,
+                                                   "fallback": episode["invalid"][human_seat]["fallback"]}
+        retries_seen += retried
+        for seat, counts in episode["validity"].items():
+            if seat != human_seat:  # random players answer natively: every decision their own
+                assert counts["retried"] == counts["fallback"] == 0 < counts["decisions"]
+    assert total > 0 and retries_seen > 0
     lines = (tmp_path / "r" / "episodes.jsonl").read_text(encoding="utf-8").splitlines()
     assert lines == [reference_dumps(json.loads(line)) for line in lines]  # non-zero counts written as json does
 
@@ -287,8 +297,19 @@ def test_one_environment_per_worker_equals_a_fresh_one_per_episode(tmp_path, nam
 
 
 def reference_dumps(value):
-    """What the results folder must hold: ``json.dumps`` with the runner's options."""
-    return json.dumps(value, default=to_jsonable, ensure_ascii=False)
+    """What the results folder must hold: ``json.dumps`` with the runner's options, a non-finite
+    number written as ``null`` (JSON has no NaN)."""
+    return json.dumps(_nulls(value), default=to_jsonable, ensure_ascii=False, allow_nan=False)
+
+
+def _nulls(value):
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _nulls(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_nulls(v) for v in value]
+    return value
 
 
 VALUES = [1, 'x\n"é\u2028', None, True, False, 2.5, float("nan"), float("inf"), np.int64(3), np.float32(0.5),

@@ -49,7 +49,9 @@ class Policy:
         return self.finish(observation, info)
 
     def trace(self) -> dict[str, Any]:
-        """Details of the last decision for the step log (JSON-safe)."""
+        """Details of the last decision for the step log (JSON-safe). ``"fallback": True`` says that
+        the decision is the policy's own default, not its model's answer (the runner counts it as a
+        fallback in the seat's validity)."""
         return {}
 
     def close(self) -> None:

@@ -17,6 +17,8 @@ from typing import Any
 from arena_envs.evaluation.bootstrap import Interval, bootstrap
 from arena_envs.evaluation.paper_figures import PAPER_FIGURES, GamePapers
 from arena_envs.evaluation.settings import SETTINGS, PaperSetting, load_episodes, read_manifest
+from arena_envs.runner.results import finite
+from arena_envs.runner.validity import Validity, of_seats
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class SubjectResult:
     headline: Interval | None  #: None while a part has no episode
     metrics: Mapping[str, float]  #: the setting's metrics (headline included); empty while missing
     comparable: Mapping[str, float]  #: the papers' quantities this subject has a figure for (empty while missing)
+    validity: Validity  #: the subject's decisions over its evaluated seats of every part
 
     @property
     def missing(self) -> list[str]:
@@ -93,11 +96,14 @@ def subject_result(setting: PaperSetting, papers: GamePapers, subject: str,
                    episodes: Mapping[str, list[dict[str, Any]]], expected: Mapping[str, int],
                    seed: int) -> SubjectResult:
     played = {part: len(entries) for part, entries in episodes.items()}
+    validity = sum((of_seats(episodes.get(part, ()), agents) for part, agents in setting.evaluated(episodes).items()),
+                   Validity())
     if any(n == 0 for n in played.values()):
-        return SubjectResult(subject, played, expected, None, {}, {})
+        return SubjectResult(subject, played, expected, None, {}, {}, validity)
     headline = bootstrap(episodes, setting.headline, seed=seed)
     metrics = setting.metrics(episodes)
-    return SubjectResult(subject, played, expected, headline, metrics, comparable(setting, papers, episodes, metrics))
+    return SubjectResult(subject, played, expected, headline, metrics, comparable(setting, papers, episodes, metrics),
+                         validity)
 
 
 def read_card(out: str | Path) -> Card:
@@ -121,3 +127,39 @@ def read_card(out: str | Path) -> Card:
         cards.append(GameCard(setting, papers, results))
     return Card(out, str(manifest["model"]), seed, bool(manifest["quick"]), subjects, tuple(cards),
                 _newest(out, games), manifest.get("env_args") or {})
+
+
+def card_json(card: Card) -> dict[str, Any]:
+    """Every figure of the report card, JSON-safe (no NaN: a figure without a value is ``null``):
+    the evaluation, then per game its setting, per subject its episodes, headline interval,
+    metrics, the papers' quantities, validity (counts, shares, ``flagged``), and the published
+    figures."""
+    games = {}
+    for game in card.games:
+        subjects = {}
+        for subject, result in game.results.items():
+            v = result.validity
+            subjects[subject] = {
+                "episodes": dict(result.played), "episodes_expected": dict(result.expected),
+                "complete": result.complete,
+                "headline": None if result.headline is None else {
+                    "point": result.headline.point, "low": result.headline.low, "high": result.headline.high,
+                    "no_interval": result.headline.degenerate or None},
+                "metrics": dict(result.metrics), "comparable": dict(result.comparable),
+                "decisions": {"total": v.decisions, "retried": v.retried, "fallback": v.fallback} if v.known else None,
+                **v.shares(),
+            }
+        setting = game.setting
+        games[setting.game] = {
+            "label": setting.label, "paper": setting.paper, "metric": setting.metric,
+            "higher_is_better": setting.higher_is_better, "secondary": list(setting.secondary),
+            "parts": [part.name for part in setting.parts], "subjects": subjects,
+            "published": [{"model": model, "value": value} for model, value in game.published(include_baselines=True)],
+            "citation": game.papers.citation(),
+        }
+    return finite({"model": card.model, "seed": card.seed, "quick": card.quick, "subjects": list(card.subjects),
+                   "env_args": {g: dict(a) for g, a in card.env_args.items()},
+                   "newest_episode": card.newest.isoformat() if card.newest else None,
+                   "flagged": [g.setting.game for g in card.games
+                               if "model" in g.results and g.results["model"].validity.flagged],
+                   "games": games})

@@ -11,12 +11,14 @@ resumes), 130 interrupted (the same command resumes).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+from arena_envs.evaluation.formatting import FLAG
 from arena_envs.evaluation.settings import LLM_PREFIXES, SETTINGS
 from arena_envs.runner.cli_errors import (
     USER_ERRORS,
@@ -27,6 +29,7 @@ from arena_envs.runner.cli_errors import (
 )
 from arena_envs.runner.policy_specs import game_env_arg
 from arena_envs.runner.runner import RunError
+from arena_envs.runner.validity import FLAG_FALLBACK_SHARE, percent
 
 
 class _Parser(argparse.ArgumentParser):
@@ -105,6 +108,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return report_run_interrupted(out)
     print(f"results: {out}\nreport: {report}")
+    flagged = json.loads((report.parent / "card.json").read_text("utf-8"))["flagged"]
+    if flagged:
+        print(f"arena: warning: not the model's play in {', '.join(flagged)}: more than "
+              f"{percent(FLAG_FALLBACK_SHARE)} of its decisions there fell back to the game's default action "
+              f"(marked {FLAG} in the report)", file=sys.stderr)
     return 0
 
 

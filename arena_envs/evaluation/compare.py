@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arena_envs.evaluation.card import Card, read_card
-from arena_envs.evaluation.formatting import CI, headline_cell, point_cell
+from arena_envs.evaluation.formatting import CI, FLAG, VALIDITY_NOTE, headline_cell, point_cell, validity_cell
 from arena_envs.evaluation.plots import write_compare_plot
 from arena_envs.evaluation.settings import read_manifest
 
@@ -49,22 +49,42 @@ def _mode(card: Card, subject: str) -> str:
     return f"{'quick' if card.quick else 'full'}, {count}"
 
 
+def _flagged(cell: str, flagged: bool) -> str:
+    return f"{cell} {FLAG}" if flagged else cell
+
+
 def format_compare(cards: Sequence[Card]) -> str:
     games = cards[0].games
-    header = ["Model", "Mode, episodes", *(f"{g.setting.label}: {g.setting.metric} [{CI}]" for g in games)]
+    header = ["Model", "Mode, episodes"]
+    for g in games:
+        header += [f"{g.setting.label}: {g.setting.metric} [{CI}]", f"{g.setting.label}: valid · re-asked · fallback"]
     rows = []
     for card in cards:
-        cells = [headline_cell(g.results["model"]) if "model" in g.results else "–" for g in card.games]
+        cells = []
+        for g in card.games:
+            model = g.results.get("model")
+            cells += [_flagged(headline_cell(model), model.validity.flagged), validity_cell(model.validity)] \
+                if model else ["–", "–"]
         rows.append([f"`{card.model}`", _mode(card, "model"), *cells])
     for subject in ("random", "rule"):
         if all(subject in g.results for g in games):
-            rows.append([f"{subject} (baseline, {cards[0].folder.name})", _mode(cards[0], subject),
-                         *(point_cell(g.results[subject]) for g in games)])
+            cells = []
+            for g in games:
+                result = g.results[subject]
+                cells += [_flagged(point_cell(result), result.validity.flagged), validity_cell(result.validity)]
+            rows.append([f"{subject} (baseline, {cards[0].folder.name})", _mode(cards[0], subject), *cells])
     lines = ["# Report cards compared", "",
              "One row per evaluated model (headline metric per game with its 95 % bootstrap interval), "
              "recomputed from each folder's results; the baselines' rows are those of the first folder.", "",
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += ["", VALIDITY_NOTE]
+    flagged = [f"`{card.model}` in {', '.join(games_flagged)}" for card in cards
+               if (games_flagged := [g.setting.label for g in card.games
+                                     if "model" in g.results and g.results["model"].validity.flagged])]
+    if flagged:
+        lines += ["", f"{FLAG} Not the model's play (more than a tenth of its decisions fell back): "
+                  + "; ".join(flagged) + "."]
     lines += ["", "Folders: " + ", ".join(f"`{c.folder}`" for c in cards), "", "![Compared](compare.png)", ""]
     return "\n".join(lines)
 

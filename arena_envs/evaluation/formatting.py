@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from arena_envs.evaluation.card import SubjectResult
+from arena_envs.runner.validity import FLAG_FALLBACK_SHARE, Validity, percent
 
 CI = "95 % CI"
 
@@ -33,3 +34,23 @@ def point_cell(result: SubjectResult | None) -> str:
     if result.headline is None:
         return "missing"
     return number(result.headline.point)
+
+
+#: The mark of a figure that is mostly not the subject's own play.
+FLAG = "⚑"
+VALIDITY_HEADER = ["valid", "re-asked", "fallback"]
+#: The sentence under every table with validity columns.
+VALIDITY_NOTE = (f"valid: the subject's decisions that were its own valid answer; re-asked: those that needed "
+                 f"another try; fallback: those the game made for it after the last try. {FLAG}: more than "
+                 f"{percent(FLAG_FALLBACK_SHARE)} fell back, so the figure is not the subject's own play.")
+
+
+def validity_cells(validity: Validity) -> list[str]:
+    """The three shares as table cells; the fallback cell carries the flag."""
+    flag = f" {FLAG}" if validity.flagged else ""
+    return [percent(validity.valid_share), percent(validity.retry_share), percent(validity.fallback_share) + flag]
+
+
+def validity_cell(validity: Validity) -> str:
+    """One cell: ``"97 % · 5 % · 3 %"`` (valid · re-asked · fallback), flagged where it must be."""
+    return " · ".join(validity_cells(validity))

@@ -2,7 +2,8 @@
 several cards. matplotlib (Agg) is imported inside the functions that draw.
 
 Every chart is a horizontal dot plot in the game's own unit: a dot per player with its bootstrap
-95 % interval as a bar, the papers' models as hollow diamonds. The overview puts the twelve games
+95 % interval as a bar (a hollow dot, labelled "flagged", where more than a tenth of the player's
+decisions fell back: not its own play), the papers' models as hollow diamonds. The overview puts the twelve games
 side by side as small panels rather than on one normalised axis, because the units differ (0-100
 scores, TrueSkill μ, WiS points, Sharpe ratios) and two games have no comparable published figure
 to normalise against.
@@ -31,6 +32,7 @@ class Dot:
     interval: Interval | None  #: None: missing (not played yet)
     color: str
     paper: bool = False  #: a paper's published figure (no interval)
+    flagged: bool = False  #: mostly not the subject's own play (too many fallbacks): drawn hollow
 
 
 def _pyplot() -> Any:
@@ -46,7 +48,8 @@ def subject_dots(game: GameCard, label: dict[str, str] | None = None) -> list[Do
     """The evaluated subjects of ``game``, then its papers' models (best first, a paper's own random
     player among them)."""
     label = label or {}
-    dots = [Dot(label.get(s, s), r.headline, COLORS.get(s, "tab:blue")) for s, r in game.results.items()]
+    dots = [Dot(label.get(s, s), r.headline, COLORS.get(s, "tab:blue"), flagged=r.validity.flagged)
+            for s, r in game.results.items()]
     dots += [Dot(model, Interval(value, value, value, 0, "published"), PAPER_COLOR, paper=True)
              for model, value in game.published(include_baselines=True)]
     return dots
@@ -73,12 +76,13 @@ def draw_dots(ax: Any, dots: Sequence[Dot], title: str, metric: str, small: bool
                     markeredgecolor=PAPER_COLOR, linestyle="none")
         else:
             ax.errorbar([iv.point], [y], xerr=[[iv.point - iv.low], [iv.high - iv.point]], fmt="o",
-                        color=dot.color, capsize=3, markersize=5 if small else 6)
+                        color=dot.color, capsize=3, markersize=5 if small else 6,
+                        markerfacecolor="white" if dot.flagged else dot.color)
     subjects = sum(1 for d in dots if not d.paper)
     if 0 < subjects < len(dots):
         ax.axhline(ys[subjects - 1] - 0.5, color="0.6", linewidth=0.8, linestyle="--")
     ax.set_yticks(ys)
-    ax.set_yticklabels([d.label for d in dots], fontsize=size)
+    ax.set_yticklabels([f"{d.label} (flagged)" if d.flagged else d.label for d in dots], fontsize=size)
     ax.set_ylim(-0.6, rows - 0.4)
     if hi > lo:
         pad = (hi - lo) * 0.08
@@ -156,9 +160,11 @@ def write_compare_plot(cards: Sequence[Card], path: Path) -> Path:
     rule, and the best and the worst published model."""
     panels = []
     for i, game in enumerate(cards[0].games):
-        dots = [Dot(card.model, card.games[i].results["model"].headline if "model" in card.games[i].results else None,
-                    EXTRA_COLORS[k % len(EXTRA_COLORS)]) for k, card in enumerate(cards)]
-        dots += [Dot(f"{s} (baseline)", r.headline, COLORS[s]) for s, r in game.results.items()
-                 if s != "model" and s in COLORS]
+        models = [card.games[i].results.get("model") for card in cards]
+        dots = [Dot(card.model, None if model is None else model.headline, EXTRA_COLORS[k % len(EXTRA_COLORS)],
+                    flagged=model is not None and model.validity.flagged)
+                for k, (card, model) in enumerate(zip(cards, models))]
+        dots += [Dot(f"{s} (baseline)", r.headline, COLORS[s], flagged=r.validity.flagged)
+                 for s, r in game.results.items() if s != "model" and s in COLORS]
         panels.append((game, dots + _published_ends(game)))
     return write_panels(panels, path, "models compared: headline per game, 95 % bootstrap intervals (◇ paper figures)")

@@ -11,10 +11,23 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from arena_envs.evaluation.card import Card, GameCard, read_card
+from arena_envs.evaluation.card import Card, GameCard, card_json, read_card
 from arena_envs.evaluation.compare import compare
-from arena_envs.evaluation.formatting import CI, headline_cell, number, paper_number, point_cell
+from arena_envs.evaluation.formatting import (
+    CI,
+    FLAG,
+    VALIDITY_HEADER,
+    VALIDITY_NOTE,
+    headline_cell,
+    number,
+    paper_number,
+    point_cell,
+    validity_cell,
+    validity_cells,
+)
 from arena_envs.evaluation.plots import write_game_plot, write_overview
+from arena_envs.runner.results import write_durably
+from arena_envs.runner.validity import percent
 
 __all__ = ["compare", "format_report", "write_report"]
 
@@ -71,9 +84,23 @@ def _header(card: Card) -> list[str]:
                 for game, kwargs in card.env_args.items()) + " (not the papers' settings: the published "
                 "figures do not compare)"]] if card.env_args else []),
             ["status", status],
+            ["validity", _validity_summary(card)],
         ]), "",
         f"Newest episode: {newest}", "",
     ]
+
+
+def flagged_games(card: Card, subject: str = "model") -> list[str]:
+    """The labels of the games where ``subject``'s figure is flagged (too many fallbacks)."""
+    return [g.setting.label for g in card.games if subject in g.results and g.results[subject].validity.flagged]
+
+
+def _validity_summary(card: Card) -> str:
+    flagged = flagged_games(card)
+    if flagged:
+        return (f"{FLAG} not the model's play in {', '.join(flagged)}: more than a tenth of its decisions there fell "
+                "back to the game's default action")
+    return "the model's own play in every game (at most a tenth of its decisions fell back)"
 
 
 def _overview(card: Card) -> list[str]:
@@ -83,14 +110,15 @@ def _overview(card: Card) -> list[str]:
         model = g.results.get("model")
         rows.append([f"[{g.setting.label}](#{g.setting.game})", g.setting.paper, f"{g.setting.metric} {_arrow(g)}",
                      headline_cell(model) if model else "–", point_cell(g.results.get("random")),
-                     point_cell(g.results.get("rule")), best, worst])
+                     point_cell(g.results.get("rule")), best, worst, validity_cell(model.validity) if model else "–"])
     return ["## Overview", "",
-            *_table(["Game", "Paper", "Metric", f"Model [{CI}]", "Random", "Rule", "Best published", "Worst published"],
-                    rows), "",
+            *_table(["Game", "Paper", "Metric", f"Model [{CI}]", "Random", "Rule", "Best published", "Worst published",
+                     "Model: valid · re-asked · fallback"], rows), "",
+            VALIDITY_NOTE, "",
             "![Overview](report_overview.png)", "",
             "Each panel is one game in its own unit: dots are the model, random and rule with their 95 % "
-            "intervals, hollow diamonds the best and worst model the paper published (where it published a "
-            "comparable figure).", ""]
+            "intervals (hollow when the figure is flagged: not the subject's own play), hollow diamonds the best "
+            "and worst model the paper published (where it published a comparable figure).", ""]
 
 
 def _subject_name(card: Card, subject: str) -> str:
@@ -102,12 +130,17 @@ def _game_section(card: Card, game: GameCard) -> list[str]:
     parts = ", ".join(f"{p.name}" for p in s.parts)
     lines = [f"## {s.label}", "", f'<a id="{s.game}"></a>`{s.game}` · {s.paper} · headline: {s.metric} '
              f"({'higher' if s.higher_is_better else 'lower'} is better) · parts: {parts}", ""]
-    header = ["Player", "Episodes", f"{s.metric} [{CI}]", *s.secondary]
+    header = ["Player", "Episodes", f"{s.metric} [{CI}]", *s.secondary, *VALIDITY_HEADER]
     rows = []
     for subject, result in game.results.items():
         rows.append([_subject_name(card, subject), result.episodes_text(), headline_cell(result),
-                     *(number(result.metrics.get(m)) if result.headline else "missing" for m in s.secondary)])
+                     *(number(result.metrics.get(m)) if result.headline else "missing" for m in s.secondary),
+                     *validity_cells(result.validity)])
     lines += [*_table(header, rows), ""]
+    for subject, result in game.results.items():
+        if result.validity.flagged:
+            lines += [f"{FLAG} {_subject_name(card, subject)}: {percent(result.validity.fallback_share)} of its "
+                      "decisions fell back to the game's default action: its figures here are not its own play.", ""]
     papers = game.papers
     quantities = papers.quantities()
     rows = [[_subject_name(card, subject), *(number(result.comparable.get(q)) if result.headline else "missing"
@@ -134,15 +167,15 @@ def format_report(card: Card) -> str:
 
 
 def write_report(out: str | Path) -> Path:
-    """Write ``OUT/report.md``, ``OUT/report_overview.png`` and ``OUT/report_<game>.png`` from
-    evaluation folder ``out``; returns the path of ``report.md``."""
+    """Write ``OUT/report.md``, ``OUT/card.json`` (its figures, machine-readable: :func:`card_json`),
+    ``OUT/report_overview.png`` and ``OUT/report_<game>.png`` from evaluation folder ``out``;
+    returns the path of ``report.md``."""
     out = Path(out)
     card = read_card(out)
     write_overview(card, out / "report_overview.png")
     for game in card.games:
         write_game_plot(game, out / f"report_{game.setting.game}.png", card.model)
+    write_durably(out / "card.json", json.dumps(card_json(card), indent=2, allow_nan=False) + "\n")
     path = out / "report.md"
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(format_report(card), "utf-8")
-    tmp.replace(path)
+    write_durably(path, format_report(card))
     return path

@@ -20,6 +20,7 @@ from arena_envs.core import Policy
 from arena_envs.core.episode_context import episode_scope
 from arena_envs.runner.results import EpisodeLines, Seats, dumps, dumps_with
 from arena_envs.runner.seeding import episode_seeds, seat_players
+from arena_envs.runner.validity import KEYS as VALIDITY_KEYS
 
 if TYPE_CHECKING:
     from arena_envs.runner.run_config import RunConfig
@@ -89,6 +90,8 @@ class EpisodePlayer:
         seats = self._seats(episode)
         seat_label = seats.labels
         invalid = {agent: dict.fromkeys(INVALID_KINDS, 0) for agent in self.agents}
+        validity = {agent: dict.fromkeys(VALIDITY_KEYS, 0) for agent in self.agents}
+        reasked: set[str] = set()  # the agents whose open decision had an invalid answer
         lines = EpisodeLines(episode, seats)
         step = 0
         agent = None
@@ -132,8 +135,19 @@ class EpisodePlayer:
                 fallback = bool(after.get("fallback"))
                 if fallback:
                     invalid[agent]["fallback"] += 1
+                trace = policy.trace() if traced else None
+                if bad and not fallback:  # asked again: the decision goes on
+                    reasked.add(agent)
+                else:
+                    counts = validity[agent]
+                    counts["decisions"] += 1
+                    # the game's fallback, or the policy's own (its trace says so: its model gave no usable answer)
+                    counts["fallback"] += fallback or (trace is not None and trace.get("fallback") is True)
+                    if agent in reasked:
+                        counts["retried"] += 1
+                        reasked.discard(agent)
                 lines.decision(step, agent, action, getattr(raw, "last_move", None), bad, fallback,
-                               after.get("retries"), raw.rewards, policy.trace() if traced else None)
+                               after.get("retries"), raw.rewards, trace)
                 step += 1
             record = raw.episode_record() if hasattr(raw, "episode_record") else None
             if returns is not None:
@@ -144,7 +158,7 @@ class EpisodePlayer:
                 metrics = raw.episode_metrics()
             entry = {"episode": episode, "seed": seeds.env, "seats": seat_label,
                      "policy_seeds": dict(zip(self.agents, seeds.seats)), "metrics": metrics,
-                     "steps": step, "invalid": invalid}
+                     "steps": step, "invalid": invalid, "validity": validity}
             metrics_json = dumps(metrics)  # once for the entry and the record that holds them
             known = {"metrics": metrics_json, "seats": seats.json, "invalid": _invalid_json(invalid, seats)}
             line = (dumps_with(entry, known) + "\n").encode("utf-8")

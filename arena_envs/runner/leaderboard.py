@@ -29,6 +29,7 @@ from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.policy_specs import player_labels
 from arena_envs.runner.ratings import FreeForAll
 from arena_envs.runner.results import read_config, read_episodes, write_durably
+from arena_envs.runner.validity import FLAG_FALLBACK_SHARE, Validity, percent
 
 
 @dataclass
@@ -39,6 +40,12 @@ class Row:
     sigma: float | None
     means: dict[str, float | None]
     rating: float | None = None  #: the WiS rating, where the environment ranks by it
+    #: the label's decisions that were its own valid answer, were re-asked, fell back (validity.py);
+    #: None where unknown (entries written before the counts existed)
+    valid_share: float | None = None
+    retry_share: float | None = None
+    fallback_share: float | None = None
+    flagged: bool = False  #: more than FLAG_FALLBACK_SHARE of its decisions fell back
 
 
 TRUESKILL = "trueskill"
@@ -96,6 +103,7 @@ class Standings:
         self.next_id = 0
         self.held: dict[int, dict[str, Any]] = {}
         self.points = dict.fromkeys(self.labels, WIS_START)  # the WiS rating so far
+        self.validity = {label: Validity() for label in self.labels}
 
     def add(self, episode: dict[str, Any]) -> None:
         """Count a finished episode (an ``episodes.jsonl`` entry)."""
@@ -109,8 +117,10 @@ class Standings:
         agents = episode["metrics"]["agents"]
         seats = list(episode["seats"].items())
         columns = self.columns
+        validity = episode.get("validity")
         for agent, label in seats:  # this runs per seat and metric: lean
             self.games[label] += 1
+            self.validity[label].add(None if validity is None else validity.get(agent))
             sums = self.sums[label]
             for key, value in agents[agent].items():
                 kind = type(value)
@@ -151,7 +161,8 @@ class Standings:
                     done.ratings[label][1] if done.rated else None,
                     {key: (t[0] / t[1] if (t := done.sums[label].get(key)) and t[1] else None)
                      for key in done.columns},
-                    done.points[label] if done.rating == WIS else None)
+                    done.points[label] if done.rating == WIS else None,
+                    **done.validity[label].shares())
                 for label in done.labels]
         rows.sort(key=lambda r: (-_or_lowest(r.mu if r.rating is None else r.rating),
                                  -_or_lowest(r.means.get("score")), r.policy))
@@ -237,11 +248,19 @@ def _table(rows: list[Row], columns: Sequence[str] | None = None) -> tuple[list[
     rated = any(r.mu is not None for r in rows)
     wis = any(r.rating is not None for r in rows)
     header = (["#", "policy", *(["mu", "sigma"] if rated else []), *(["rating"] if wis else []), "games"]
-              + [f"mean {c}" for c in columns])
+              + [f"mean {c}" for c in columns] + ["valid", "re-asked", "fallback"])
     body = [[str(i), r.policy, *([_cell(r.mu), _cell(r.sigma)] if rated else []),
              *([_cell(r.rating)] if wis else []), str(r.games)]
-            + [_cell(r.means.get(c)) for c in columns] for i, r in enumerate(rows, 1)]
+            + [_cell(r.means.get(c)) for c in columns]
+            + [percent(r.valid_share), percent(r.retry_share), percent(r.fallback_share) + (" !" if r.flagged else "")]
+            for i, r in enumerate(rows, 1)]
     return header, body
+
+
+#: What the validity columns mean, under every leaderboard.md.
+VALIDITY_NOTE = (f"valid: the policy's decisions that were its own valid answer; re-asked: those that needed "
+                 f"another try; fallback: those the game made for it after the last try (`!`: more than "
+                 f"{percent(FLAG_FALLBACK_SHARE)} fell back: its scores are not the policy's own play).")
 
 
 def format_table(rows: list[Row], columns: Sequence[str] | None = None) -> str:
@@ -317,4 +336,5 @@ def write_leaderboard(folder: Path, table: Standings) -> None:
     write_durably(folder / "leaderboard.json", json.dumps(data, indent=2) + "\n")
     title = f"# {config['env']}: {table.count} of {config['episodes']} episodes, seed {config['seed']}\n\n"
     footer = f"\n\n{format_game_line(game)}" if game else ""
+    footer += "\n\n" + VALIDITY_NOTE
     write_durably(folder / "leaderboard.md", title + format_markdown(rows, headline_columns(folder)) + footer + "\n")

@@ -59,19 +59,43 @@ def to_jsonable(value: Any) -> Any:
     return repr(value)
 
 
+def finite(value: Any) -> Any:
+    """``value`` with every non-finite float (NaN, ±inf) replaced by ``None``: JSON has no such
+    numbers, so a JSON file of this project holds ``null`` where a metric has no value."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    if isinstance(value, (np.ndarray, np.generic)):
+        return finite(to_jsonable(value))
+    return value
+
+
 def _make_dumps() -> Callable[[Any], str]:
-    """``json.dumps(value, default=to_jsonable, ensure_ascii=False)``, with one C encoder built for
-    every call (``JSONEncoder.encode`` builds one per call, a microsecond that a step line pays
-    for each container it holds). That encoder keeps no state between calls: it has no circular
-    check, so a cyclic value raises ``RecursionError`` rather than ``ValueError``. Without the C
-    accelerator (``c_make_encoder`` is private and may be ``None``) it is ``JSONEncoder.encode``."""
+    """``json.dumps(finite(value), default=to_jsonable, ensure_ascii=False)``, with one C encoder
+    built for every call (``JSONEncoder.encode`` builds one per call, a microsecond that a step
+    line pays for each container it holds). The encoder refuses non-finite numbers, and only a
+    value that holds one is copied by :func:`finite` and encoded again. That encoder keeps no state
+    between calls: it has no circular check, so a cyclic value raises ``RecursionError`` rather
+    than ``ValueError``. Without the C accelerator (``c_make_encoder`` is private and may be
+    ``None``) it is ``JSONEncoder.encode``."""
     make_encoder = getattr(json.encoder, "c_make_encoder", None)
     if make_encoder is None:
-        return json.JSONEncoder(default=to_jsonable, ensure_ascii=False).encode
-    encode = make_encoder(None, to_jsonable, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+        encoder = json.JSONEncoder(default=to_jsonable, ensure_ascii=False, allow_nan=False)
+
+        def encode(value: Any, level: int) -> Iterable[str]:
+            return [encoder.encode(value)]
+    else:
+        encode = make_encoder(None, to_jsonable, json.encoder.encode_basestring, None, ": ", ", ", False, False,
+                              False)
 
     def dumps(value: Any) -> str:
-        return "".join(encode(value, 0))
+        try:
+            return "".join(encode(value, 0))
+        except ValueError:  # a NaN or an infinity
+            return "".join(encode(finite(value), 0))
 
     return dumps
 
