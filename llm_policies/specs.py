@@ -13,7 +13,10 @@ OPTIONS is a URL query string, ``key=value`` joined by ``&`` (percent-encode a c
     agent=generic|aucarena   generic LLMPolicy (default) or the AucArena bidder (auction_v0)
     agent=investor|tradeagent|hedgefund|deepfund   the trading_v0 agents (llm_policies.trading;
                              temperature 0.5, max_tokens 64 for the decision line by default)
-    temperature=0.0  max_tokens=256  guided=1  cot=0 (aucarena: 1)  cot_max_tokens=512 (aucarena: 384)
+    temperature=0.0  max_tokens=256  guided=1|0|check  cot=0 (aucarena: 1)  cot_max_tokens=512 (aucarena: 384)
+                             (guided=1: answers decoded under the game's constraint, refused where the
+                             backend cannot apply a grammar, e.g. hf: without xgrammar; check: the
+                             answer checked after generation and asked again; 0: neither)
     system=TEXT  persona=TEXT                          (generic policy)
     plan=adaptive|static|none  desire=maximize_profit|maximize_items  belief=1  (aucarena)
     max_retries=3  seeded=1                            (trading agents; seeded=0: no request seeds)
@@ -31,6 +34,7 @@ pool, one ``vllm.LLM`` or one loaded model, so concurrent episodes batch togethe
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from collections.abc import Callable
@@ -39,7 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from arena_envs.core.extras import needs_extra
+from arena_envs.core.extras import MissingExtra, needs_extra
 from arena_envs.core.policy import Policy
 from llm_policies.types import DEFAULT_URL, Backend
 
@@ -48,7 +52,7 @@ _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": 
 #: lists them: it reads this literal from the source (see arena_envs.runner.policy_registry).
 SPEC_OPTIONS: dict[str, dict[str, str]] = {
     "*": {"agent": "generic", "temperature": "0.0 (trading agents: 0.5)", "max_tokens": "256 (trading agents: 64)",
-          "guided": "1", "cot": "0 (aucarena: 1)", "cot_max_tokens": "512 (aucarena: 384)",
+          "guided": "1 (or 0, check)", "cot": "0 (aucarena: 1)", "cot_max_tokens": "512 (aucarena: 384)",
           "system": "the generic prompt", "persona": "none", "plan": "adaptive (aucarena)",
           "desire": "none (aucarena)", "belief": "1 (aucarena)", "max_retries": "3 (trading agents)",
           "seeded": "1 (trading agents)", "top_k": "5 (investor)", "debate_rounds": "1 (tradeagent)",
@@ -158,6 +162,10 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
     target = parse_target(spec)
     options = target.options
     check_local_model(target)
+    guided = guided_mode(options)
+    if guided == "1" and target.kind == "hf" and importlib.util.find_spec("xgrammar") is None:
+        raise MissingExtra(f"{spec!r}: guided=1, answers decoded under the game's grammar (or guided=check: "
+                           "checked after generation and asked again; guided=0: neither),", "llm", "xgrammar")
     backend = shared_backend(target.kind, target.model, target.urls, options)
     agent = options.get("agent", "generic")
     trading = agent in _TRADING_OPTIONS
@@ -167,7 +175,7 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
     common: dict[str, Any] = {
         "temperature": _number(options, "temperature", float, 0.5 if trading else 0.0),
         "max_tokens": _number(options, "max_tokens", int, 64 if trading else 256),
-        "guided": _flag(options, "guided", True),
+        "guided": guided != "0",
     }
     if agent == "generic":
         from llm_policies.policy import DEFAULT_SYSTEM_PROMPT, LLMPolicy
@@ -268,7 +276,7 @@ def _hf(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
         return TransformersBackend(model, device=options.get("device", "cpu"), dtype=options.get("dtype", "auto"),
                                    max_batch=_number(options, "max_batch", int, 16),
                                    window=_number(options, "window", float, 0.02))
-    except OSError as err:  # transformers' "not found / cannot download" errors
+    except (OSError, ValueError) as err:  # transformers' "not found / cannot download / not a model" errors
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(f"model {model!r} cannot be loaded ({reason}); hf: takes a local model folder or a "
                          "Hugging Face model id (org/name) that is cached or can be downloaded") from None
@@ -276,6 +284,16 @@ def _hf(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
 
 _BUILDERS: dict[str, Callable[[str, tuple[str, ...], dict[str, str]], Backend]] = {
     "vllm": _vllm, "vllm-local": _vllm_local, "hf": _hf}
+
+
+def guided_mode(options: dict[str, str]) -> str:
+    """``"1"`` (decode under the grammar, the default), ``"check"`` (check after generation) or ``"0"``."""
+    value = options.get("guided", "1").strip().lower()
+    if value == "check":
+        return value
+    if value not in _BOOL:
+        raise ValueError(f"option guided must be one of {sorted(_BOOL)} or check, got {options['guided']!r}")
+    return "1" if _BOOL[value] else "0"
 
 
 def _flag(options: dict[str, str], key: str, default: bool) -> bool:

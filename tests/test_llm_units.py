@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import re
 import socket
 import subprocess
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.extras import MissingExtra
 from llm_policies.backends.microbatch import MicroBatcher
 from llm_policies.backends.openai_http import OpenAIHTTPBackend, chat_payload, listed_models, read_completion
 from llm_policies.extraction import after_marker, extract_answer
@@ -397,3 +399,20 @@ def test_vllm_reserves_no_core_on_a_small_machine_unless_told(monkeypatch, cpus,
     env = dict(env)
     cpu_cores.share_all_cores(env)
     assert env.get("VLLM_CPU_NUM_OF_RESERVED_CPU") == reserved
+
+
+def test_guided_hf_answers_without_xgrammar_are_refused_before_the_model_loads(tmp_path, monkeypatch):
+    """guided=1 (the default) never falls back to checking silently: without the grammar engine the
+    spec is refused in one line naming it; guided=check asks for the check explicitly."""
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *rest: None if name == "xgrammar" else real(name, *rest))
+    with pytest.raises(MissingExtra) as refused:
+        policy_from_spec(f"hf:{tmp_path}")
+    message = str(refused.value)
+    assert "\n" not in message and "(xgrammar is not installed): pip install 'arena-envs[llm]'" in message
+    assert "guided=check" in message and refused.value.name == "xgrammar"
+    with pytest.raises(ValueError, match="cannot be loaded"):  # on to the model: this folder holds none
+        policy_from_spec(f"hf:{tmp_path}?guided=check")
+    with pytest.raises(ValueError, match=r"option guided must be one of .* or check, got 'maybe'"):
+        policy_from_spec(f"hf:{tmp_path}?guided=maybe")
