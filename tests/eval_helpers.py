@@ -106,6 +106,33 @@ def _validity_cells(episodes: dict[str, list[dict]], seats: dict[str, list[str]]
     return cells[:2] + [cells[2] + (" ⚑" if fallback > 0.1 * decisions else "")]
 
 
+def _check_calls_table(out: Path, game: str, tables: list[list[list[str]]]) -> int:
+    """The LLM calls table (present when a subject made calls): decisions and calls counted here
+    from the step logs of the subject's evaluated seats."""
+    from arena_envs.evaluation.settings import SETTINGS, load_episodes
+    from arena_envs.runner.results import iter_log
+
+    made = {}
+    for subject in ("model", "random", "rule"):
+        episodes = load_episodes(out, game, subject)
+        decisions = calls = 0
+        for part, agents in SETTINGS[game].evaluated(episodes).items():
+            for block in iter_log(out / game / subject / part):
+                for step in block.steps:
+                    if step.get("agent") in agents and (step.get("trace") or {}).get("calls"):
+                        decisions += 1
+                        calls += len(step["trace"]["calls"])
+        if decisions:
+            made[subject] = [f"{decisions:,}", f"{calls:,}"]
+    if not made:
+        assert not tables
+        return 0
+    (table,) = tables
+    assert table[0][:3] == ["LLM calls", "decisions", "calls"]
+    assert {row[0].split(" ")[0]: row[1:3] for row in table[1:]} == made
+    return 2 * len(made)
+
+
 def check_report(out: Path, games: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, list[str]], int]:
     """Read ``out/report.md`` back and check it against the results folders: the overview lists
     ``games``; each subject's row (episodes, headline with its bootstrap interval, secondaries,
@@ -125,7 +152,8 @@ def check_report(out: Path, games: Sequence[str]) -> tuple[dict[str, list[str]],
     checked = 0
     for game in games:
         setting, papers = SETTINGS[game], PAPER_FIGURES[game]
-        subjects_table, published_table = tables_of(sections[setting.label])
+        subjects_table, *calls_table, published_table = tables_of(sections[setting.label])
+        checked += _check_calls_table(out, game, calls_table)
         assert subjects_table[0] == ["Player", "Episodes", f"{setting.metric} [95 % CI]", *setting.secondary,
                                      "valid", "re-asked", "fallback"]
         for row, subject in zip(subjects_table[1:], ("model", "random", "rule"), strict=True):

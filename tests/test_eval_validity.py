@@ -91,11 +91,17 @@ def test_a_model_that_answers_nonsense_is_flagged_in_every_game(nonsense_url, tm
         assert model["decisions"] == {"total": total.decisions, "retried": total.retried, "fallback": total.fallback}
         for baseline in ("random", "rule"):  # they answer natively: their own play
             assert entry["subjects"][baseline]["fallback_share"] == 0 and not entry["subjects"][baseline]["flagged"]
+            assert entry["subjects"][baseline]["telemetry"] is None  # and make no calls
+        calls = model["telemetry"]  # every call of the server: 10 prompt and 6 completion tokens
+        assert calls["calls"] >= calls["decisions"] > 0 and calls["requests"] == calls["calls"]
+        assert calls["tokens_per_decision"] == pytest.approx(16 * calls["calls"] / calls["decisions"])
+        assert calls["cached_tokens"] is None and 0 <= calls["latency_p50_s"] <= calls["latency_p95_s"]
 
     report = (out / "report.md").read_text("utf-8")
     overview = [line for line in report.splitlines() if line.startswith("| [")]
     assert len(overview) == len(SETTINGS) and all(line.rstrip(" |").endswith(FLAG) for line in overview)
     assert f"{FLAG} not the model's play in " in report
+    assert report.count("| LLM calls | decisions | calls | requests |") == len(SETTINGS)
     for path in [out / "card.json", out / "eval.json", *out.glob("*/*/*/*.json"), *out.glob("*/*/*/episodes.jsonl")]:
         _no_nan(path)
     assert all(g.results["model"].validity.flagged for g in read_card(out).games)

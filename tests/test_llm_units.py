@@ -70,6 +70,14 @@ def test_read_completion_takes_text_usage_and_finish_reason():
         ("I'm out!", 12, 5, "stop")
     with pytest.raises(BackendError, match="malformed"):
         read_completion({"choices": []})
+    assert response.cached_tokens is None and response.attempts == 1  # the server did not report its cache
+    data["usage"]["prompt_tokens_details"] = {"cached_tokens": 8}
+    assert read_completion(data, attempts=3).cached_tokens == 8 and read_completion(data, 3).attempts == 3
+    for odd in ({"cached_tokens": -1}, {"cached_tokens": "8"}, {"cached_tokens": True}, "8", None):
+        data["usage"]["prompt_tokens_details"] = odd  # whatever a server sends: unknown, never an error
+        assert read_completion(data).cached_tokens is None
+    data["usage"] = ["not", "an", "object"]
+    assert read_completion(data).prompt_tokens == 0
 
 
 @pytest.mark.parametrize("body, ids", [
@@ -195,6 +203,37 @@ def test_http_5xx_is_retried_then_reported():
         backend = OpenAIHTTPBackend("m", url, backoff=Backoff(attempts=2, base=0.05))
         with pytest.raises(BackendUnavailable, match="HTTP 503: overloaded"):
             asyncio.run(backend.generate(ChatRequest(({"role": "user", "content": "hi"},))))
+
+
+def test_each_call_of_a_decision_is_traced_with_cache_latency_and_attempts():
+    """A server that fails its first request (503) and then answers with the cached prompt tokens
+    in its usage: the policy's trace of the decision holds them, the latency and the two requests."""
+    handler = ("self.rfile.read(int(self.headers['Content-Length']))\n"
+               "H.n = getattr(H, 'n', 0) + 1\n"
+               "if H.n == 1:\n"
+               "    self.send_response(503); self.end_headers(); return\n"
+               "body = b'{\"choices\": [{\"message\": {\"content\": \"I\\'m out!\"}, \"finish_reason\": \"stop\"}], '\n"
+               "body += b'\"usage\": {\"prompt_tokens\": 30, \"completion_tokens\": 4, '\n"
+               "body += b'\"prompt_tokens_details\": {\"cached_tokens\": 24}}}'\n"
+               "time.sleep(0.05)\n"
+               "self.send_response(200); self.send_header('Content-Length', str(len(body))); self.end_headers()\n"
+               "self.wfile.write(body)")
+    with scripted_http_server(handler) as (url, _):
+        policy = policy_from_spec(f"vllm:m@{url}?retries=3", "auction_v0")
+        from arena_envs.registration import make
+
+        env = make("auction_v0")
+        env.reset(seed=0)
+        policy.bind(env.unwrapped)
+        policy.reset(env.agent_selection, seed=1)
+        observation, _, _, _, info = env.last()
+        assert policy.act(observation, info) == "I'm out!"
+        trace = policy.trace()
+        (call,) = trace["calls"]
+        assert (call["prompt_tokens"], call["cached_tokens"], call["completion_tokens"], call["attempts"]) == \
+            (30, 24, 4, 2)
+        assert call["latency_s"] >= 0.05 and trace["latency_s"] == call["latency_s"]
+        assert (trace["prompt_tokens"], trace["cached_tokens"]) == (30, 24)
 
 
 def test_read_timeout_is_reported_not_retried():

@@ -17,6 +17,7 @@ from typing import Any
 from arena_envs.evaluation.bootstrap import Interval, bootstrap
 from arena_envs.evaluation.paper_figures import PAPER_FIGURES, GamePapers
 from arena_envs.evaluation.settings import SETTINGS, PaperSetting, load_episodes, read_manifest
+from arena_envs.evaluation.telemetry import Telemetry, telemetry
 from arena_envs.runner.results import finite
 from arena_envs.runner.validity import Validity, of_seats
 
@@ -30,6 +31,7 @@ class SubjectResult:
     metrics: Mapping[str, float]  #: the setting's metrics (headline included); empty while missing
     comparable: Mapping[str, float]  #: the papers' quantities this subject has a figure for (empty while missing)
     validity: Validity  #: the subject's decisions over its evaluated seats of every part
+    telemetry: Telemetry | None = None  #: the LLM calls of those seats (None: the subject made none)
 
     @property
     def missing(self) -> list[str]:
@@ -94,16 +96,19 @@ def comparable(setting: PaperSetting, papers: GamePapers, episodes: Mapping[str,
 
 def subject_result(setting: PaperSetting, papers: GamePapers, subject: str,
                    episodes: Mapping[str, list[dict[str, Any]]], expected: Mapping[str, int],
-                   seed: int) -> SubjectResult:
+                   seed: int, folder: Path | None = None) -> SubjectResult:
+    """The subject's figures from its parts' entries; ``folder`` (``OUT/<game>/<subject>``, holding a
+    results folder per part) for the telemetry of its LLM calls."""
     played = {part: len(entries) for part, entries in episodes.items()}
-    validity = sum((of_seats(episodes.get(part, ()), agents) for part, agents in setting.evaluated(episodes).items()),
-                   Validity())
+    seats = setting.evaluated(episodes)
+    validity = sum((of_seats(episodes.get(part, ()), agents) for part, agents in seats.items()), Validity())
+    calls = None if folder is None else telemetry({folder / part: agents for part, agents in seats.items()})
     if any(n == 0 for n in played.values()):
-        return SubjectResult(subject, played, expected, None, {}, {}, validity)
+        return SubjectResult(subject, played, expected, None, {}, {}, validity, calls)
     headline = bootstrap(episodes, setting.headline, seed=seed)
     metrics = setting.metrics(episodes)
     return SubjectResult(subject, played, expected, headline, metrics, comparable(setting, papers, episodes, metrics),
-                         validity)
+                         validity, calls)
 
 
 def read_card(out: str | Path) -> Card:
@@ -122,7 +127,7 @@ def read_card(out: str | Path) -> Card:
         expected = {part.name: int(n) for part, n in
                     ((p, manifest["episodes"][game][p.name]) for p in setting.parts)}
         papers = PAPER_FIGURES[game]
-        results = {s: subject_result(setting, papers, s, load_episodes(out, game, s), expected, seed)
+        results = {s: subject_result(setting, papers, s, load_episodes(out, game, s), expected, seed, out / game / s)
                    for s in subjects}
         cards.append(GameCard(setting, papers, results))
     return Card(out, str(manifest["model"]), seed, bool(manifest["quick"]), subjects, tuple(cards),
@@ -148,6 +153,7 @@ def card_json(card: Card) -> dict[str, Any]:
                 "metrics": dict(result.metrics), "comparable": dict(result.comparable),
                 "decisions": {"total": v.decisions, "retried": v.retried, "fallback": v.fallback} if v.known else None,
                 **v.shares(),
+                "telemetry": None if result.telemetry is None else result.telemetry.to_json(),
             }
         setting = game.setting
         games[setting.game] = {

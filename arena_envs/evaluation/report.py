@@ -125,6 +125,27 @@ def _subject_name(card: Card, subject: str) -> str:
     return f"model (`{card.model}`)" if subject == "model" else subject
 
 
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f} s"
+
+
+def _telemetry_table(card: Card, game: GameCard) -> list[str]:
+    """The LLM calls of the subjects that made any (from their step logs)."""
+    rows = []
+    for subject, result in game.results.items():
+        t = result.telemetry
+        if t is None:
+            continue
+        cached = "not reported" if t.cached_tokens is None else f"{t.cached_tokens:,}"
+        rows.append([_subject_name(card, subject), f"{t.decisions:,}", f"{t.calls:,}", f"{t.requests:,}",
+                     f"{t.tokens_per_decision:,.0f}", f"{t.prompt_tokens:,}", cached, f"{t.completion_tokens:,}",
+                     _seconds(t.latency_p50), _seconds(t.latency_p95)])
+    if not rows:
+        return []
+    return [*_table(["LLM calls", "decisions", "calls", "requests", "tokens / decision", "prompt tokens",
+                     "of them cached", "completion tokens", "latency p50", "latency p95"], rows), ""]
+
+
 def _game_section(card: Card, game: GameCard) -> list[str]:
     s = game.setting
     parts = ", ".join(f"{p.name}" for p in s.parts)
@@ -137,6 +158,7 @@ def _game_section(card: Card, game: GameCard) -> list[str]:
                      *(number(result.metrics.get(m)) if result.headline else "missing" for m in s.secondary),
                      *validity_cells(result.validity)])
     lines += [*_table(header, rows), ""]
+    lines += _telemetry_table(card, game)
     for subject, result in game.results.items():
         if result.validity.flagged:
             lines += [f"{FLAG} {_subject_name(card, subject)}: {percent(result.validity.fallback_share)} of its "

@@ -56,17 +56,27 @@ def structured_outputs(constraint: AnswerConstraint) -> dict[str, Any]:
     return payload
 
 
-def read_completion(data: dict[str, Any]) -> ChatResponse:
-    """A :class:`ChatResponse` from a chat-completions JSON answer; BackendError if malformed."""
+def read_completion(data: dict[str, Any], attempts: int = 1) -> ChatResponse:
+    """A :class:`ChatResponse` from a chat-completions JSON answer (``usage.prompt_tokens_details.
+    cached_tokens`` where the server reports it: vLLM with ``--enable-prompt-tokens-details``);
+    BackendError if malformed."""
     try:
         choice = data["choices"][0]
         text = choice["message"]["content"] or ""
         finish = choice.get("finish_reason") or "stop"
     except (KeyError, IndexError, TypeError) as err:
         raise BackendError(f"malformed chat completion: {str(data)[:300]}") from err
-    usage = data.get("usage") or {}
-    return ChatResponse(text=text, prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                        completion_tokens=int(usage.get("completion_tokens") or 0), finish_reason=finish)
+    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    return ChatResponse(text=text, prompt_tokens=_count(usage.get("prompt_tokens")) or 0,
+                        completion_tokens=_count(usage.get("completion_tokens")) or 0, finish_reason=finish,
+                        cached_tokens=_count(cached), attempts=attempts)
+
+
+def _count(value: Any) -> int | None:
+    """A token count from a server's JSON: a non-negative integer, else ``None``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 class OpenAIHTTPBackend:
@@ -111,14 +121,21 @@ class OpenAIHTTPBackend:
     async def post_chat(self, body: dict[str, Any]) -> ChatResponse:
         """POST a ready chat-completions body (the benchmark sends raw bodies through this too)."""
         url = f"{self.base_url}/chat/completions"
+        attempts = 0
+
+        async def attempt() -> dict[str, Any]:
+            nonlocal attempts
+            attempts += 1
+            return await self._post(url, body)
+
         try:
-            data = await with_retries(lambda: self._post(url, body), self.backoff)
+            data = await with_retries(attempt, self.backoff)
         except Retryable as err:
             raise ServerDown(
                 f"OpenAI-compatible server at {self.base_url} (model {self.model!r}) did not answer after "
                 f"{self.backoff.attempts} attempts within {self.timeout:g}s each: {err}. Is the server running? "
                 f"Start one with: arena serve MODEL_PATH --port PORT", self.base_url, one_line(str(err))) from None
-        return read_completion(data)
+        return read_completion(data, attempts)
 
     async def _post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
         try:

@@ -66,7 +66,8 @@ class VLLMLocalBackend:
             completion = out.outputs[0]
             responses.append(ChatResponse(text=completion.text, prompt_tokens=len(out.prompt_token_ids or ()),
                                           completion_tokens=len(completion.token_ids),
-                                          finish_reason=completion.finish_reason or "stop"))
+                                          finish_reason=completion.finish_reason or "stop",
+                                          cached_tokens=getattr(out, "num_cached_tokens", None)))
         return responses
 
     def close(self) -> None:
