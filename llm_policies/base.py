@@ -65,6 +65,16 @@ class LLMPolicyBase(Policy):
             "latency_s": round(sum(c["latency_s"] for c in calls), 4),
         }
 
+    def describe(self) -> dict[str, Any]:
+        """The backend's own description (``describe()``: model, server or weights, grammar engine),
+        the sampling settings and whether answers are guided."""
+        told = getattr(self.backend, "describe", None)
+        backend = told() if callable(told) else {}
+        if not self.guided:
+            backend["grammar_engine"] = "none (guided=0)"
+        return {"backend": self.backend.label, **backend, "guided": self.guided,
+                "sampling": {"temperature": self.temperature, "max_tokens": self.max_tokens}}
+
     def close(self) -> None:
         """Backends are shared between policies (see :mod:`llm_policies.specs`); nothing to free."""
 

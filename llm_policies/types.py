@@ -5,7 +5,9 @@ policies never see transport details (HTTP, batching, a local model).
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from arena_envs.core.answers import AnswerConstraint
@@ -87,3 +89,11 @@ class BackendError(RuntimeError):
 
 class BackendUnavailable(BackendError):
     """The backend cannot be reached or does not serve the model; retrying later may help."""
+
+
+def weights_description(model: str) -> dict[str, Any]:
+    """A local model's folder and the SHA-256 of its ``config.json`` (a hub id: the id alone)."""
+    folder = Path(model).expanduser()
+    config = folder / "config.json"
+    digest = hashlib.sha256(config.read_bytes()).hexdigest() if config.is_file() else None
+    return {"weights": str(folder.resolve()) if folder.is_dir() else model, "config_sha256": digest}

@@ -151,6 +151,15 @@ def test_compare_puts_one_row_per_model_and_refuses_bad_folders(evaluations, tmp
                             f"{card.games[0].setting.label}: valid · re-asked · fallback"]
     with Image.open(tmp_path / "cmp" / "compare.png") as image:
         assert image.format == "PNG" and min(image.size) > 100
+    assert "different prompts" not in path.read_text("utf-8")
+    changed = tmp_path / "changed"  # the same evaluation, as if played by another version of a game's prompts
+    shutil.copytree(evaluations / "rule", changed)
+    manifest = json.loads((changed / "eval.json").read_text())
+    game = manifest["games"][0]
+    manifest["provenance"]["games"][game]["prompt_sha256"] = "0" * 64
+    (changed / "eval.json").write_text(json.dumps(manifest))
+    text = compare([evaluations / "random2", changed], tmp_path / "cmp2").read_text("utf-8")
+    assert f"were played with different prompts in {game} " in text
 
     def refused(folders, match):
         with pytest.raises(ValueError, match=match) as caught:

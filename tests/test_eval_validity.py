@@ -73,6 +73,7 @@ def test_a_model_that_answers_nonsense_is_flagged_in_every_game(nonsense_url, tm
     out = tmp_path / "eval"
     shorter = [arg for game in SHORTER for arg in ("--env-arg", game)]
     assert eval_main([f"vllm:{MODEL}@{nonsense_url}", "--quick", *shorter, "--out", str(out), "--no-progress"]) == 0
+    _check_provenance(out, nonsense_url)
     warning = capsys.readouterr().err.strip().splitlines()[-1]
     assert warning.startswith("arena: warning: not the model's play in ")
     assert set(warning.split(" in ", 1)[1].split(":")[0].split(", ")) == set(SETTINGS)
@@ -105,3 +106,22 @@ def test_a_model_that_answers_nonsense_is_flagged_in_every_game(nonsense_url, tm
     for path in [out / "card.json", out / "eval.json", *out.glob("*/*/*/*.json"), *out.glob("*/*/*/episodes.jsonl")]:
         _no_nan(path)
     assert all(g.results["model"].validity.flagged for g in read_card(out).games)
+
+
+def _check_provenance(out: Path, url: str) -> None:
+    """eval.json and every run.json say which code, prompts, server and model the figures come from."""
+    told = json.loads((out / "eval.json").read_text("utf-8"))["provenance"]
+    assert told["package"] and set(told["games"]) == set(SETTINGS)
+    for game, entry in told["games"].items():
+        assert re.fullmatch(r"[0-9a-f]{64}", entry["prompt_sha256"]), game
+        model = entry["model"]
+        assert model["backend"] == f"vllm:{MODEL}@{url}" and model["served_model"] == MODEL, game
+        assert model["server_reports"] == {"id": MODEL} and model["grammar_engine"] == "the server's structured outputs"
+        assert model["guided"] is True and "temperature" in model["sampling"]
+    for run_file in out.glob("*/model/*/run.json"):
+        (session,) = json.loads(run_file.read_text("utf-8"))["sessions"]
+        described = [d for label, d in session["players"].items() if label.startswith("vllm:")]
+        assert described and all(d["served_model"] == MODEL for d in described), run_file
+        assert session["prompt_sha256"] and session["package"] == told["package"]
+    header = (out / "report.md").read_text("utf-8").split("## Overview")[0]
+    assert f"served_model: {MODEL}" in header and "| prompts (SHA-256) |" in header

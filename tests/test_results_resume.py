@@ -30,8 +30,11 @@ def test_other_configuration_is_refused_same_resumes(tmp_path):
     out = tmp_path / "r"
     run(TINY_CONFIG, out)
     stored = json.loads((out / "run.json").read_text())
-    assert stored == {"format": 2, "config": {"env": TINY, "env_kwargs": {}, "players": ["random"] * 3,
-                                              "seed": 4, "episodes": 6}}
+    assert stored["format"] == 2 and stored["config"] == {"env": TINY, "env_kwargs": {}, "players": ["random"] * 3,
+                                                          "seed": 4, "episodes": 6}
+    (first,) = stored["sessions"]  # the provenance of the session that played it
+    assert set(first) == {"started", "package", "commit", "prompt_sha256", "players"}
+    assert list(first["players"]) == ["random#1", "random#2", "random#3"]
     for other in (RunConfig(TINY, ("random",) * 3, episodes=6, seed=5),
                   RunConfig(TINY, ("random",) * 3, episodes=7, seed=4),
                   RunConfig(TINY, ("random", "random", "human"), episodes=6, seed=4),
@@ -42,6 +45,8 @@ def test_other_configuration_is_refused_same_resumes(tmp_path):
     summary = run(TINY_CONFIG, out)
     assert (summary.played, summary.resumed) == (0, 6)
     assert canonical(out) == before
+    resumed = json.loads((out / "run.json").read_text())  # the resuming session joins the first, the refused did not
+    assert resumed["config"] == stored["config"] and resumed["sessions"][0] == first and len(resumed["sessions"]) == 2
 
 
 def test_non_empty_folder_without_run_json_is_refused(tmp_path):

@@ -54,5 +54,10 @@ class Policy:
         fallback in the seat's validity)."""
         return {}
 
+    def describe(self) -> dict[str, Any]:
+        """What the run's provenance records of this policy (JSON-safe): an LLM policy its backend,
+        model, sampling settings and grammar engine; nothing by default."""
+        return {}
+
     def close(self) -> None:
         """Release resources (connections, models)."""

@@ -73,6 +73,7 @@ class Card:
     games: tuple[GameCard, ...]
     newest: datetime | None  #: when the newest episode was committed (its episodes.jsonl's time)
     env_args: Mapping[str, Mapping[str, Any]]  #: game -> the --env-arg values that changed its setting
+    provenance: Mapping[str, Any]  #: eval.json's: package, commit, per game prompt hash and model description
 
 
 def _newest(out: Path, games: list[str]) -> datetime | None:
@@ -130,8 +131,9 @@ def read_card(out: str | Path) -> Card:
         results = {s: subject_result(setting, papers, s, load_episodes(out, game, s), expected, seed, out / game / s)
                    for s in subjects}
         cards.append(GameCard(setting, papers, results))
+    provenance = manifest.get("provenance")
     return Card(out, str(manifest["model"]), seed, bool(manifest["quick"]), subjects, tuple(cards),
-                _newest(out, games), manifest.get("env_args") or {})
+                _newest(out, games), manifest.get("env_args") or {}, provenance if isinstance(provenance, dict) else {})
 
 
 def card_json(card: Card) -> dict[str, Any]:
@@ -164,8 +166,15 @@ def card_json(card: Card) -> dict[str, Any]:
             "citation": game.papers.citation(),
         }
     return finite({"model": card.model, "seed": card.seed, "quick": card.quick, "subjects": list(card.subjects),
+                   "provenance": card.provenance,
                    "env_args": {g: dict(a) for g, a in card.env_args.items()},
                    "newest_episode": card.newest.isoformat() if card.newest else None,
                    "flagged": [g.setting.game for g in card.games
                                if "model" in g.results and g.results["model"].validity.flagged],
                    "games": games})
+
+
+def prompt_hashes(card: Card) -> dict[str, str | None]:
+    """Game -> the hash of its prompts when the card was played (None: not recorded)."""
+    games = card.provenance.get("games") or {}
+    return {g.setting.game: (games.get(g.setting.game) or {}).get("prompt_sha256") for g in card.games}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena_envs.evaluation.card import Card, read_card
+from arena_envs.evaluation.card import Card, prompt_hashes, read_card
 from arena_envs.evaluation.formatting import CI, FLAG, VALIDITY_NOTE, headline_cell, point_cell, validity_cell
 from arena_envs.evaluation.plots import write_compare_plot
 from arena_envs.evaluation.settings import read_manifest
@@ -85,6 +85,13 @@ def format_compare(cards: Sequence[Card]) -> str:
     if flagged:
         lines += ["", f"{FLAG} Not the model's play (more than a tenth of its decisions fell back): "
                   + "; ".join(flagged) + "."]
+    first = prompt_hashes(cards[0])
+    for card in cards[1:]:
+        differ = [game for game, digest in prompt_hashes(card).items() if digest != first.get(game)]
+        if differ:
+            lines += ["", f"{FLAG} `{card.model}` and `{cards[0].model}` were played with different prompts in "
+                      f"{', '.join(differ)} (another version of the games, or one not recorded): those figures do "
+                      "not compare."]
     lines += ["", "Folders: " + ", ".join(f"`{c.folder}`" for c in cards), "", "![Compared](compare.png)", ""]
     return "\n".join(lines)
 

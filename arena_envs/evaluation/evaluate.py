@@ -30,7 +30,8 @@ from arena_envs.core import Policy
 from arena_envs.core.arguments import check_games, check_int, check_played
 from arena_envs.evaluation.settings import MANIFEST, SETTINGS, SUBJECTS, PaperSetting, read_manifest
 from arena_envs.runner.policy_specs import make_policy
-from arena_envs.runner.results import read_episodes, write_durably
+from arena_envs.runner.provenance import describe, package_version, prompt_hash, source_commit
+from arena_envs.runner.results import dumps_indented, read_episodes, write_durably
 from arena_envs.runner.runner import PolicyFactory, RunConfig, Runner, env_factory
 
 #: The manifest's keys that must be equal for a folder to be resumed.
@@ -118,18 +119,23 @@ def _describe(manifest: Mapping[str, Any]) -> str:
     return f"model {manifest.get('model')!r}, seed {manifest.get('seed')}, {mode} mode"
 
 
-def preflight(runs: Sequence[PlannedRun]) -> None:
+def preflight(runs: Sequence[PlannedRun]) -> dict[str, Any]:
     """Build every policy and environment of ``runs`` once (a bad spec or --env-arg fails here), and
     run each distinct policy's optional ``preflight()`` (an LLM server that cannot answer fails
-    here, with one line); nothing is played and no folder is written."""
+    here, with one line); nothing is played and no folder is written. Returns the evaluation's
+    provenance: the package, its commit, and per game the hash of its prompts (of the first part)
+    and what the model subject's policy says of itself (:mod:`arena_envs.runner.provenance`)."""
+    games: dict[str, dict[str, Any]] = {}
     checked_envs: set[str] = set()
     checked: set[tuple[str, str]] = set()
     ready: set[str] = set()
     for run in runs:
         key = json.dumps([run.config.env, run.config.env_kwargs], sort_keys=True, default=str)
         if key not in checked_envs:
-            env_factory(run.config.env, run.config.env_kwargs)
+            make_env = env_factory(run.config.env, run.config.env_kwargs)
             checked_envs.add(key)
+            if run.game not in games:
+                games[run.game] = {"prompt_sha256": prompt_hash(make_env, run.config.seed)}
         for spec in dict.fromkeys(run.config.players):
             if (spec, run.game) in checked:
                 continue
@@ -143,8 +149,17 @@ def preflight(runs: Sequence[PlannedRun]) -> None:
                     except Exception as err:
                         raise ValueError(f"policy {spec!r} is not ready: {err}") from err
                     ready.add(spec)
+                if run.subject == "model" and "model" not in games[run.game] and spec == _subject_spec(run):
+                    games[run.game]["model"] = describe(policy)
             finally:
                 policy.close()
+    return {"package": package_version(), "commit": source_commit(), "games": games}
+
+
+def _subject_spec(run: PlannedRun) -> str:
+    """The spec the subject plays in ``run`` (in its first subject seat)."""
+    seats = run.setting.part(run.part).subject_seats
+    return run.config.players[0 if seats is None else seats[0]]
 
 
 def policies_of(game: str) -> PolicyFactory:
@@ -206,9 +221,9 @@ def evaluate(spec: str, out: str | Path, *, games: Sequence[str] | None = None, 
     check_played("--env-arg", overrides, chosen)
     runs = plan(spec, out, chosen, episodes=episodes, quick=quick, seed=seed, env_overrides=overrides)
     document = merge_manifest(out, manifest(spec, seed, quick, runs, overrides))
-    preflight(runs)
+    document["provenance"] = preflight(runs)
     out.mkdir(parents=True, exist_ok=True)
-    write_durably(out / MANIFEST, json.dumps(document, indent=2) + "\n")
+    write_durably(out / MANIFEST, dumps_indented(document))
     total = sum(run.config.episodes for run in runs)
     bar = tqdm(total=total, initial=sum(run.finished() for run in runs), disable=not progress, desc="arena eval",
                unit="ep", dynamic_ncols=True)

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from arena_envs.evaluation.card import Card, GameCard, card_json, read_card
+from arena_envs.evaluation.card import Card, GameCard, card_json, prompt_hashes, read_card
 from arena_envs.evaluation.compare import compare
 from arena_envs.evaluation.formatting import (
     CI,
@@ -85,9 +85,30 @@ def _header(card: Card) -> list[str]:
                 "figures do not compare)"]] if card.env_args else []),
             ["status", status],
             ["validity", _validity_summary(card)],
+            *_provenance_rows(card),
         ]), "",
         f"Newest episode: {newest}", "",
     ]
+
+
+def _provenance_rows(card: Card) -> list[list[str]]:
+    """The code, the model as its backend describes it, and the prompts' hashes (eval.json)."""
+    told = card.provenance
+    if not told:
+        return [["provenance", "not recorded (an evaluation written before provenance was)"]]
+    commit = told.get("commit")
+    rows = [["code", f"arena-envs {told.get('package')}" + (f", commit `{commit}`" if commit else "")]]
+    games = told.get("games") or {}
+    model = next((g["model"] for g in games.values() if isinstance(g, dict) and "model" in g), None)
+    if isinstance(model, dict):
+        shown = {k: model[k] for k in ("backend", "served_model", "server_reports", "weights", "config_sha256",
+                                       "grammar_engine", "sampling") if model.get(k) is not None}
+        shown = shown or {"policy": model.get("class")}
+        rows.append(["model as run", "; ".join(f"{k}: {json.dumps(v) if isinstance(v, dict) else v}"
+                                               for k, v in shown.items())])
+    hashes = prompt_hashes(card)
+    rows.append(["prompts (SHA-256)", " · ".join(f"{g}: `{h[:12]}`" for g, h in hashes.items() if h) or "–"])
+    return rows
 
 
 def flagged_games(card: Card, subject: str = "model") -> list[str]:

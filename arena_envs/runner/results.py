@@ -2,7 +2,8 @@
 
 Layout (format 2)::
 
-    run.json          {"format": 2, "config": {env, env_kwargs, players, seed, episodes}}
+    run.json          {"format": 2, "config": {env, env_kwargs, players, seed, episodes},
+                       "sessions": [the provenance of each session that played it: provenance.py]}
     episodes.jsonl    one line per committed episode: the commit point
     log.jsonl         per episode, one block: a line per decision, then its record line
     leaderboard.json, leaderboard.md
@@ -102,6 +103,11 @@ def _make_dumps() -> Callable[[Any], str]:
 
 #: the encoder of every line
 dumps = _make_dumps()
+
+
+def dumps_indented(value: Any) -> str:
+    """A JSON file's text: indented, non-finite numbers as ``null``, a final newline."""
+    return json.dumps(finite(value), indent=2, ensure_ascii=False, default=to_jsonable, allow_nan=False) + "\n"
 
 
 def _fsync_dir(path: Path) -> None:
@@ -340,7 +346,8 @@ class ResultsFolder:
     appends an episode; ``sync`` makes every appended episode committed (``close`` too).
     """
 
-    def __init__(self, path: str | os.PathLike[str], config: dict[str, Any], sync_interval: float = SYNC_INTERVAL):
+    def __init__(self, path: str | os.PathLike[str], config: dict[str, Any], sync_interval: float = SYNC_INTERVAL,
+                 session: dict[str, Any] | None = None):
         if not sync_interval >= 0:
             raise ValueError(f"sync_interval must be >= 0 seconds, got {sync_interval!r}")
         self.path = Path(path)
@@ -349,10 +356,16 @@ class ResultsFolder:
         self.log_path = self.path / "log.jsonl"
         self.sync_interval = sync_interval
         run_file = self.path / "run.json"
+        sessions = [] if session is None else [session]
         if run_file.exists():
             stored = read_config(self.path)
             if stored != self.config:
                 raise ResultsError(self._mismatch(stored))
+            if sessions:  # this session joins those that played the folder before
+                document = json.loads(run_file.read_text(encoding="utf-8"))
+                previous = document.get("sessions")
+                document["sessions"] = (previous if isinstance(previous, list) else []) + sessions
+                write_durably(run_file, dumps_indented(document))
         else:
             if self.path.exists() and not self.path.is_dir():
                 raise ResultsError(f"results folder {str(self.path)!r} is a file, not a folder; choose another --out")
@@ -363,7 +376,8 @@ class ResultsFolder:
             except OSError as err:
                 raise ResultsError(f"results folder {str(self.path)!r} cannot be created: {err.strerror or err}; "
                                    "choose a folder you can write to (--out)") from None
-            write_durably(run_file, json.dumps({"format": FORMAT, "config": self.config}, indent=2) + "\n")
+            write_durably(run_file, dumps_indented({"format": FORMAT, "config": self.config,
+                                                    **({"sessions": sessions} if sessions else {})}))
         for path in (self.episodes_path, self.log_path):
             path.touch()
         _fsync_dir(self.path)

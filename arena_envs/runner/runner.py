@@ -30,6 +30,7 @@ from arena_envs.runner.episode import INVALID_KINDS, EpisodePlayer, PlayedEpisod
 from arena_envs.runner.figures import write_run_figures
 from arena_envs.runner.leaderboard import Standings, rating_of, write_leaderboard
 from arena_envs.runner.policy_specs import make_policy
+from arena_envs.runner.provenance import session
 from arena_envs.runner.results import SYNC_INTERVAL, ResultsFolder, read_episodes
 from arena_envs.runner.run_config import EnvFactory, PolicyFactory, RunConfig, env_factory
 
@@ -98,7 +99,8 @@ class Runner:
                                  f"but players lists {len(config.players)}: {', '.join(config.players)}")
             self._teams = [self.policies()]  # bad specs fail here, before the folder is created
             try:
-                self.folder = ResultsFolder(out, config.to_dict(), sync_interval)
+                self.folder = ResultsFolder(out, config.to_dict(), sync_interval,
+                                            session(self.labels, self._teams[0], self.make_env, config.seed))
             except BaseException:
                 for policy in self._teams[0]:
                     policy.close()

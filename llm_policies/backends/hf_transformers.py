@@ -32,7 +32,7 @@ from arena_envs.core.extras import needs_extra
 from llm_policies.backends.microbatch import MicroBatcher
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.extraction import extract_answer
-from llm_policies.types import ChatRequest, ChatResponse, Message, Sampling
+from llm_policies.types import ChatRequest, ChatResponse, Message, Sampling, weights_description
 
 
 def _import_stack() -> tuple[Any, Any]:
@@ -191,6 +191,13 @@ class TransformersBackend:
         self._lock = threading.Lock()
         self._batcher: MicroBatcher[ChatRequest, ChatResponse] = MicroBatcher(self.generate_batch,
                                                                               max_batch=max_batch, window=window)
+
+    def describe(self) -> dict[str, Any]:
+        """The weights (folder or hub id), the hash of their ``config.json``, device, dtype and the
+        grammar engine in effect."""
+        return {**weights_description(self.model_name), "device": self.device, "dtype": str(self.model.dtype),
+                "grammar_engine": "xgrammar" if self.grammar_guided else
+                "none: answers checked after generation (guided=check)" if self.guided else "none"}
 
     @property
     def grammar_guided(self) -> bool:

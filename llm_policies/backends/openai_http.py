@@ -175,6 +175,22 @@ class OpenAIHTTPBackend:
             raise BackendUnavailable(f"server at {self.base_url} does not serve model {self.model!r}; "
                                      f"models served: {served}")
 
+    def describe(self, timeout: float = 5.0) -> dict[str, Any]:
+        """The URL, the served model name and what the server lists about it (``GET /models``:
+        its ``root``, ``max_model_len``, ``owned_by``...; ``None`` when it does not answer within
+        ``timeout`` s); grammars are the server's (structured outputs)."""
+        reported: Any = None
+        try:
+            response = httpx.get(f"{self.base_url}/models", headers=self._headers, timeout=timeout)
+            entries = response.json().get("data", []) if response.status_code < 400 else []
+            reported = next((e for e in entries if isinstance(e, dict) and e.get("id") == self.model), None)
+        except (httpx.HTTPError, ValueError, AttributeError):
+            pass
+        if isinstance(reported, dict):  # what identifies the model; a server's permissions lists are noise
+            reported = {k: v for k, v in reported.items() if k in ("id", "root", "max_model_len", "owned_by", "parent")}
+        return {"url": self.base_url, "served_model": self.model, "server_reports": reported,
+                "grammar_engine": "the server's structured outputs"}
+
     async def served_models(self) -> list[str]:
         """The ids listed by ``GET /models`` (empty when the server does not list them)."""
         try:

@@ -24,6 +24,7 @@ import sys
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 from arena_envs.core.episode_context import current_episode, on_episode_end
 from llm_policies.backends.openai_http import DEFAULT_BACKOFF, OpenAIHTTPBackend, ServerDown, one_line
@@ -99,6 +100,11 @@ class ServerPool:
                 self._mark_down(index, one_line(str(err)))
         if len(self._down) == len(self.servers):
             raise BackendUnavailable(self._all_down())
+
+    def describe(self) -> dict[str, Any]:
+        """Each server's description (:meth:`OpenAIHTTPBackend.describe`)."""
+        return {"served_model": self.model, "servers": [server.describe() for server in self.servers],
+                "grammar_engine": "the servers' structured outputs"}
 
     def close(self) -> None:
         self._forget()

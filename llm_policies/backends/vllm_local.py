@@ -9,7 +9,7 @@ from arena_envs.core.extras import needs_extra
 from llm_policies.backends.microbatch import MicroBatcher
 from llm_policies.cpu_cores import share_all_cores
 from llm_policies.cpu_dtype import resolve_dtype
-from llm_policies.types import ChatRequest, ChatResponse
+from llm_policies.types import ChatRequest, ChatResponse, weights_description
 
 
 def _import_vllm() -> Any:
@@ -37,6 +37,10 @@ class VLLMLocalBackend:
         self.llm = vllm.LLM(model=model, **engine_kwargs)
         self._batcher: MicroBatcher[ChatRequest, ChatResponse] = MicroBatcher(self._run_batch, max_batch=max_batch,
                                                                               window=window)
+
+    def describe(self) -> dict[str, Any]:
+        """The weights, the hash of their ``config.json`` and the grammar engine (vLLM's own)."""
+        return {**weights_description(self.model), "grammar_engine": "vLLM structured outputs"}
 
     @property
     def batch_sizes(self) -> list[int]:
