@@ -65,7 +65,7 @@ class LLMPolicyBase(Policy):
             "latency_s": round(sum(c["latency_s"] for c in calls), 4),
         }
 
-    def describe(self) -> dict[str, Any]:
+    def provenance(self) -> dict[str, Any]:
         """The backend's own description (``describe()``: model, server or weights, grammar engine),
         the sampling settings and whether answers are guided."""
         told = getattr(self.backend, "describe", None)

@@ -54,7 +54,7 @@ class Policy:
         fallback in the seat's validity)."""
         return {}
 
-    def describe(self) -> dict[str, Any]:
+    def provenance(self) -> dict[str, Any]:
         """What the run's provenance records of this policy (JSON-safe): an LLM policy its backend,
         model, sampling settings and grammar engine; nothing by default."""
         return {}

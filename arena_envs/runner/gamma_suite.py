@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from arena_envs.runner.cli_errors import (
     report_user_error,
 )
 from arena_envs.runner.policy_specs import game_env_arg, keyword_parameters, split_players
-from arena_envs.runner.results import ResultsError, dumps, iter_log, write_durably
+from arena_envs.runner.results import ResultsError, dumps, dumps_indented, iter_log, write_durably
 from arena_envs.runner.runner import RunConfig, RunError, run
 
 #: Players per game in the paper.
@@ -141,7 +140,7 @@ def play_suite(
     document = {"players": list(players), "seats": seats[games[0]], "runs": runs, "seed": seed, "games": list(games),
                 "env_kwargs": env_kwargs, "scores": scores,
                 "per_run_overall": [sum(r.values()) / len(r) for r in per_run], "row": row}
-    write_durably(out / "gamma_row.json", json.dumps(document, indent=2, default=str) + "\n")
+    write_durably(out / "gamma_row.json", dumps_indented(document))
     write_durably(out / "gamma_row.md", format_row(row, label=", ".join(players)) + "\n")
     write_durably(out / "episode_scores.jsonl", "".join(dumps(line) + "\n" for line in lines))
     figures: list[Path] = []

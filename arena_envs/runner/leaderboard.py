@@ -28,7 +28,7 @@ from typing import Any
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.policy_specs import player_labels
 from arena_envs.runner.ratings import FreeForAll
-from arena_envs.runner.results import read_config, read_episodes, write_durably
+from arena_envs.runner.results import dumps_indented, read_config, read_episodes, write_durably
 from arena_envs.runner.validity import FLAG_FALLBACK_SHARE, Validity, percent
 
 
@@ -333,7 +333,7 @@ def write_leaderboard(folder: Path, table: Standings) -> None:
                if table.rating == TRUESKILL else {}),
             **({"wis": "100 + sum of scores - games (WiS platform rating)"} if table.rating == WIS else {}),
             "rows": [asdict(r) for r in rows], "game_means": game}
-    write_durably(folder / "leaderboard.json", json.dumps(data, indent=2) + "\n")
+    write_durably(folder / "leaderboard.json", dumps_indented(data))
     title = f"# {config['env']}: {table.count} of {config['episodes']} episodes, seed {config['seed']}\n\n"
     footer = f"\n\n{format_game_line(game)}" if game else ""
     footer += "\n\n" + VALIDITY_NOTE

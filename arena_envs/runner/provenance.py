@@ -8,7 +8,7 @@ Each time a results folder is opened to play (created, or resumed) the runner ap
 * ``prompt_sha256``: a hash of the game's prompt texts (every seat's text observation at a reset
   with seed 0 under the run's settings; :func:`prompt_hash`), so runs whose prompts differ, by code
   or settings, show it;
-* ``players``: per player label, what its policy says of itself (``Policy.describe()``: an LLM
+* ``players``: per player label, what its policy says of itself (``Policy.provenance()``: an LLM
   policy's backend, served model and what its server reports, weights and their config hash,
   sampling settings, the grammar engine in effect).
 
@@ -82,9 +82,9 @@ def prompt_hash(make_env: Callable[[], AECEnv], run_seed: int = 0) -> str | None
 
 
 def describe(policy: Policy) -> dict[str, Any]:
-    """``policy.describe()``, with its class; a failure to describe is recorded, never raised."""
+    """``policy.provenance()``, with its class; a failure to describe is recorded, never raised."""
     try:
-        told = policy.describe()
+        told = policy.provenance()
     except Exception as err:  # a description must not stop a run
         told = {"describe_failed": f"{type(err).__name__}: {err}"}
     return {"class": f"{type(policy).__module__}.{type(policy).__qualname__}", **told}

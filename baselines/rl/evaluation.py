@@ -12,7 +12,6 @@ and against two ``random``. The type ``self`` is the evaluated model itself (sam
 """
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -28,6 +27,7 @@ with needs_extra("rl", __name__):
     from stable_baselines3.common.base_class import BaseAlgorithm
 
 from arena_envs.rl import SELF, LearnerEnv, random_action
+from arena_envs.runner.results import dumps
 from baselines.rl.envs import expand_specs, learner_env_fn, learner_env_kwargs
 from baselines.rl.models import ActFn, Snapshot, act_fn, load_model, training_metadata
 
@@ -172,4 +172,4 @@ def append_rows(path: Path, rows: Sequence[EvalRow]) -> None:
     """Append the rows to ``evaluation.jsonl``."""
     with path.open("a", encoding="utf-8") as out:
         for row in rows:
-            out.write(json.dumps(row.to_json()) + "\n")
+            out.write(dumps(row.to_json()) + "\n")

@@ -62,6 +62,7 @@ from arena_envs.rl import SELF
 from arena_envs.runner.cli import env_args
 from arena_envs.runner.cli_errors import USER_ERRORS, OneLineParser, report_user_error
 from arena_envs.runner.policy_specs import split_players
+from arena_envs.runner.results import dumps_indented
 from baselines.rl.callbacks import Checkpoints, Evaluations, ProgressBar, SelfPlaySnapshots
 from baselines.rl.envs import check_opponents, expand_specs, learner_env_fn, learner_env_kwargs, seat_names
 from baselines.rl.evaluation import EvalRow, append_rows, evaluate, opponent_types, table
@@ -164,7 +165,7 @@ def train(config: TrainConfig, out: str | Path, *, progress: bool = False, resum
             meta = json.loads((out / "model.json").read_text(encoding="utf-8"))
             return TrainSummary(out, config, int(meta["steps"]), int(meta["steps"]), 0.0, [], already_finished=True)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n", encoding="utf-8")
+    (out / "config.json").write_text(dumps_indented(config.to_dict()), encoding="utf-8")
     vec_env = VecMonitor(make_vec_env([build] * config.n_envs, config.vec))
     checkpoint = _last_checkpoint(out / "checkpoints") if resume else None
     try:
@@ -188,7 +189,7 @@ def train(config: TrainConfig, out: str | Path, *, progress: bool = False, resum
                         reset_num_timesteps=checkpoint is None)
         seconds = time.perf_counter() - began
         meta = _metadata(config, env_kwargs, model, observation_space, action_space)
-        (out / "model.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        (out / "model.json").write_text(dumps_indented(meta), encoding="utf-8")
         model.save(out / "model.zip")  # last: a folder with a model.zip is finished
         if not evaluated or evaluated[-1][0].step != model.num_timesteps:
             evaluate_now(model.num_timesteps)

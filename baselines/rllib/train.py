@@ -53,6 +53,7 @@ from arena_envs.runner.cli import env_args
 from arena_envs.runner.cli_errors import USER_ERRORS, OneLineParser, report_user_error
 from arena_envs.runner.policy_specs import split_players
 from arena_envs.runner.ray_cluster import ray_session
+from arena_envs.runner.results import dumps
 from baselines.rl.envs import expand_specs, learner_env_kwargs, seat_names
 from baselines.rllib.env import numeric_env, register
 from baselines.rllib.masking import MaskedPPOModule
@@ -162,7 +163,7 @@ def train(config: RllibConfig, out: str | Path, *, progress: bool = False) -> Rl
             with bar, (out / "progress.jsonl").open("a", encoding="utf-8") as log:
                 for iteration in range(1, config.iterations + 1):
                     row = _progress_row(iteration, algo.train(), time.perf_counter() - began)
-                    log.write(json.dumps(row) + "\n")
+                    log.write(dumps(row) + "\n")
                     log.flush()
                     steps, returns = row["env_steps"], row["returns"]
                     bar.update(1)
