@@ -1,5 +1,6 @@
 """``arena eval --quick`` of SmolLM2 on the session's vLLM test server over all twelve games, its
-report checked against the results folders and the specs' tables.
+report checked against the results folders and the specs' tables; card.json gives beside every
+figure its validity and the LLM calls' telemetry, eval.json the served model as its server lists it.
 
 The evaluation is the real command; only the games' lengths are cut with ``--env-arg`` (three
 players and two rounds of each γ-Bench game, one auction item, two rounds of tank battle and of Who
@@ -54,3 +55,18 @@ def test_quick_report_card_of_smollm2_over_all_twelve_games(vllm_server, tmp_pat
     for game, setting in SETTINGS.items():
         assert (out / f"report_{game}.png").stat().st_size > 0
         assert overview[setting.label][3] != "–" and "missing" not in overview[setting.label][3], game
+    # beside every figure, how much of it is the model's own play, and what its calls cost
+    card = json.loads((out / "card.json").read_text("utf-8"))
+    for game, entry in card["games"].items():
+        model = entry["subjects"]["model"]
+        assert model["decisions"]["total"] > 0 and 0 <= model["fallback_share"] <= 1, game
+        assert model["valid_share"] == pytest.approx(1 - model["fallback_share"])
+        assert model["flagged"] == (model["fallback_share"] > 0.1) and (game in card["flagged"]) == model["flagged"]
+        calls = model["telemetry"]
+        assert calls["calls"] >= calls["decisions"] > 0 and calls["tokens_per_decision"] > 0, game
+        assert 0 <= calls["cached_tokens"] <= calls["prompt_tokens"], game  # the test server reports its cache
+        assert 0 < calls["latency_p50_s"] <= calls["latency_p95_s"], game
+        assert entry["subjects"]["random"]["telemetry"] is None
+    told = manifest["provenance"]["games"]
+    assert all(told[game]["model"]["served_model"] == MODEL_NAME for game in SETTINGS)
+    assert all(told[game]["model"]["server_reports"]["id"] == MODEL_NAME for game in SETTINGS)
