@@ -60,9 +60,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(tryfirst=True)  # before -m selects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked ``llm`` or ``ray`` are ``serial`` too: they use every core (vLLM, a Ray cluster),
-    so the run of the other tests on every core leaves them out (.ci/run runs ``-m "not serial"``,
-    then ``-m serial`` on a few workers that share the server); a ``ray`` test without a group of
-    its own joins the ``ray`` group."""
+    so the run of the other tests on every core leaves them out (.ci/run runs ``-m "not serial"``
+    on every core, then ``-m serial``; under xdist its workers share one server); a ``ray`` test
+    without a group of its own joins the ``ray`` group."""
     for item in items:
         if item.get_closest_marker("llm") or item.get_closest_marker("ray"):
             item.add_marker(pytest.mark.serial)
