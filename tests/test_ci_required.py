@@ -119,19 +119,20 @@ import pytest
 
 from tests.shared_server import FOLDER_VARIABLE
 
-@pytest.mark.parametrize("k", range(4))
-@pytest.mark.xdist_group("first")
-def test_first(k):
+def record_the_server_folder():
     time.sleep(0.2)
     with open(os.path.join(os.path.dirname(__file__), "folders.txt"), "a") as seen:
         seen.write(os.environ[FOLDER_VARIABLE] + "\\n")
 
 @pytest.mark.parametrize("k", range(4))
+@pytest.mark.xdist_group("first")
+def test_first(k):
+    record_the_server_folder()
+
+@pytest.mark.parametrize("k", range(4))
 @pytest.mark.xdist_group("second")
 def test_second(k):
-    time.sleep(0.2)
-    with open(os.path.join(os.path.dirname(__file__), "folders.txt"), "a") as seen:
-        seen.write(os.environ[FOLDER_VARIABLE] + "\\n")
+    record_the_server_folder()
 '''
 
 
