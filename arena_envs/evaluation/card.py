@@ -169,8 +169,7 @@ def card_json(card: Card) -> dict[str, Any]:
                    "provenance": card.provenance,
                    "env_args": {g: dict(a) for g, a in card.env_args.items()},
                    "newest_episode": card.newest.isoformat() if card.newest else None,
-                   "flagged": [g.setting.game for g in card.games
-                               if "model" in g.results and g.results["model"].validity.flagged],
+                   "flagged": [g.setting.game for g in flagged_games(card)],
                    "games": games})
 
 
@@ -178,3 +177,8 @@ def prompt_hashes(card: Card) -> dict[str, str | None]:
     """Game -> the hash of its prompts when the card was played (None: not recorded)."""
     games = card.provenance.get("games") or {}
     return {g.setting.game: (games.get(g.setting.game) or {}).get("prompt_sha256") for g in card.games}
+
+
+def flagged_games(card: Card, subject: str = "model") -> list[GameCard]:
+    """The games where ``subject``'s figure is flagged (more than a tenth of its decisions fell back)."""
+    return [g for g in card.games if subject in g.results and g.results[subject].validity.flagged]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena_envs.evaluation.card import Card, prompt_hashes, read_card
+from arena_envs.evaluation.card import Card, flagged_games, prompt_hashes, read_card
 from arena_envs.evaluation.formatting import CI, FLAG, VALIDITY_NOTE, headline_cell, point_cell, validity_cell
 from arena_envs.evaluation.plots import write_compare_plot
 from arena_envs.evaluation.settings import read_manifest
@@ -79,9 +79,8 @@ def format_compare(cards: Sequence[Card]) -> str:
              "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     lines += ["", VALIDITY_NOTE]
-    flagged = [f"`{card.model}` in {', '.join(games_flagged)}" for card in cards
-               if (games_flagged := [g.setting.label for g in card.games
-                                     if "model" in g.results and g.results["model"].validity.flagged])]
+    flagged = [f"`{card.model}` in {', '.join(g.setting.label for g in games_flagged)}" for card in cards
+               if (games_flagged := flagged_games(card))]
     if flagged:
         lines += ["", f"{FLAG} Not the model's play (more than a tenth of its decisions fell back): "
                   + "; ".join(flagged) + "."]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from arena_envs.evaluation.card import SubjectResult
-from arena_envs.runner.validity import FLAG_FALLBACK_SHARE, Validity, percent
+from arena_envs.runner.validity import Validity, note, percent
 
 CI = "95 % CI"
 
@@ -40,9 +40,7 @@ def point_cell(result: SubjectResult | None) -> str:
 FLAG = "⚑"
 VALIDITY_HEADER = ["valid", "re-asked", "fallback"]
 #: The sentence under every table with validity columns.
-VALIDITY_NOTE = (f"valid: the subject's decisions that were its own valid answer; re-asked: those that needed "
-                 f"another try; fallback: those the game made for it after the last try. {FLAG}: more than "
-                 f"{percent(FLAG_FALLBACK_SHARE)} fell back, so the figure is not the subject's own play.")
+VALIDITY_NOTE = note("subject", FLAG)
 
 
 def validity_cells(validity: Validity) -> list[str]:

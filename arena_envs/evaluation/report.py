@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from arena_envs.evaluation.card import Card, GameCard, card_json, prompt_hashes, read_card
+from arena_envs.evaluation.card import Card, GameCard, card_json, flagged_games, prompt_hashes, read_card
 from arena_envs.evaluation.compare import compare
 from arena_envs.evaluation.formatting import (
     CI,
@@ -111,13 +111,8 @@ def _provenance_rows(card: Card) -> list[list[str]]:
     return rows
 
 
-def flagged_games(card: Card, subject: str = "model") -> list[str]:
-    """The labels of the games where ``subject``'s figure is flagged (too many fallbacks)."""
-    return [g.setting.label for g in card.games if subject in g.results and g.results[subject].validity.flagged]
-
-
 def _validity_summary(card: Card) -> str:
-    flagged = flagged_games(card)
+    flagged = [g.setting.label for g in flagged_games(card)]
     if flagged:
         return (f"{FLAG} not the model's play in {', '.join(flagged)}: more than a tenth of its decisions there fell "
                 "back to the game's default action")

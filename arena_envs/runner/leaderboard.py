@@ -29,7 +29,8 @@ from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.policy_specs import player_labels
 from arena_envs.runner.ratings import FreeForAll
 from arena_envs.runner.results import dumps_indented, read_config, read_episodes, write_durably
-from arena_envs.runner.validity import FLAG_FALLBACK_SHARE, Validity, percent
+from arena_envs.runner.validity import Validity, percent
+from arena_envs.runner.validity import note as validity_note
 
 
 @dataclass
@@ -258,9 +259,7 @@ def _table(rows: list[Row], columns: Sequence[str] | None = None) -> tuple[list[
 
 
 #: What the validity columns mean, under every leaderboard.md.
-VALIDITY_NOTE = (f"valid: the policy's decisions that were its own valid answer; re-asked: those that needed "
-                 f"another try; fallback: those the game made for it after the last try (`!`: more than "
-                 f"{percent(FLAG_FALLBACK_SHARE)} fell back: its scores are not the policy's own play).")
+VALIDITY_NOTE = validity_note("policy", "`!`")
 
 
 def format_table(rows: list[Row], columns: Sequence[str] | None = None) -> str:

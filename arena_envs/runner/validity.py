@@ -95,3 +95,10 @@ def percent(share: float | None) -> str:
         return "–"
     value = share * 100
     return f"{value:.1f} %" if 0 < value < 1 else f"{value:.0f} %"
+
+
+def note(who: str, mark: str) -> str:
+    """The sentence under a table with validity columns: ``who`` decides, ``mark`` flags."""
+    return (f"valid: the {who}'s decisions that were its own valid answer; re-asked: those that needed another "
+            f"try; fallback: those the game made for it after the last try. {mark}: more than "
+            f"{percent(FLAG_FALLBACK_SHARE)} fell back, so the figure is not the {who}'s own play.")
