@@ -74,18 +74,15 @@ class Validity:
                 "fallback_share": self.fallback_share, "flagged": self.flagged}
 
 
-def of_seats(entries: Iterable[Mapping[str, Any]], agents: Iterable[str] | None = None,
-             label: str | None = None) -> Validity:
-    """The validity of ``entries`` over the seats ``agents`` (every seat when ``None``), or with
-    ``label`` over the seats that policy label played."""
+def of_seats(entries: Iterable[Mapping[str, Any]], agents: Iterable[str] | None = None) -> Validity:
+    """The validity of ``entries`` over the seats ``agents`` (every seat when ``None``)."""
     total = Validity()
     wanted = None if agents is None else set(agents)
     for entry in entries:
         counts = entry.get("validity")
-        for agent, played_by in entry["seats"].items():
-            if (wanted is not None and agent not in wanted) or (label is not None and played_by != label):
-                continue
-            total.add(None if counts is None else counts.get(agent))
+        for agent in entry["seats"]:
+            if wanted is None or agent in wanted:
+                total.add(None if counts is None else counts.get(agent))
     return total
 
 
