@@ -481,7 +481,7 @@ def test_buy_and_hold_on_sp500_equals_the_price_ratio_for_random_windows(sp500):
         for _ in range(200):
             i, j = sorted(rng.integers(0, len(days), 2))
             start, end = days[i] - dt.timedelta(days=int(rng.integers(0, 4))), days[j]
-            first = next(k for k, d in enumerate(days) if d >= start)
+            first = max((k for k, d in enumerate(days) if d <= start), default=0)  # the close standing on start
             window = window_returns(days, account.step_returns, start, end)
             assert len(window) == max(j - first, 0)
             if j > first:
@@ -498,7 +498,7 @@ def test_fact33_warmup_positions_carry_into_the_eval_window(sp500):
     for rk in price_returns(sub_closes):
         account.rebalance([1.0])
         account.advance([rk])
-    e0 = next(k for k, d in enumerate(sub_days) if d >= eval_start)
+    e0 = max(k for k, d in enumerate(sub_days) if d <= eval_start)
     eval_r = window_returns(sub_days, account.step_returns, eval_start, end)
     assert len(eval_r) == len(sub_days) - e0 - 1
     assert cumulative_return(eval_r) == pytest.approx(sub_closes[-1] / sub_closes[e0] - 1, abs=1e-9)

@@ -121,6 +121,26 @@ def test_real_data_window_counts(spx):
     assert env.episode_metrics()["agents"]["trader_0"]["n_returns"] == len(evaluation) - 1
 
 
+@pytest.mark.parametrize("eval_start", ["2018-08-03", "2018-08-04", "2018-08-05", "2018-07-04"])
+def test_warmup_and_eval_split_every_return_and_agree_with_the_phases(spx, eval_start):
+    """Whatever day eval_start is (a Friday, a weekend, a holiday), each return is in exactly one
+    window, and the decisions labelled "eval" are the ones whose returns the eval window holds."""
+    env = TradingEnv(n_agents=1, eval_start=eval_start)
+    env.reset(seed=0)
+    steps = iter(range(10**6))
+    play(env, lambda agent, obs, info: 1 + next(steps) % 2)  # BUY, SELL, BUY...
+    m = env.episode_metrics()
+    agent = m["agents"]["trader_0"]
+    assert agent["warmup"]["n_returns"] + agent["n_returns"] == agent["full"]["n_returns"] == 105
+    assert (1 + agent["warmup"]["cr"]) * (1 + agent["cr"]) == pytest.approx(1 + agent["full"]["cr"], rel=1e-12)
+    days = env.record.of_type("day")
+    evals = [d for d in days if d["phase"] == "eval"]
+    assert len(evals) == agent["n_returns"] and days[-len(evals)] is evals[0]
+    assert evals[0]["date"] <= eval_start < evals[0]["next_date"]  # its return is realised after eval_start
+    base = spx.close[spx.dates == np.datetime64(evals[0]["date"])][0]
+    assert 1 + m["game"]["buy_and_hold"]["SPX"]["cr"] == pytest.approx(spx.close[-1] / base, rel=1e-12)
+
+
 def test_default_history_start_gives_history_window_bars_before_the_trade_start(spx):
     """history_start=None: the loaded bars start history_window trading days before trade_start
     (on each asset's own calendar), so any trade_start of the data works; explicit dates stay."""

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena_envs.trading.data import ArchSource
 from arena_envs.trading.metrics import (
     METRIC_NAMES,
     Decision,
@@ -213,23 +214,50 @@ def test_fact24_eval_window_sizes(calendar, n_eval, first_eval_day):
     assert days[first] == dt.date(2025, 8, 1) and days[last] == dt.date(2025, 9, 30)
 
 
-def test_windows_compose_and_start_on_the_first_day_at_or_after_start():
+def test_windows_compose_and_hold_the_returns_realised_after_start():
     days = nyse_2025(dt.date(2025, 5, 1), dt.date(2025, 9, 30))
     rng = np.random.default_rng(1)
     r = rng.normal(0, 0.01, len(days) - 1)
     warm = window_returns(days, r, dt.date(2025, 5, 1), dt.date(2025, 8, 1))
     ev = window_returns(days, r, dt.date(2025, 8, 1), dt.date(2025, 9, 30))
     assert np.array_equal(np.concatenate([warm, ev]), r)
-    # a start on a Saturday begins with Monday's decision; an end on a Sunday stops at Friday's close
+    # a start on a Saturday begins with the return realised on Monday (decided on Friday); an end
+    # on a Sunday stops at Friday's close
     sat = window_returns(days, r, dt.date(2025, 8, 2), dt.date(2025, 8, 10))
-    mon = days.index(dt.date(2025, 8, 4))
-    assert np.array_equal(sat, r[mon:mon + 4])
+    fri = days.index(dt.date(2025, 8, 1))
+    assert np.array_equal(sat, r[fri:fri + 5])
+    assert np.array_equal(window_returns(days, r, dt.date(2025, 4, 1), dt.date(2025, 5, 2)), r[:1])
     assert len(window_returns(days, r, dt.date(2025, 10, 1), dt.date(2025, 12, 1))) == 0
     assert len(window_returns(days, r, dt.date(2025, 8, 8), dt.date(2025, 8, 8))) == 0
     iso = [d.isoformat() for d in days]  # ISO strings order as dates do
     assert np.array_equal(window_returns(iso, r, "2025-08-01", "2025-09-30"), ev)
     with pytest.raises(ValueError, match="one more day than returns"):
         window_returns(days, r[:-1], days[0], days[-1])
+
+
+@pytest.fixture(scope="module")
+def spx_2018() -> tuple[list[dt.date], np.ndarray]:
+    """The real S&P 500 closes shipped with arena_envs, 2018-05-01 .. 2018-09-28 (the default episode)."""
+    spx = ArchSource().load(["SPX"], "2018-05-01", "2018-09-28").series("SPX")
+    return [d.item() for d in spx.dates], spx.close
+
+
+# 2018-07-30 .. 08-05 is every weekday, Saturday and Sunday; 07-04 a holiday on a weekday
+@pytest.mark.parametrize("eval_start", [dt.date(2018, 7, 30) + dt.timedelta(days=k) for k in range(7)]
+                         + [dt.date(2018, 7, 4)], ids=lambda d: f"{d:%a}-{d}")
+def test_warmup_and_eval_compose_on_the_real_sp500(spx_2018, eval_start):
+    """Every return of the full window lies in exactly one of warm-up and evaluation, whatever day
+    ``eval_start`` is, so (1 + CR warm-up)(1 + CR eval) = 1 + CR full."""
+    days, closes = spx_2018
+    r = closes[1:] / closes[:-1] - 1  # a book fully long; any series splits by the same positions
+    trade_start, end = dt.date(2018, 5, 1), dt.date(2018, 9, 28)
+    warm = window_returns(days, r, trade_start, eval_start)
+    ev = window_returns(days, r, eval_start, end)
+    assert np.array_equal(np.concatenate([warm, ev]), r)
+    growth = (1 + cumulative_return(warm)) * (1 + cumulative_return(ev))
+    assert growth == pytest.approx(1 + cumulative_return(r), rel=1e-12)
+    base = max(k for k, d in enumerate(days) if d <= eval_start)  # the close standing on eval_start
+    assert 1 + cumulative_return(ev) == pytest.approx(closes[-1] / closes[base], rel=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------- annualisation

@@ -290,7 +290,9 @@ class TradingEnv(TextAECEnv):
         self._last_open = last_open
         rows = np.arange(len(self.market.dates))[:, None]
         self._tradable_rows = self._open & (rows < last_open)  # what takes orders, per row and asset
-        self._eval_row = int(np.searchsorted(self.market.dates, as_day(self.eval_start)))
+        # the first evaluation decision is the one whose return is realised after eval_start: the
+        # decision of the last day <= eval_start (window_returns' rule)
+        self._eval_row = max(int(np.searchsorted(self.market.dates, as_day(self.eval_start), side="right")) - 1, 0)
         o = self.options
         self.accounts = {a: Account(self.assets, o["initial_capital"], cost_bps=o["cost_bps"], book_mode=o["book_mode"],
                                     max_gross_exposure=o["max_gross_exposure"], exposure_drift=o["exposure_drift"])

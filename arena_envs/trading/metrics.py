@@ -1,8 +1,8 @@
-"""The paper's five metrics (spec §5.1) with the edge cases of §5.2, the windows of §5.3, the
-behavioural statistics of §5.4 and the spread statistics of §5.5.
+"""The paper's five metrics with their edge cases, the warm-up and evaluation windows, the
+behavioural statistics of each book's decisions and the spread of a metric across a group.
 
 Every metric takes the simple returns ``r_1 … r_T`` of one window and returns a fraction (NaN
-where §5.2 leaves it undefined):
+where the metric is undefined):
 
 * CR  = ∏(1 + r) − 1
 * AR  = (1 + CR)^(A/T) − 1, and −1 once wealth is gone (1 + CR ≤ 0)
@@ -133,19 +133,23 @@ def five_metrics(returns: Sequence[float] | np.ndarray, periods_per_year: int = 
 
 
 def window_bounds(days: Sequence[Any], start: Any, end: Any) -> tuple[int, int]:
-    """Positions ``(i, j)`` in a sorted calendar ``days`` of the window ``[start, end]`` (§5.3):
-    ``i`` the first day ≥ ``start`` (the decision that earns the window's first return), ``j`` the
-    last day ≤ ``end``. The window holds the returns realised on ``days[i+1 … j]``; when there is
-    none, ``j ≤ i``. Days may be ``datetime.date``, ISO strings or anything ordered."""
-    return bisect.bisect_left(days, start), bisect.bisect_right(days, end) - 1
+    """Positions ``(i, j)`` in a sorted calendar ``days`` of the window ``[start, end]``: ``i`` the
+    last day ≤ ``start`` (the close the window's wealth starts from; 0 when ``start`` precedes every
+    day), ``j`` the last day ≤ ``end``. The window holds the returns realised on ``days[i+1 … j]``,
+    the days ``d`` with ``start < d ≤ end``; when there is none, ``j ≤ i``. Days may be
+    ``datetime.date``, ISO strings or anything ordered."""
+    return max(bisect.bisect_right(days, start) - 1, 0), bisect.bisect_right(days, end) - 1
 
 
 def window_returns(days: Sequence[Any], returns: Sequence[float] | np.ndarray, start: Any, end: Any) -> np.ndarray:
     """The returns of the window ``[start, end]`` from a series whose ``returns[k]`` is realised on
     ``days[k + 1]`` (``days[0]`` is the series' starting point, so ``len(days) = len(returns) + 1``).
 
-    Consecutive windows compose: ``[a, b]`` then ``[b, c]`` is ``[a, c]``; the warm-up window of
-    §5.3 is ``[trade_start, eval_start]`` in this sense (positions from it carry into evaluation).
+    A return belongs to the day it is realised, as in the original code's calendar capital series
+    (The-FinAI/Agent_Market_Arena, ``testbed/get_return.py``): the window holds those realised on
+    days ``d`` with ``start < d ≤ end``. Consecutive windows therefore compose for any dates:
+    ``[a, b]`` then ``[b, c]`` is ``[a, c]``, each return in exactly one of them; the warm-up is
+    ``[trade_start, eval_start]`` in this sense (its positions carry into evaluation).
     """
     r = np.asarray(returns, dtype=float)
     if len(days) != r.size + 1:
@@ -156,9 +160,9 @@ def window_returns(days: Sequence[Any], returns: Sequence[float] | np.ndarray, s
 
 @dataclass(frozen=True)
 class Decision:
-    """One book's decision for §5.4: the order kind applied (an ignored order on a closed market
-    is HOLD), whether it came from a parse error (counted as INVALID, not as its fallback kind), a
-    no-op, or a policy's fallback, and the exposure before and after it."""
+    """One book's decision for the behavioural statistics: the order kind applied (an ignored
+    order on a closed market is HOLD), whether it came from a parse error (counted as INVALID, not
+    as its fallback kind), a no-op, or a policy's fallback, and the exposure before and after it."""
 
     kind: str
     exposure_before: float
@@ -170,7 +174,7 @@ class Decision:
 
 def behaviour_stats(decisions: Sequence[Decision], returns: Sequence[float] | np.ndarray | None = None,
                     flat_tol: float = 0.0) -> dict[str, Any]:
-    """§5.4 statistics of one book's decisions.
+    """Behavioural statistics of one book's decisions.
 
     ``returns[k]`` (optional) is the return realised while holding decision k's exposure; the
     win rate is the share of those > 0 among decisions with a non-zero exposure after them (NaN
@@ -215,7 +219,7 @@ def behaviour_stats(decisions: Sequence[Decision], returns: Sequence[float] | np
 
 
 def spread_stats(values: Iterable[float]) -> dict[str, float]:
-    """§5.5 spread of one metric across a group (e.g. CR of one architecture across backbones):
+    """The spread of one metric across a group (e.g. CR of one architecture across backbones):
     mean, min, max and max − min over the defined (non-NaN) values; all NaN if there is none."""
     v = np.array([x for x in values if not math.isnan(x)], dtype=float)
     if v.size == 0:
