@@ -8,12 +8,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pettingzoo.test import api_test, seed_test
 
 import arena_envs
 from arena_envs.core import UnicodeText
+from arena_envs.who_is_spy.text import max_quoted_chars, quote
 
 TEA = {"civilian_word": "tea", "spy_word": "coffee"}
 
@@ -143,6 +144,99 @@ def test_spaces_are_built_once_and_hold_their_observations():
             assert env.observation_space(agent).contains(env.observe(agent))
         assert ("action_mask" in env.observation_space("player_0").spaces) == (mode == "discrete")
     assert isinstance(new_env().action_space("player_0"), UnicodeText)
+
+
+class AnUnreadableBallotOfALongTypeName:
+    """A non-text ballot: its note quotes a type name and the seat number it reads."""
+
+    def __str__(self) -> str:
+        return "999999999"
+
+
+def play_longest(env: Any) -> tuple[int, int]:
+    """Play the longest game ``env``'s arguments allow (every seat speaks at the clue and analysis
+    limits with characters that quote to six each, then votes in a ring, a tie, after one unreadable
+    ballot when it may answer again), checking each observation from the last vote phase on: the
+    history only grows, so those are the longest. Returns the longest length and the rounds."""
+    raw = env.unwrapped
+    rules, space = raw.rules, env.observation_space(env.possible_agents[0])["text"]
+    limit, analysis = rules.description_limit, rules.analysis_max_chars
+    env.reset(seed=0)
+    retried: set[tuple[int, str]] = set()
+    longest, spoken = 0, 0
+    for agent in env.agent_iter():
+        game = raw.game
+        if game.over or (game.round == rules.max_rounds and game.phase == "vote"):
+            text = env.observe(agent)["text"]
+            assert space.contains(text), (len(text), space.max_length)
+            longest = max(longest, len(text))
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+        elif game.phase == "describe":
+            spoken += 1
+            tag = str(spoken) if limit >= 6 else chr(0xAC00 + spoken)  # no repeat, never the own word
+            clue = tag + "\x01" * (limit - len(tag))
+            env.step({"description": clue, "analysis": "\x01" * analysis} if rules.allow_public_analysis else clue)
+        elif raw.max_retries and (game.round, agent) not in retried:
+            retried.add((game.round, agent))
+            env.step(AnUnreadableBallotOfALongTypeName())
+        else:
+            alive = [raw.possible_agents[s] for s in game.alive_seats]
+            env.step(alive[(alive.index(agent) + 1) % len(alive)])
+    for agent in env.possible_agents:
+        assert space.contains(env.observe(agent)["text"])
+    return longest, raw.game.round
+
+
+@st.composite
+def documented_arguments(draw: Any) -> dict[str, Any]:
+    """Every documented argument at one of its bounds (docs/envs/who_is_spy.md and WisConfig's
+    checks): players 4 or 12, spies 1 or fewer than half, threshold 1 or n - 1, both languages,
+    long player names or not, both action modes (text answers work in both), the rules, analyses,
+    self-votes and a second answer on or off; the sizes (rounds, clue and analysis limits) at their
+    lower bound or default here, at their top in the examples below (one at a time, so that a game
+    fits in a test)."""
+    n = draw(st.sampled_from([4, 12]))
+    names = draw(st.booleans())
+    return {"n_players": n, "n_spies": draw(st.sampled_from([1, (n - 1) // 2])),
+            "end_alive_threshold": draw(st.sampled_from([1, n - 1])), "language": draw(st.sampled_from(["en", "zh"])),
+            "max_rounds": draw(st.sampled_from([1, 3])), "max_description_chars": draw(st.sampled_from([1, None])),
+            "allow_public_analysis": draw(st.booleans()), "analysis_max_chars": draw(st.sampled_from([1, 1200])),
+            "allow_self_vote": draw(st.booleans()), "include_rules_in_obs": draw(st.booleans()),
+            "max_retries": draw(st.sampled_from([0, 1])), "action_mode": draw(st.sampled_from(["text", "discrete"])),
+            "player_names": [f"{'Ñandú ' * 12}{i}" for i in range(n)] if names else None}
+
+
+TOPS = {"n_players": 4, "max_rounds": 1, "max_description_chars": 1, "allow_public_analysis": True,
+        "analysis_max_chars": 1, "max_retries": 1}
+
+
+@settings(max_examples=20, deadline=None)
+@given(args=documented_arguments())
+@example(args={**TOPS, "max_rounds": 1000, "end_alive_threshold": 1})
+@example(args={**TOPS, "max_description_chars": 10**6, "language": "zh"})
+@example(args={**TOPS, "analysis_max_chars": 10**6, "player_names": [f"{'Ñandú ' * 12}{i}" for i in range(4)]})
+def test_the_longest_documented_game_stays_inside_the_text_space(args):
+    """The text space's bound is computed from the arguments and holds the longest game they allow."""
+    env = new_env(**args)
+    longest, rounds = play_longest(env)
+    assert rounds == args["max_rounds"]
+    assert longest <= env.observation_space(env.possible_agents[0])["text"].max_length
+
+
+def test_the_issue_31_arguments_fit_and_the_bound_is_tight():
+    """12 players, public analyses, 10 rounds, threshold 1: texts reach 1.16 million characters
+    (with every speech at its limit), inside the computed bound and within 1 % of it."""
+    env = new_env(n_players=12, allow_public_analysis=True, max_rounds=10, end_alive_threshold=1)
+    longest, rounds = play_longest(env)
+    bound = env.observation_space("player_0")["text"].max_length
+    assert rounds == 10 and 0.99 * bound < longest <= bound
+
+
+@settings(max_examples=300, deadline=None)
+@given(speech=st.text(alphabet=st.characters(codec="utf-8"), max_size=50))
+def test_a_quoted_speech_is_at_most_six_characters_per_character(speech):
+    assert len(quote(speech)) <= max_quoted_chars(len(speech))
 
 
 @pytest.mark.parametrize("mode", ["text", "discrete"])

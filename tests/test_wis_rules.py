@@ -12,6 +12,7 @@ from arena_envs.who_is_spy.rules import (
     check_end,
     contains_keyword,
     judge_utterance,
+    max_vote_note_chars,
     norm,
     parse_vote,
     speaking_order,
@@ -241,6 +242,30 @@ def test_integer_actions_and_other_types() -> None:
     target, note = parse_vote(["player_4"], NAMES, 0, ALL)
     assert target == 4 and note is not None and "list" in note
     assert parse_vote(True, NAMES, 0, ALL)[0] is None
+
+
+class ABallotTypeWhoseNameIsLongerThanAnyNoteQuotesIt:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+OBJECT_BALLOT = UNICODE.map(ABallotTypeWhoseNameIsLongerThanAnyNoteQuotesIt)
+
+
+@settings(max_examples=500, deadline=None)
+@given(ballot=UNICODE | st.integers() | st.integers().map(str) | OBJECT_BALLOT,
+       names=st.sampled_from([NAMES, [f"{'Ñandú ' * 12}{i}" for i in range(6)]]), alive=st.sets(st.integers(0, 5)),
+       mode=st.sampled_from(["lenient", "strict"]))
+def test_a_vote_note_never_exceeds_its_bound(ballot: object, names: list[str], alive: set[int], mode: str) -> None:
+    """Whatever a caller passes (huge seat numbers, long type names), the note stays within
+    max_vote_note_chars, which bounds the retry line of the observation text."""
+    _, note = parse_vote(ballot, names, 0, alive, mode=mode)
+    assert note is None or len(note) <= max_vote_note_chars(names)
+    longest = parse_vote(ABallotTypeWhoseNameIsLongerThanAnyNoteQuotesIt("999999999"), names, 0, alive)[1]
+    assert longest is not None and len(longest) <= max_vote_note_chars(names)
 
 
 def test_custom_names() -> None:

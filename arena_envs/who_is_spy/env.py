@@ -26,7 +26,10 @@ describe with the ``k``-th best clue the rule describer ranks for the seat's own
 when voting, the clue slots that exist when describing. This small set replaces the spec's one
 action per lexicon attribute (over 3,000).
 
-**Observation.** ``text`` (:mod:`.text`: speeches quoted so they cannot pose as the host),
+**Observation.** ``text`` (:mod:`.text`: speeches quoted so they cannot pose as the host; its
+space's ``max_length`` is the longest text the arguments allow: every seat speaking, with an
+analysis when allowed, and voting in each of ``max_rounds`` rounds, clues and analyses at their
+limits and quoted at six characters per character, words of at most 64 characters),
 ``observation`` (int64, spec §4.6.2: round, phase, own seat, first speaker, players alive, own
 word id, alive flags, elimination rounds, every vote, every clue's code in ``clue_vocabulary``) and,
 in discrete mode, ``action_mask``. ``infos`` follow spec §4.6.3 and are refreshed for every agent
@@ -45,17 +48,14 @@ from gymnasium import spaces
 from arena_envs.core import AnswerConstraint, InvalidAnswer, TextAECEnv, UnicodeText
 from arena_envs.who_is_spy import clues
 from arena_envs.who_is_spy.game import PHASES, Ballot, Description, Elimination, WisConfig, WisGame, draw_setup
-from arena_envs.who_is_spy.rules import norm, parse_vote
+from arena_envs.who_is_spy.rules import max_vote_note_chars, norm, parse_vote
 from arena_envs.who_is_spy.scoring import REWARD_MODES, rewards
 from arena_envs.who_is_spy.text import WisTexts
-from arena_envs.who_is_spy.words import clue_vocabulary, load_lexicon, load_pairs, word_vocabulary
+from arena_envs.who_is_spy.words import MAX_WORD_CHARS, clue_vocabulary, load_lexicon, load_pairs, word_vocabulary
 
 ACTION_MODES = ("text", "discrete")
 #: Most characters of a text action (spec §4.5).
 MAX_ACTION_CHARS = 4096
-#: Most characters of a text observation: the rules, three rounds of six 400-character clues with
-#: analyses, and the rest, with room to spare (spec §4.5's 32,768).
-MAX_TEXT_CHARS = 32768
 _INT_HIGH = 2**31 - 1
 
 
@@ -114,12 +114,15 @@ class WhoIsSpyEnv(TextAECEnv):
         else:
             action = spaces.Discrete(n + 1 + clue_actions)
         self._layout = (6, 6 + n, 6 + 2 * n, 6 + 2 * n + rounds * n)  # alive, elim round, votes, clues
+        texts = WisTexts(language, names, n_spies, max_rounds, end_alive_threshold,
+                         self.rules.description_limit, allow_public_analysis, include_rules_in_obs)
+        # the text space holds the longest text these arguments allow (module docstring)
+        max_text = texts.max_chars(MAX_WORD_CHARS, self.rules.analysis_max_chars, max_vote_note_chars(names))
         super().__init__(agents=list(names), action_spaces={a: action for a in names},
                          feature_names=_feature_names(names, rounds), feature_shape=(6 + 2 * n + 2 * rounds * n,),
                          feature_dtype=np.int64, feature_low=-1, feature_high=_INT_HIGH, max_retries=max_retries,
-                         render_mode=render_mode, max_text_length=MAX_TEXT_CHARS, max_cycles=max_cycles)
-        self.texts = WisTexts(language, names, n_spies, max_rounds, end_alive_threshold,
-                              self.rules.description_limit, allow_public_analysis, include_rules_in_obs)
+                         render_mode=render_mode, max_text_length=max_text, max_cycles=max_cycles)
+        self.texts = texts
         self._seat = {name: i for i, name in enumerate(names)}
         self.spy_seats = None if spy_seats is None else list(spy_seats)
         if self.spy_seats is not None:  # checked as a reset option would be

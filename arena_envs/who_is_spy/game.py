@@ -39,6 +39,7 @@ from arena_envs.who_is_spy.rules import (
     vote_counts,
 )
 from arena_envs.who_is_spy.scoring import final_scores
+from arena_envs.who_is_spy.words import MAX_WORD_CHARS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -148,9 +149,10 @@ def draw_setup(
     if "civilian_word" in opts or "spy_word" in opts:
         forced = opts.get("civilian_word"), opts.get("spy_word")
         if not (isinstance(forced[0], str) and isinstance(forced[1], str) and norm(forced[0])
-                and norm(forced[1]) and norm(forced[0]) != norm(forced[1])):
-            raise ValueError(f"options civilian_word and spy_word must be two different non-empty "
-                             f"words, got {forced[0]!r} and {forced[1]!r}")
+                and norm(forced[1]) and norm(forced[0]) != norm(forced[1])
+                and max(len(forced[0]), len(forced[1])) <= MAX_WORD_CHARS):
+            raise ValueError(f"options civilian_word and spy_word must be two different non-empty words of at "
+                             f"most {MAX_WORD_CHARS} characters, got {forced[0]!r:.80} and {forced[1]!r:.80}")
         civilian, spy = forced[0], forced[1]
     if "spy_seats" in opts:
         seats = opts["spy_seats"]

@@ -158,6 +158,10 @@ ABSTAIN_WORDS = frozenset({"abstain", "pass", "none", "skip", "novote", "弃权"
 _CANON_DROP = re.compile(r"[\s_\-]+")
 _SEAT_NUMBER = re.compile(r"^\s*#?(\d+)\s*\.?\s*$")
 _DEFAULT_NAME = re.compile(r"player_(\d+)")
+#: A note never echoes a seat number of more digits, nor more of a type's name, so that its length
+#: does not grow with what a caller passes (:func:`max_vote_note_chars`).
+_SEAT_DIGITS = 9
+_TYPE_NAME_CHARS = 32
 
 
 def canon(s: str) -> str:
@@ -214,7 +218,7 @@ def _read_vote_text(s: str, index: _NameIndex, mode: str) -> tuple[int | None, s
     m = _SEAT_NUMBER.match(s)
     if m:
         digits = m.group(1)
-        if len(digits) > 9:
+        if len(digits) > _SEAT_DIGITS:
             return None, "seat number out of range"
         return int(digits), None
     if mode == "strict":
@@ -265,11 +269,13 @@ def parse_vote(
         reason = None
     else:
         if not isinstance(action, str):
-            coerced = f"vote action of type {type(action).__name__} read as text"
+            coerced = f"vote action of type {type(action).__name__[:_TYPE_NAME_CHARS]} read as text"
             action = str(action)
         target, reason = _read_vote_text(action, _name_index(tuple(names)), mode)
     if target is not None:
-        if not 0 <= target < n:
+        if abs(target) >= 10**_SEAT_DIGITS:
+            reason = "seat number out of range"
+        elif not 0 <= target < n:
             reason = f"seat {target} is out of range"
         elif target == voter and not allow_self_vote:
             reason = "self-vote not allowed"
@@ -281,6 +287,14 @@ def parse_vote(
         reason = f"vote parsed as abstain: {reason}"
     notes = [x for x in (coerced, reason) if x]
     return target, "; ".join(notes) or None
+
+
+def max_vote_note_chars(names: Sequence[str]) -> int:
+    """The most characters of a note of :func:`parse_vote` for a table of ``names``."""
+    reasons = ("seat number out of range",  # the longest reason that quotes nothing
+               f"seat -{'9' * _SEAT_DIGITS} is out of range", f"{max(names, key=len)} is eliminated")
+    coerced = f"vote action of type {'x' * _TYPE_NAME_CHARS} read as text"
+    return len(coerced) + len("; vote parsed as abstain: ") + max(map(len, reasons))
 
 
 def vote_counts(targets: Iterable[T | None]) -> dict[T, int]:

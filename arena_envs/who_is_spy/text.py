@@ -148,6 +148,12 @@ def quote(speech: str) -> str:
     return json.dumps(speech, ensure_ascii=False).translate(_LINE_BREAKS)
 
 
+def max_quoted_chars(chars: int) -> int:
+    """The longest :func:`quote` of a speech of ``chars`` characters: each becomes at most six
+    (``\\u0001``), plus the two quotes."""
+    return 6 * chars + 2
+
+
 class WisTexts:
     """The texts of one table (module docstring); ``names`` in seat order."""
 
@@ -157,6 +163,7 @@ class WisTexts:
         self.words = WORDING[language]
         self.names = tuple(names)
         self.analysis_allowed = analysis
+        self.max_rounds, self.limit = max_rounds, limit
         n = len(names)
         if language == "en":
             spies = ("one player, the spy, holds a different but related word." if n_spies == 1 else
@@ -170,6 +177,32 @@ class WisTexts:
                       "caught_zh": "所有卧底出局", "spy_wins": "此时只要还有卧底在场，卧底获胜。"}
         self.rules = self.words.rules.format(n=n, civilians=n - n_spies, limit=limit, threshold=threshold,
                                              rounds=max_rounds, **fields) if include_rules else ""
+
+    def max_chars(self, word_chars: int, analysis_chars: int, note_chars: int) -> int:
+        """An upper bound on the length of every text of this table, for words of at most
+        ``word_chars`` characters, clues cut to ``limit`` and analyses to ``analysis_chars``, retry
+        notes of at most ``note_chars``: ``max_rounds`` rounds in which every seat speaks (with an
+        analysis when allowed) and votes for the longest name, each seat out once for the longest
+        cause, and the longest request."""
+        w, names, rounds = self.words, self.names, self.max_rounds
+        n, longest = len(names), max(names, key=len)
+        prefix = max(len(self.prefix(s, "", f)) for s in range(n) for f in range(n)) + word_chars
+        speeches = sum(len(w.clue.format(speaker=x, quote="")) + max_quoted_chars(self.limit)
+                       + (len(w.analysis.format(speaker=x, quote="")) + max_quoted_chars(analysis_chars)
+                          if self.analysis_allowed else 0) for x in names)
+        out = names.index(longest)
+        ballots = [(s, None if len(w.abstain) > len(longest) else out) for s in range(n)]
+        votes = max(len(self.votes(ballots, who, n, valid, True)) for who, valid in ((out, True), (None, True),
+                                                                                     (None, False)))
+        heads = sum(len(self.round_head(r)) for r in range(1, rounds + 1))
+        codes = FOUL_WORDS[self.language]
+        fouls = len(self.fouls([(s, max(codes, key=lambda c: len(codes[c]))) for s in range(n)]))
+        state = max(len(self.state([], [(s, rounds, code) for s in range(n)])) for code in (None, *codes))
+        scores = dict.fromkeys(names, -1.23456e-300)  # the longest %g of a float
+        request = max(*(len(self.game_over(x, range(n), "", "", scores)) + 2 * word_chars for x in _WINNER_WORDS["en"]),
+                      *(len(self.waiting(s, phase, True)) for s in range(n) for phase in _PHASE_WORDS["en"]),
+                      len(self.describe_request()), len(self.vote_request(range(n), "x" * note_chars)))
+        return prefix + heads + rounds * (speeches + votes) + fouls + state + 1 + request
 
     def prefix(self, seat: int, word: str, first_speaker: int) -> str:
         """The fixed part of ``seat``'s text: rules, identity and word, seating."""

@@ -25,6 +25,8 @@ DIFFICULTIES = ("easy", "medium", "hard")
 CSV_COLUMNS = ("id", "civilian", "spy", "category", "difficulty", "language")
 MAX_EN_TOKENS = 3
 MAX_ZH_CHARS = 6
+#: Most characters of any word, whitespace included (it bounds the observation text).
+MAX_WORD_CHARS = 64
 _PACKAGE = "arena_envs.who_is_spy"
 _TOKEN_SPLIT = re.compile(r"[\s\-\u2010\u2011]+")  # the tokens of contains_keyword (spec §2.6)
 
@@ -170,6 +172,9 @@ def _packaged_lexicon(language: str) -> dict[str, tuple[str, ...]]:
 def _check_word(word: object, what: str, language: str) -> None:
     if not isinstance(word, str) or not norm(word):
         raise ValueError(f"{what} {word!r} is empty or not a string; words are non-empty strings")
+    if len(word) > MAX_WORD_CHARS:
+        raise ValueError(f"{what} {word[:MAX_WORD_CHARS]!r}... has {len(word)} characters; words have at most "
+                         f"{MAX_WORD_CHARS}")
     if language == "en":
         count = len([token for token in _TOKEN_SPLIT.split(word) if token])
         if count > MAX_EN_TOKENS:
