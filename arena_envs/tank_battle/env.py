@@ -53,6 +53,9 @@ ACTION_MODES = ("dict", "discrete")
 OBS_MODES = ("both", "text", "grid")
 LANGS = ("en", "zh")
 PARSERS = ("reference", "strict")
+#: how MAcc counts moves: "reference" only those of format-valid answers (as BattleAgentBench's
+#: metric script), "all_moves" every applied move
+MACC_MODES = ("reference", "all_moves")
 WALL = parser.WALL_TARGET
 NO_TARGET = parser.NO_TARGET
 
@@ -100,7 +103,8 @@ class TankBattleEnv(TextAECEnv):
                                           "render_fps": 4, "is_parallelizable": True}
 
     def __init__(self, stage: int = 1, *, variant: str = "default", action_mode: str = "dict",
-                 obs_mode: str = "both", lang: str = "en", parser: str = "reference", layout_seed: int = 0,
+                 obs_mode: str = "both", lang: str = "en", parser: str = "reference", macc: str = "reference",
+                 layout_seed: int = 0,
                  max_rounds: int | None = None, npc_total: int | None = None, npc_max_alive: int = 5,
                  npc_spawn_base_prob: float = 0.6, npc_act_prob: float = 0.4, base_score: float = 5,
                  tank_hit_score: float = 1, npc_kill_score: float = 1, team_reward: bool = False,
@@ -112,6 +116,7 @@ class TankBattleEnv(TextAECEnv):
         self.obs_mode = _choice("obs_mode", obs_mode, OBS_MODES)
         self.lang = _choice("lang", lang, LANGS)
         self.parser = _choice("parser", parser, PARSERS)
+        self.macc = _choice("macc", macc, MACC_MODES)
         if custom_map is None:
             self.stage: Stage = stage_config(stage, variant)
             self.game_map = load_map(self.stage.map_name)
@@ -159,7 +164,7 @@ class TankBattleEnv(TextAECEnv):
 
     def config(self) -> dict[str, Any]:
         return {"stage": self.stage.number, "variant": self.stage.variant, "action_mode": self.action_mode,
-                "obs_mode": self.obs_mode, "lang": self.lang, "parser": self.parser,
+                "obs_mode": self.obs_mode, "lang": self.lang, "parser": self.parser, "macc": self.macc,
                 "layout_seed": self.layout_seed, "max_rounds": self.stage.rounds, "npc_total": self.stage.npc_total,
                 "npc_max_alive": self.npc_max_alive, "npc_spawn_base_prob": self.npc_spawn_base_prob,
                 "npc_act_prob": self.npc_act_prob, "base_score": self.weights.base,
@@ -321,13 +326,17 @@ class TankBattleEnv(TextAECEnv):
         self._cache_round()
 
     def _count_decision(self, player: int, move: Move) -> None:
-        """FAcc and MAcc of a decision, taken from the state it was made in (spec §7.2-7.3)."""
+        """FAcc and MAcc of a decision, from the state it was made in. Every decision counts for FAcc.
+        A move counts for MAcc when it was applied, its answer was format-valid (``macc="all_moves"``:
+        any applied move) and its target (200: the previous one; navigation: the goal) is a living enemy
+        tank or base."""
         counts = self.counts[player]
         counts.decisions += 1
         counts.format_ok += move.format_ok
         op = move.decision.op
         self._move_correct[player] = None
-        if op in ("up", "down", "left", "right") and move.decision.op_found:
+        scored = move.decision.op_found and (move.format_ok or self.macc == "all_moves")
+        if op in ("up", "down", "left", "right") and scored:
             target = self._target_object(player, move.decision.target)
             if target is not None:
                 me = self.world.players[player]

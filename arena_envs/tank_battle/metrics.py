@@ -1,13 +1,18 @@
-"""The paper's metrics (spec §7): forward distance FDis, format accuracy FAcc, move accuracy MAcc
-and the Score, per tank and per run.
+"""The paper's metrics: forward distance FDis, format accuracy FAcc, move accuracy MAcc and the
+Score, per tank and per run.
 
 * FDis (stages 1-2): ``D(start) - D(end)``, where ``D(p)`` counts the tiles of a shortest
   4-connected tile path from the tile of ``p`` to the base tile, both ends included, steel and
   water impassable, bricks ignored (the reference's definition; tile L1 + 1 on the official
-  maps); ``D(end) = 0`` when no base is left (the goal was shot, spec §9 Q8). Unit: tiles.
-* FAcc: format-valid decisions / decisions (spec §4.4 validity).
-* MAcc: correct moves / moves toward an existing target, shots excluded (the reference's
-  denominator, spec §9 Q3); 0 when there was no such move.
+  maps); ``D(end) = 0`` when no base is left (the goal was shot). Unit: tiles.
+* FAcc: format-valid decisions / decisions. An answer is format-valid when it holds an operation,
+  in stages 3-7 a target that is -1, 200, a listed enemy tank or an enemy base, and in cooperative
+  stages a cooperation operation.
+* MAcc: correct moves / scored moves, shots excluded; 0 when no move was scored. As BattleAgentBench's
+  metric script counts (``battle_city/examples/compute_metric.py``), a move is scored when its answer
+  was format-valid and its target (200: the previous one; navigation: the goal base) is a living
+  enemy tank or base when the tank decides (the env's ``macc="all_moves"`` scores every applied
+  move); it is correct when it brings the tank's top-left corner closer to the target's on one axis.
 * Score (stages 3-7): ``tank_hit_score`` per hit on an enemy agent + ``npc_kill_score`` per NPC
   destroyed + ``base_score`` per base destroyed (1, 1, 5: the paper's).
 """
@@ -47,7 +52,7 @@ def distance_at(distances: np.ndarray, x: int, y: int) -> int:
 
 
 def correct_directions(x: int, y: int, tx: int, ty: int) -> frozenset[str]:
-    """The moves that bring top-left ``(x, y)`` closer to ``(tx, ty)`` (spec §7.3)."""
+    """The moves that bring top-left ``(x, y)`` closer to ``(tx, ty)``."""
     dx, dy = x - tx, y - ty
     right_left = ("right",) if dx < 0 else ("left",) if dx > 0 else ()
     down_up = ("down",) if dy < 0 else ("up",) if dy > 0 else ()
@@ -83,5 +88,5 @@ class ScoreWeights:
 
 
 def event_count_score(events: Events) -> int:
-    """The reference metric script's count: every hit, kill and base destruction counts 1 (§9 Q2)."""
+    """The reference metric script's count: every hit, kill and base destruction counts 1."""
     return events.agent_hits + events.npc_kills + events.base_kills
