@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_helpers import MODEL_NAME, require_llm_stack
+from tests.llm_helpers import MODEL_NAME, one_core, require_llm_stack
 from tests.outside_data import FOLDERS, ci_set
 from tests.shared_server import FOLDER_VARIABLE, SharedServer, shared_server, stop_shared_server
 
@@ -33,9 +33,13 @@ def is_worker(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     """A suite started as a background job of a non-interactive shell (``cmd &`` in a script) inherits
     SIGINT ignored, and so would every run it starts: the Ctrl-C tests need Python's own handler.
-    The main process picks the shared server's folder; its xdist workers inherit the variable."""
+    torch computes on one thread in every test process and what they start (``OMP_NUM_THREADS=1``
+    unless set): the suite runs its tests side by side (xdist), and torch's OpenMP threads, like
+    vLLM's (``tests.llm_helpers.one_core``), stall each other whenever more threads than cores
+    compute. The main process picks the shared server's folder; its xdist workers inherit the variable."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     if not is_worker(config):
         os.environ[FOLDER_VARIABLE] = tempfile.mkdtemp(prefix="arena-test-server-")
 
@@ -118,11 +122,12 @@ def vllm_server() -> SharedServer:
 
 @pytest.fixture(scope="session")
 def private_vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """A SmolLM2 server of this worker's ``own-engine`` tests alone (eager, a 1 GiB KV cache): they
-    may kill and restart it and read its counters."""
+    """A SmolLM2 server of this worker's ``own-engine`` tests alone (eager, a 1 GiB KV cache, on the
+    last core of a small machine, the shared server being on the first): they may kill and restart
+    it and read its counters."""
     from llm_policies.serve import smollm2_server
 
     server = smollm2_server(name=MODEL_NAME, log_path=tmp_path_factory.mktemp("vllm-own") / "server.log",
-                            env={"VLLM_CPU_KVCACHE_SPACE": "1"}).start(timeout=900)
+                            env={"VLLM_CPU_KVCACHE_SPACE": "1", **one_core(shared=False)}).start(timeout=900)
     yield server
     server.stop()

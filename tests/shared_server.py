@@ -42,9 +42,11 @@ def record_of(folder: Path) -> Path:
 
 
 def shared_server(folder: Path, *, name: str, timeout: float = 900.0) -> SharedServer:
-    """The running shared server recorded in ``folder``, started now (eager, all of VLLMServer's
-    defaults) if none is; concurrent callers wait on the lock for the first one's start."""
+    """The running shared server recorded in ``folder``, started now (eager, VLLMServer's defaults,
+    on one core of a small machine: ``tests.llm_helpers.one_core``) if none is; concurrent callers
+    wait on the lock for the first one's start."""
     from llm_policies.serve import smollm2_server
+    from tests.llm_helpers import one_core
 
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "server.lock", "w") as lock:
@@ -53,7 +55,8 @@ def shared_server(folder: Path, *, name: str, timeout: float = 900.0) -> SharedS
         if record.exists():
             fields = json.loads(record.read_text())
             return SharedServer(fields["url"], fields["name"], Path(fields["log_path"]), fields["pid"])
-        server = smollm2_server(name=name, log_path=folder / "server.log").start(timeout=timeout)
+        server = smollm2_server(name=name, log_path=folder / "server.log", env=one_core(shared=True))
+        server.start(timeout=timeout)
         assert server.process is not None and server.log_path is not None
         shared = SharedServer(server.url, server.name, server.log_path, server.process.pid)
         record.write_text(json.dumps({"url": shared.url, "name": shared.name, "log_path": str(shared.log_path),

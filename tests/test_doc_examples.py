@@ -28,7 +28,7 @@ from tests.doc_examples import (
     scaled,
     unused_scalings,
 )
-from tests.llm_helpers import free_port
+from tests.llm_helpers import free_port, one_core
 from tests.outside_data import REFERENCE_DATA, require
 
 EXAMPLES = all_examples()
@@ -128,7 +128,7 @@ def test_documented_example_runs(example: Example, request: pytest.FixtureReques
     if server_url is not None:
         env["ARENA_VLLM_URL"] = server_url
     if own_port is not None:
-        env["VLLM_CPU_KVCACHE_SPACE"] = "1"
+        env.update(VLLM_CPU_KVCACHE_SPACE="1", **one_core(shared=False))
     try:
         result = _run(_command(example, code, folder), folder, env)
     finally:

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from llm_policies.local_stack import REPO_ROOT, smollm2_dir, venv_env, vllm_python
-from tests.llm_helpers import OWN_ENGINE, check_llm_episodes
+from tests.llm_helpers import OWN_ENGINE, check_llm_episodes, one_core
 
 # without the stack of scripts/setup_llm.sh these skip, or fail under CI (tests/conftest.py)
 pytestmark = [pytest.mark.llm, pytest.mark.slow, OWN_ENGINE]
@@ -24,7 +24,7 @@ def test_same_episode_in_process_backends(prefix, options, tmp_path):
     out = tmp_path / "run"
     command = [str(vllm_python()), "-m", "arena_envs.runner.cli", "run", "auction_v0", "--players", players,
                "--episodes", "1", "--seed", "7", "--out", str(out), "--no-progress"]
-    done = subprocess.run(command, cwd=REPO_ROOT, env=venv_env({"VLLM_CPU_KVCACHE_SPACE": "1"}),
-                          capture_output=True, text=True, timeout=1200)
+    env = venv_env({"VLLM_CPU_KVCACHE_SPACE": "1", **one_core(shared=False)})
+    done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     check_llm_episodes(out, 1)

@@ -8,6 +8,7 @@ worker's own (``private_vllm_server``, tests/conftest.py), the second is this mo
 beside it."""
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from arena_envs.runner.results import read_episodes, read_steps
 from arena_envs.runner.runner import RunConfig, run
 from llm_policies.backends.server_pool import ServerPool
 from llm_policies.base import LLMPolicyBase
+from llm_policies.cpu_cores import SMALL_MACHINE_CPUS, usable_cpus
 from llm_policies.prefix_cache import read_requests
 from llm_policies.serve import VLLMServer, smollm2_server
 from llm_policies.specs import policy_from_spec
@@ -34,7 +36,8 @@ EPISODES = 6
 
 @pytest.fixture(scope="module")
 def two_servers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[VLLMServer]]:
-    """This worker's own server and a second one (1 GiB of KV cache), started while the first starts."""
+    """This worker's own server and a second one (1 GiB of KV cache, the library's core binding),
+    started while the first starts."""
     second = smollm2_server(name=MODEL_NAME, log_path=tmp_path_factory.mktemp("vllm2") / "server.log",
                             env={"VLLM_CPU_KVCACHE_SPACE": "1"})
     failed: list[BaseException] = []
@@ -70,6 +73,17 @@ def llm_calls(out: Path) -> int:
     """The LLM calls of every committed episode, from the step log's traces."""
     return sum(len(step["trace"]["calls"]) for entry in read_episodes(out / "episodes.jsonl")
                for step in read_steps(out, entry["episode"]) if step.get("trace"))
+
+
+def test_the_library_engine_reserves_no_core_on_a_small_machine(two_servers: list[VLLMServer]) -> None:
+    """vLLM reserves one core for its scheduler unless told; on a small machine the library tells it
+    (llm_policies.cpu_cores). The second server runs on the library's defaults (the suite binds its
+    other engines to one core each: tests.llm_helpers.one_core)."""
+    log_path = two_servers[1].log_path
+    assert log_path is not None
+    found = re.search(r"reserved_cpus=\[([0-9, ]*)\]", log_path.read_text())
+    assert found, "the server log states its OpenMP binding"
+    assert (found.group(1) == "") == (usable_cpus() <= SMALL_MACHINE_CPUS), found.group(0)
 
 
 def test_episodes_spread_over_two_servers_one_server_each(two_servers: list[VLLMServer],
