@@ -1,7 +1,7 @@
 """What all games share: base AEC class, text space, answers and constraints, parsing, records, the
 transcript and prompt options, the simultaneous-move phase, entry points, frames, package data and
 optional dependencies (extras)."""
-from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
+from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, encodable, excerpt, native_index
 from arena_envs.core.entry_points import entry_points, parallel_entry_point
 from arena_envs.core.extras import MissingExtra, needs_extra, require
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
@@ -40,8 +40,11 @@ __all__ = [
     "UnicodeText",
     "correction_note",
     "data_file",
+    "encodable",
     "entry_points",
+    "excerpt",
     "frame_array",
+    "native_index",
     "needs_extra",
     "parallel_entry_point",
     "read_bytes",

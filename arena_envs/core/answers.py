@@ -4,13 +4,23 @@ An environment raises :class:`InvalidAnswer` from its parser or validator; the b
 into a recorded invalid attempt, a correction note in the agent's next text and a retry. The
 :class:`AnswerConstraint` of the current decision lets an LLM backend restrict decoding (vLLM
 structured outputs: ``choice``, ``regex`` or ``json``) so that the answer always parses.
+
+Any value may arrive as an answer (any Unicode, deep nesting, huge or non-finite numbers, the wrong
+type): :func:`native_index` reads a discrete action, :func:`excerpt` quotes an answer in a message
+(at most :data:`EXCERPT_CHARS` characters), :func:`encodable` makes text that reaches a prompt
+encodable as UTF-8.
 """
 from __future__ import annotations
 
+import builtins
 import json
+import math
 import re
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import numpy as np
 
 #: Kinds of invalid answers. ``unparseable``: no decision could be read from the text;
 #: ``illegal``: a decision was read but the rules forbid it (a failed bid, a masked action).
@@ -24,6 +34,66 @@ class InvalidAnswer(Exception):
         super().__init__(reason)
         self.kind: InvalidKind = kind
         self.reason = reason
+
+
+#: The most characters of a given value that a message quotes.
+EXCERPT_CHARS = 200
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` with every surrogate code point (half of a UTF-16 pair, which no UTF-8 encoder
+    takes) replaced by U+FFFD; ASCII text is returned as it is, at the cost of one flag test."""
+    return text if text.isascii() else _SURROGATES.sub("\ufffd", text)
+
+
+class _Quoter(reprlib.Repr):
+    """``reprlib``'s bounded ``repr``: big integers are described, a failing ``repr`` names the type."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.maxlevel, self.maxstring, self.maxother, self.maxlong = 4, EXCERPT_CHARS, EXCERPT_CHARS, 60
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > 640:  # its decimal digits would cost time, or exceed Python's digit limit
+            return f"<an integer of about {int(x.bit_length() * math.log10(2)) + 1} digits>"
+        return super().repr_int(x, level)
+
+    def repr_instance(self, x: Any, level: int) -> str:
+        try:
+            text = builtins.repr(x)
+        except Exception:  # e.g. RecursionError in a deeply nested object array
+            return f"<{type(x).__name__}>"
+        return text if len(text) <= self.maxother else text[:self.maxother - 3] + "..."
+
+
+_QUOTER = _Quoter()
+
+
+def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str:
+    """A quote of ``value`` for a message: its ``repr``, at most ``limit`` characters, encodable.
+
+    Its cost is bounded whatever the value (a long text, deep nesting, a 10**400); never raises.
+    """
+    text = _QUOTER.repr(value)
+    return encodable(text if len(text) <= limit else text[:limit - 3] + "...")
+
+
+def native_index(action: Any, n: int, start: int = 0, what: str = "action") -> int:
+    """``action`` as an index in ``start..start + n - 1``: a Python or NumPy integer or a 0-d integer
+    array. Anything else (a bool, a float, a list...) is an :class:`InvalidAnswer` (``unparseable``);
+    an integer out of range is ``illegal``."""
+    if type(action) is int and start <= action < start + n:  # the usual case, before the other checks
+        return action
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action.item()
+    last = start + n - 1
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise InvalidAnswer("unparseable", f"expected an integer {what} in {start}..{last} or a text answer, "
+                                           f"got {excerpt(action)}")
+    if not start <= action <= last:
+        raise InvalidAnswer("illegal", f"{what} {excerpt(action)} is outside {start}..{last}")
+    return int(action)
 
 
 @dataclass(frozen=True)
