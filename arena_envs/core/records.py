@@ -7,6 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from arena_envs.core.answers import excerpt
+
+#: How deep a value is copied into a record (deeper parts: their excerpt).
+MAX_RECORD_DEPTH = 16
+
 
 class EpisodeRecord:
     """Append-only list of events plus the episode's identity (environment, seed, configuration)."""
@@ -29,3 +36,23 @@ class EpisodeRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {"env": self.env, "seed": self.seed, "config": self.config, "events": list(self.events)}
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """A JSON-safe copy of any value given as an action, for a record: NumPy values become Python
+    values; a part nested deeper than :data:`MAX_RECORD_DEPTH`, an integer of more than 64 bits (no
+    action space has one) and any other object become their :func:`~arena_envs.core.answers.excerpt`.
+    Never raises; non-finite floats stay (the results folder writes them as ``null``)."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (bool, float, str)):
+        return value
+    if isinstance(value, int):
+        return value if value.bit_length() <= 64 else excerpt(value)
+    if depth < MAX_RECORD_DEPTH and isinstance(value, dict):
+        return {k if isinstance(k, str) else excerpt(k): jsonable(v, depth + 1) for k, v in value.items()}
+    if depth < MAX_RECORD_DEPTH and isinstance(value, (list, tuple)):
+        return [jsonable(v, depth + 1) for v in value]
+    return excerpt(value)
