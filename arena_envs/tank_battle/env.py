@@ -109,8 +109,9 @@ class TankBattleEnv(TextAECEnv):
                  npc_spawn_base_prob: float = 0.6, npc_act_prob: float = 0.4, base_score: float = 5,
                  tank_hit_score: float = 1, npc_kill_score: float = 1, team_reward: bool = False,
                  hit_penalty: float = 0, success_bonus: float = 0, full_last_round: bool = False,
-                 render_every_tick: bool = False, custom_map: str | list[str] | None = None,
-                 custom_mode: str = "navigation", custom_team_count: int = 2, max_retries: int = 0,
+                 removal_skip: bool = False, render_every_tick: bool = False,
+                 custom_map: str | list[str] | None = None, custom_mode: str = "navigation",
+                 custom_team_count: int = 2, max_retries: int = 0,
                  render_mode: str | None = None, max_cycles: int | None = None):
         self.action_mode = _choice("action_mode", action_mode, ACTION_MODES)
         self.obs_mode = _choice("obs_mode", obs_mode, OBS_MODES)
@@ -142,6 +143,9 @@ class TankBattleEnv(TextAECEnv):
         self.team_reward, self.hit_penalty = bool(team_reward), float(hit_penalty)
         self.success_bonus = float(success_bonus)
         self.full_last_round, self.render_every_tick = bool(full_last_round), bool(render_every_tick)
+        if not isinstance(removal_skip, (bool, np.bool_)):
+            raise ValueError(f"removal_skip must be True or False, got {removal_skip!r}")
+        self.removal_skip = bool(removal_skip)
         self._custom = None if custom_map is None else list(self.game_map.rows)
         self._custom_options = (custom_mode, custom_team_count)
         n = self.stage.n_players
@@ -171,6 +175,7 @@ class TankBattleEnv(TextAECEnv):
                 "tank_hit_score": self.weights.tank_hit, "npc_kill_score": self.weights.npc_kill,
                 "team_reward": self.team_reward, "hit_penalty": self.hit_penalty,
                 "success_bonus": self.success_bonus, "full_last_round": self.full_last_round,
+                "removal_skip": self.removal_skip,
                 "custom_map": self._custom, "custom_mode": self._custom_options[0] if self._custom else None,
                 "custom_team_count": self._custom_options[1] if self._custom else None,
                 "max_retries": self.max_retries}
@@ -183,7 +188,8 @@ class TankBattleEnv(TextAECEnv):
         game_map = apply_layout(self.game_map, self.stage.number, layout, self.stage.n_players, self.np_random)
         self.world = World(game_map, self.stage, self.np_random, npc_total=self.stage.npc_total,
                            npc_max_alive=self.npc_max_alive, npc_spawn_base_prob=self.npc_spawn_base_prob,
-                           npc_act_prob=self.npc_act_prob, full_last_round=self.full_last_round)
+                           npc_act_prob=self.npc_act_prob, full_last_round=self.full_last_round,
+                           removal_skip=self.removal_skip)
         n = self.stage.n_players
         self.targets = dict.fromkeys(range(n), NO_TARGET)
         self.counts = [metrics.DecisionCounts() for _ in range(n)]

@@ -44,8 +44,10 @@ _COMMON = 15  # the channels before the vector features
 
 
 def _mark(obs: np.ndarray, channel: int, x: int, y: int, size: int) -> None:
-    """Set the cells of ``obs[channel]`` that the ``size`` x ``size`` px rectangle at ``(x, y)`` overlaps."""
-    obs[channel, y // PIECE:(y + size - 1) // PIECE + 1, x // PIECE:(x + size - 1) // PIECE + 1] = ON
+    """Set the cells of ``obs[channel]`` that the ``size`` x ``size`` px rectangle at ``(x, y)`` overlaps
+    (a bullet may lie partly or wholly off the field: only cells on it are set)."""
+    obs[channel, max(y // PIECE, 0):max((y + size - 1) // PIECE + 1, 0),
+        max(x // PIECE, 0):max((x + size - 1) // PIECE + 1, 0)] = ON
 
 
 def static_planes(world: World) -> np.ndarray:

@@ -294,7 +294,9 @@ def ansi_map(world: World, info: FrameInfo | None = None) -> str:
     for base in world.bases.values():
         grid[base.y // TILE, base.x // TILE] = BASE_LETTERS[(base.id - 100) % len(BASE_LETTERS)]
     for bullet in world.bullets:
-        grid[(bullet.y + 2) // TILE, (bullet.x + 2) // TILE] = "*"
+        row, col = (bullet.y + 2) // TILE, (bullet.x + 2) // TILE
+        if 0 <= row < n and 0 <= col < n:  # under ``removal_skip`` a bullet can lie off the field
+            grid[row, col] = "*"
     for tank in world.tanks:
         grid[(tank.y + TILE // 2) // TILE, (tank.x + TILE // 2) // TILE] = "n" if tank.is_npc else str(tank.id)
     rows = ["".join(row) for row in grid]

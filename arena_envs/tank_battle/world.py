@@ -190,6 +190,11 @@ class World:
     count, the round count and the NPC total (``npc_total``/``npc_max_alive``/``npc_spawn_base_prob``/
     ``npc_act_prob`` override the stage's NPC settings); ``full_last_round`` simulates the last
     round completely (spec §2.7).
+
+    ``removal_skip`` reproduces a quirk of the reference server: it removes bullets, players and
+    NPCs from the very lists it is iterating, so in each such pass the element after a removed one
+    is not checked that tick (:meth:`_bullets_vs_tanks`, :meth:`_bullets_vs_field`). Off (the
+    default), every element is checked, the rule as the paper states it.
     """
 
     #: take the exact shortcuts of _tanks_vs_tanks, _settle and _quiet_tick (off: the plain
@@ -198,7 +203,7 @@ class World:
 
     def __init__(self, game_map: GameMap, stage: Stage, rng: np.random.Generator, *, npc_total: int | None = None,
                  npc_max_alive: int = 5, npc_spawn_base_prob: float = 0.6, npc_act_prob: float = 0.4,
-                 full_last_round: bool = False):
+                 full_last_round: bool = False, removal_skip: bool = False):
         missing = [p for p in range(stage.n_players) if p not in game_map.players]
         if missing:
             raise ValueError(f"map {game_map.name!r} has no spawn for player(s) {missing}; "
@@ -214,6 +219,7 @@ class World:
         self.npc_spawn_base_prob = npc_spawn_base_prob
         self.npc_act_prob = npc_act_prob
         self.full_last_round = full_last_round
+        self.removal_skip = removal_skip
         self.bricks = game_map.bricks.copy()
         self.steel = game_map.steel.copy()
         self.water = game_map.water.copy()
@@ -510,35 +516,50 @@ class World:
             self._report.eliminated.append(tank.id)
 
     def _bullets_vs_tanks(self) -> None:
+        """Bullets against players, then against NPCs. With ``removal_skip`` as the reference iterates
+        its live lists: a player or NPC removed makes its pass skip the next one of its list."""
         bullets = self.bullets
         if not any(_hits(b, tank) for tank in self.tanks for b in bullets):  # the usual case
             return
-        for tank in list(self.tanks):  # a: players, b: NPCs (spec §2.9 3a-3b)
-            hits = [b for b in bullets if _hits(b, tank)]
-            if not hits:
-                continue
-            for bullet in hits:
-                bullets.remove(bullet)
-                shooter = bullet.owner
-                if tank.id >= FIRST_NPC_ID:
-                    if shooter < FIRST_NPC_ID and tank.alive:
-                        self._eliminate(tank)
-                        self.events[shooter].npc_kills += 1
-                        self._round_events(shooter).npc_kills += 1
-                        self.points[shooter] += NPC_POINTS
-                elif shooter >= FIRST_NPC_ID:
-                    self._damage(tank)
-                    self.events[tank.id].hit_by_npc += 1
-                    self._round_events(tank.id).hit_by_npc += 1
-                elif self.team_of(shooter) == self.team_of(tank.id):
-                    tank.frozen = True  # friendly fire: no damage (spec §2.11)
-                else:
-                    self._damage(tank)
-                    self.events[shooter].agent_hits += 1
-                    self._round_events(shooter).agent_hits += 1
-                    self.points[shooter] += AGENT_HIT_POINTS
-                    self.events[tank.id].hit_by_agent += 1
-                    self._round_events(tank.id).hit_by_agent += 1
+        tanks = self.tanks
+        if not self.removal_skip:
+            for tank in list(tanks):
+                self._take_hits(tank)
+            return
+        i = 0
+        while i < len(tanks) and tanks[i].id < FIRST_NPC_ID:
+            self._take_hits(tanks[i])
+            i += 1
+        i = sum(1 for t in tanks if t.id < FIRST_NPC_ID)  # the first NPC
+        while i < len(tanks):
+            self._take_hits(tanks[i])
+            i += 1
+
+    def _take_hits(self, tank: Tank) -> None:
+        """Remove every bullet now hitting ``tank`` and apply its effect."""
+        bullets = self.bullets
+        for bullet in [b for b in bullets if _hits(b, tank)]:
+            bullets.remove(bullet)
+            shooter = bullet.owner
+            if tank.id >= FIRST_NPC_ID:
+                if shooter < FIRST_NPC_ID and tank.alive:
+                    self._eliminate(tank)
+                    self.events[shooter].npc_kills += 1
+                    self._round_events(shooter).npc_kills += 1
+                    self.points[shooter] += NPC_POINTS
+            elif shooter >= FIRST_NPC_ID:
+                self._damage(tank)
+                self.events[tank.id].hit_by_npc += 1
+                self._round_events(tank.id).hit_by_npc += 1
+            elif self.team_of(shooter) == self.team_of(tank.id):
+                tank.frozen = True  # friendly fire freezes instead of hurting
+            else:
+                self._damage(tank)
+                self.events[shooter].agent_hits += 1
+                self._round_events(shooter).agent_hits += 1
+                self.points[shooter] += AGENT_HIT_POINTS
+                self.events[tank.id].hit_by_agent += 1
+                self._round_events(tank.id).hit_by_agent += 1
 
     def _damage(self, tank: Tank) -> None:
         tank.health = max(0, tank.health - 1)
@@ -546,6 +567,10 @@ class World:
             self._eliminate(tank)
 
     def _bullets_vs_field(self) -> None:
+        """Bullets leaving the field, meeting each other, then hitting walls and bases."""
+        if self.removal_skip:
+            self._bullets_vs_field_skipping()
+            return
         bullets = self.bullets
         kept = [b for b in bullets if 0 <= b.x <= FIELD - BULLET and 0 <= b.y <= FIELD - BULLET]
         if len(kept) > 1:  # bullet-bullet: 32-px bullet boxes at the 16-px grid
@@ -570,18 +595,51 @@ class World:
             if (walls[cr] | walls[cr + 1] | bases[cr] | bases[cr + 1]) & mask:
                 self._bullet_hits_obstacles(bullet)
 
+    def _bullets_vs_field_skipping(self) -> None:
+        """:meth:`_bullets_vs_field` as the reference runs it, each pass iterating the live bullet list:
+        a bullet removed makes the pass skip the next one (so a bullet can stay outside the field
+        until a pass checks it; it can still meet bullets and walls there). Bullets meet when their
+        32-px boxes at the 16-px grid overlap; a bullet meeting several removes them all."""
+        bullets = self.bullets
+        i = 0
+        while i < len(bullets):
+            b = bullets[i]
+            if not (0 <= b.x <= FIELD - BULLET and 0 <= b.y <= FIELD - BULLET):
+                del bullets[i]
+            i += 1
+        i = 0
+        while i < len(bullets):
+            a = bullets[i]
+            ax, ay = a.x >> 4, a.y >> 4
+            for b in [b for b in bullets if -2 < (b.x >> 4) - ax < 2 and -2 < (b.y >> 4) - ay < 2]:
+                if b is not a:
+                    for gone in (a, b):
+                        k = next((k for k, o in enumerate(bullets) if o is gone), None)
+                        if k is not None:
+                            del bullets[k]
+            i += 1
+        walls, bases = self._wall_cells, self._base_cells
+        i = 0
+        while i < len(bullets):
+            bullet = bullets[i]
+            cr, cc = bullet.y >> 4, bullet.x >> 4
+            mask = 3 << cc if cc >= 0 else 1 >> (-1 - cc)  # the box's cell columns inside the field
+            if any((walls[r] | bases[r]) & mask for r in (cr, cr + 1) if 0 <= r < len(walls)):
+                self._bullet_hits_obstacles(bullet)
+            i += 1
+
     def _bullet_hits_obstacles(self, bullet: Bullet) -> None:
         """Spec §2.10: everything under the bullet box; the bullet stops unless only water is there;
         the front line of destructible things is hit."""
         x0, y0 = bullet.x >> 4 << 4, bullet.y >> 4 << 4
         found: list[tuple[str, int, int]] = []  # (kind, x, y)
         pr0, pc0 = y0 >> 3, x0 >> 3
-        for pr in range(pr0, min(pr0 + 4, 64)):
-            row = self._piece_rows[pr] >> pc0 & 0xF
+        for pr in range(max(pr0, 0), min(pr0 + 4, 64)):  # clipped: a skipped bullet may be off the field
+            row = (self._piece_rows[pr] >> pc0 if pc0 >= 0 else self._piece_rows[pr] << -pc0) & 0xF
             for k in _bits(row):
                 found.append(("brick", (pc0 + k) * PIECE, pr * PIECE))
-        for tr in range(y0 >> 5, min((y0 + 31) >> 5, 15) + 1):
-            for tc in range(x0 >> 5, min((x0 + 31) >> 5, 15) + 1):
+        for tr in range(max(y0 >> 5, 0), min((y0 + 31) >> 5, 15) + 1):
+            for tc in range(max(x0 >> 5, 0), min((x0 + 31) >> 5, 15) + 1):
                 if self._steel_rows[tr] >> tc & 1:
                     found.append(("steel", tc * TILE, tr * TILE))
                 elif self._water_rows[tr] >> tc & 1:
@@ -919,24 +977,37 @@ class World:
         return facing, y, lo, hi, self._version
 
     def _first_obstacle(self, r0: int, r1: int, mask: int) -> tuple[int, int, int]:
-        """The blocking box (x, y, size) of the first obstacle under a tank's obstacle box, in the
-        reference's order: walls by tile in reading order before bases; a brick's box is its 16-px cell."""
+        """The blocking box (x, y, size) of the first obstacle under a tank's obstacle box (16-px cell
+        rows ``r0``-``r1``, cell columns ``mask``), in the order the reference's spatial index lists
+        them (BattleAgentBench ``SlicedArray.find_nearest``): by 64-px part, x part first, then y part;
+        inside a part in the order the map built them: tiles in reading order, a brick tile's 8-px
+        pieces by x offset, then y offset. Bases come after every wall, in the same order. A brick
+        piece blocks with its 16-px cell, a steel or water tile and a base with their 32-px tile."""
+        pieces = self._piece_rows
         best: tuple[int, int, int, int, int, int] | None = None
+        cell = (0, 0)
         for r in range(r0, r1 + 1):
             for c in _bits(self._wall_cells[r] & mask):
-                key = (r >> 1, c >> 1, c & 1, r & 1, r, c)
+                col = row = 0  # the cell's first piece in build order, as offsets inside its tile
+                if self._brick_cells[r] >> c & 1:
+                    top, bottom = pieces[2 * r] >> 2 * c & 3, pieces[2 * r + 1] >> 2 * c & 3
+                    col = 0 if (top | bottom) & 1 else 1
+                    row = 0 if top >> col & 1 else 1
+                    col, row = col + 2 * (c & 1), row + 2 * (r & 1)
+                key = (c >> 2, r >> 2, r >> 1, c >> 1, col, row)
                 if best is None or key < best:
-                    best = key
+                    best, cell = key, (r, c)
         if best is not None:
-            r, c = best[4], best[5]
+            r, c = cell
             if self._brick_cells[r] >> c & 1:
                 return c * 16, r * 16, 16
             return (c >> 1) * TILE, (r >> 1) * TILE, TILE
-        for base in self.bases.values():
-            for r in range(r0, r1 + 1):
-                if self._base_cells[r] & mask & (3 << (base.x >> 4)) and r >> 1 == base.y >> 5:
-                    return base.x, base.y, TILE
-        raise AssertionError("an obstacle was found in the masks but not located")
+        under = [b for b in self.bases.values() if any(
+            self._base_cells[r] & mask & (3 << (b.x >> 4)) and r >> 1 == b.y >> 5 for r in range(r0, r1 + 1))]
+        if not under:
+            raise AssertionError("an obstacle was found in the masks but not located")
+        first = min(under, key=lambda b: (b.x >> 6, b.y >> 6, b.y, b.x))
+        return first.x, first.y, TILE
 
     def _check_touch(self) -> None:
         base = next(iter(self.bases.values()))
