@@ -41,7 +41,8 @@ def summary_text(scan: LogScan, version: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``arena rescore DIR [--version v1]``; status 2 when DIR is not a folder, 0 otherwise."""
+    """``arena rescore DIR [--version v1]``; status 2 when DIR is not a folder or holds no log it
+    can import, 0 otherwise."""
     parser = OneLineParser(prog="arena rescore", description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("dir", help="folder of γ-Bench logs (the published raw_results layout)")
     parser.add_argument("--version", default="v1", help="prompt version of the runs to table (default v1)")
@@ -59,6 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"warning: skipped {w.message}", file=sys.stderr)
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    if not scan.logs:
+        found = f"{len(scan.problems)} .json files, none importable" if scan.problems else "no .json file"
+        print(f"arena rescore: error: no γ-Bench log in {str(root)!r} ({found}); give the folder of the published "
+              "raw_results logs", file=sys.stderr)
+        return 2
     rows = rescore(scan, args.version)
     print(table_text(rows) if rows else f"no numbered default runs of prompt {args.version} under {root}")
     print(summary_text(scan, args.version))

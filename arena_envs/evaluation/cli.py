@@ -5,8 +5,8 @@
     arena eval --compare DIR DIR ... [--out DIR]
 
 Exit status as ``arena run``: 0 done, 2 a usage error (one line ``arena: error: ...``), 1 a run
-stopped by a failing policy or environment (finished episodes are kept; the same command
-resumes), 130 interrupted (the same command resumes).
+stopped by a failing policy or environment or by an OS error (finished episodes are kept; the same
+command resumes), 130 interrupted (the same command resumes).
 """
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from arena_envs.evaluation.settings import LLM_PREFIXES, SETTINGS
 from arena_envs.runner.cli_errors import (
     USER_ERRORS,
     UsageError,
+    path_arg,
+    report_os_error,
     report_run_interrupted,
     report_run_stopped,
     report_user_error,
@@ -41,12 +43,13 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="arena eval", description="Play a policy in every game's paper setting and write its report "
                 "card (resumable), or compare the report cards of several evaluations.")
     p.add_argument("spec", nargs="?", help="policy spec of the evaluated model (vllm:MODEL@URL, hf:PATH, random...)")
-    p.add_argument("--compare", nargs="+", metavar="DIR", help="evaluation folders to put in one table and chart")
+    p.add_argument("--compare", nargs="+", type=path_arg, metavar="DIR",
+                   help="evaluation folders to put in one table and chart")
     p.add_argument("--games", default="all", help=f"all (default) or a comma-separated subset of {', '.join(SETTINGS)}")
     p.add_argument("--episodes", type=int, help="episodes of every part (default: the paper's counts)")
     p.add_argument("--quick", action="store_true", help="few episodes per game (1 per part)")
-    p.add_argument("--out", help="folder (default: results/eval-<model>-seed<S>, -quick added with --quick; "
-                   "with --compare: results/compare)")
+    p.add_argument("--out", type=path_arg, help="folder (default: results/eval-<model>-seed<S>, -quick added with "
+                   "--quick; with --compare: results/compare)")
     p.add_argument("--seed", type=int, default=0, help="run seed of every run (default 0)")
     p.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once over all runs (default 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -123,3 +126,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _compare(args) if args.compare else _evaluate(args)
     except USER_ERRORS as err:
         return report_user_error(err)
+    except OSError as err:
+        return report_os_error(err)

@@ -31,7 +31,7 @@ from arena_envs.core.arguments import check_games, check_int, check_played
 from arena_envs.evaluation.settings import MANIFEST, SETTINGS, SUBJECTS, PaperSetting, read_manifest
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.provenance import describe, package_version, prompt_hash, source_commit
-from arena_envs.runner.results import dumps_indented, read_episodes, write_durably
+from arena_envs.runner.results import WriterLock, dumps_indented, holds_data, read_episodes, write_durably
 from arena_envs.runner.runner import PolicyFactory, RunConfig, Runner, env_factory
 
 #: The manifest's keys that must be equal for a folder to be resumed.
@@ -96,7 +96,7 @@ def merge_manifest(out: Path, new: dict[str, Any]) -> dict[str, Any]:
     ValueError (one line) when ``out`` holds another model, seed or mode, or plays a game of both
     with other episode counts or environment arguments."""
     if not (out / MANIFEST).exists():
-        if out.exists() and any(out.iterdir()):
+        if out.exists() and holds_data(out):
             raise ValueError(f"{out} exists, is not empty and has no {MANIFEST}; choose another --out")
         return new
     old = read_manifest(out)
@@ -209,8 +209,9 @@ def evaluate(spec: str, out: str | Path, *, games: Sequence[str] | None = None, 
 
     ``episodes`` overrides every part's count; ``quick`` plays each part's ``quick_episodes``;
     ``env_overrides``: game -> environment keyword arguments replacing the setting's (stored in
-    ``eval.json``). Raises ValueError (one line) for bad input, :class:`RunError` when a policy or
-    an environment fails during a run (finished episodes are kept; the same call resumes).
+    ``eval.json``). Raises ValueError (one line) for bad input or an ``out`` that another process is
+    evaluating into (it holds the folder's lock), :class:`RunError` when a policy or an environment
+    fails during a run (finished episodes are kept; the same call resumes).
     """
     out = Path(out)
     chosen = select_games(games)
@@ -220,16 +221,18 @@ def evaluate(spec: str, out: str | Path, *, games: Sequence[str] | None = None, 
     overrides = {game: dict(kwargs) for game, kwargs in (env_overrides or {}).items()}
     check_played("--env-arg", overrides, chosen)
     runs = plan(spec, out, chosen, episodes=episodes, quick=quick, seed=seed, env_overrides=overrides)
-    document = merge_manifest(out, manifest(spec, seed, quick, runs, overrides))
-    document["provenance"] = preflight(runs)
+    asked = manifest(spec, seed, quick, runs, overrides)
+    merge_manifest(out, asked)  # another evaluation's folder is refused before any policy is built
+    provenance = preflight(runs)
     out.mkdir(parents=True, exist_ok=True)
-    write_durably(out / MANIFEST, dumps_indented(document))
-    total = sum(run.config.episodes for run in runs)
-    bar = tqdm(total=total, initial=sum(run.finished() for run in runs), disable=not progress, desc="arena eval",
-               unit="ep", dynamic_ncols=True)
-    try:
-        asyncio.run(play(runs, concurrency, bar))
-    finally:
-        bar.close()
-    from arena_envs.evaluation.report import write_report
-    return write_report(out)
+    with WriterLock(out):  # one evaluation at a time in out; eval.json is merged again under the lock
+        write_durably(out / MANIFEST, dumps_indented({**merge_manifest(out, asked), "provenance": provenance}))
+        total = sum(run.config.episodes for run in runs)
+        bar = tqdm(total=total, initial=sum(run.finished() for run in runs), disable=not progress,
+                   desc="arena eval", unit="ep", dynamic_ncols=True)
+        try:
+            asyncio.run(play(runs, concurrency, bar))
+        finally:
+            bar.close()
+        from arena_envs.evaluation.report import write_report
+        return write_report(out)

@@ -21,7 +21,9 @@ Commands such as ``serve`` and ``train`` come from the ``arena_envs.commands`` e
 (:mod:`arena_envs.runner.policy_registry`); their arguments go to the registered function unparsed.
 
 User errors print one line on stderr and exit with status 2; a run stopped by a failing policy or
-environment exits with status 1 (finished episodes are kept; the same command resumes). Set
+environment, or by an OS error (disk full, read-only folder: one line naming the path and the
+cause), exits with status 1 (finished episodes are kept; the same command resumes). A second run
+into a folder that a run is writing is refused (one line naming the writer's pid). Set
 ``ARENA_DEBUG=1`` to get the traceback of a user error.
 """
 from __future__ import annotations
@@ -42,6 +44,8 @@ from arena_envs.runner.cli_errors import (
     USER_ERRORS,
     OneLineParser,
     UsageError,
+    path_arg,
+    report_os_error,
     report_run_interrupted,
     report_run_stopped,
     report_user_error,
@@ -192,7 +196,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--players", required=True, help="comma-separated policy specs, one per seat (rule,rule,random)")
     r.add_argument("--episodes", type=int, required=True)
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--out", help="results folder (default: results/<env>-seed<S>)")
+    r.add_argument("--out", type=path_arg, help="results folder (default: results/<env>-seed<S>)")
     r.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once (default 1)")
     r.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="environment keyword argument, JSON value when it parses (repeatable)")
@@ -214,8 +218,8 @@ def parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="re-render a finished episode of a results folder into a video")
     rp.add_argument("dir", help="results folder")
     rp.add_argument("--episode", type=int, required=True, help="episode id")
-    rp.add_argument("--out", help="video file, .mp4 or .gif (default: DIR/replays/episode_<N>.mp4, .gif without "
-                    "imageio-ffmpeg)")
+    rp.add_argument("--out", type=path_arg, help="video file, .mp4 or .gif (default: DIR/replays/episode_<N>.mp4, "
+                    ".gif without imageio-ffmpeg)")
     rp.add_argument("--fps", type=float, help="frames per second (default: the environment's render_fps, else 4)")
     rp.set_defaults(func=cmd_replay)
     lb = sub.add_parser("leaderboard", help="print (and rewrite) the leaderboard of a results folder")
@@ -290,6 +294,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\narena: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
+    except OSError as err:  # disk full, read-only folder, no permission: one line, status 1
+        return report_os_error(err)
 
 
 if __name__ == "__main__":

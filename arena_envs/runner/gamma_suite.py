@@ -39,6 +39,8 @@ from arena_envs.registration import env_module
 from arena_envs.runner.cli_errors import (
     USER_ERRORS,
     OneLineParser,
+    path_arg,
+    report_os_error,
     report_run_interrupted,
     report_run_stopped,
     report_user_error,
@@ -197,7 +199,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--players", required=True, help="policy spec for every seat, or one per seat (comma-separated)")
     p.add_argument("--runs", type=int, default=DEFAULT_RUNS, help=f"runs per game (default {DEFAULT_RUNS})")
     p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
-    p.add_argument("--out", help="results folder (default: results/gamma-seed<S>)")
+    p.add_argument("--out", type=path_arg, help="results folder (default: results/gamma-seed<S>)")
     p.add_argument("--games", help=f"comma-separated subset of {', '.join(GAMES)}")
     p.add_argument("--env-arg", action="append", default=[], metavar="[GAME.]KEY=VALUE",
                    help="environment keyword argument for one game or (no GAME.) all of them (repeatable)")
@@ -208,7 +210,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``arena run gamma ...``; exit status 0, 1 (a policy or env failed; resumable) or 2 (usage)."""
+    """``arena run gamma ...``; exit status 0, 1 (a policy, the env or the OS failed; resumable) or 2 (usage)."""
     args = parser().parse_args(argv)
     out = Path(args.out) if args.out else Path("results") / f"gamma-seed{args.seed}"
     try:
@@ -222,6 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_run_interrupted(out)
     except USER_ERRORS as err:
         return report_user_error(err)
+    except OSError as err:
+        return report_os_error(err)
     print(f"results: {result.out}")
     print(format_row(result.row, label=args.players))
     return 0

@@ -17,6 +17,7 @@ non-finite values are left out of a mean.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
@@ -28,7 +29,7 @@ from typing import Any
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.policy_specs import player_labels
 from arena_envs.runner.ratings import FreeForAll
-from arena_envs.runner.results import dumps_indented, read_config, read_episodes, write_durably
+from arena_envs.runner.results import FolderBusy, WriterLock, dumps_indented, read_config, read_episodes, write_durably
 from arena_envs.runner.validity import Validity, percent
 from arena_envs.runner.validity import note as validity_note
 
@@ -297,14 +298,16 @@ def leaderboard(folder: str | Path, write: bool = True) -> list[Row]:
 def leaderboard_text(folder: str | Path) -> str:
     """The printed leaderboard of a results folder: the table of its headline columns, then the
     game means line. Read from leaderboard.json when that covers every committed episode (a run
-    writes it when it ends), else recomputed and rewritten."""
+    writes it when it ends), else recomputed, and rewritten unless a run holds the folder or it
+    cannot be written (read-only, disk full): reading never fails for want of writing."""
     folder = Path(folder)
     stored = _stored(folder)
     if stored is None:
         config = read_config(folder)
         table = standings(read_episodes(folder / "episodes.jsonl"), player_labels(config["players"]),
                           rating_of(config["env"]))
-        write_leaderboard(folder, table)
+        with contextlib.suppress(FolderBusy, OSError), WriterLock(folder):
+            write_leaderboard(folder, table)
         stored = table.rows(), table.game_means()
     rows, game = stored
     text = format_table(rows, headline_columns(folder))

@@ -7,6 +7,13 @@ Layout (format 2)::
     episodes.jsonl    one line per committed episode: the commit point
     log.jsonl         per episode, one block: a line per decision, then its record line
     leaderboard.json, leaderboard.md
+    .lock             the writer's lock (:class:`WriterLock`), holding its process id
+
+One writer per folder: a run holds an exclusive ``flock`` on ``.lock`` while it has the folder
+open, and a second writer is refused in one line naming the holder's pid (:class:`FolderBusy`).
+The OS drops the lock when the process ends, however it ends, so a killed run never blocks the
+next. Readers (leaderboard, replay) read committed lines without the lock; the leaderboard takes
+it only to rewrite its own files, and only when it is free.
 
 Every line of ``log.jsonl`` starts with ``{"episode": K, `` (readers pick an episode's lines
 without parsing the others); a block ends with ``{"episode": K, "record": ...}`` (the
@@ -26,6 +33,8 @@ are played again, byte for byte as before. A committed episode is never lost or 
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import math
 import mmap
@@ -43,10 +52,74 @@ FORMAT = 2
 SYNC_INTERVAL = 0.2  # seconds between group commits
 HELD_BYTES = 1 << 20  # held log blocks written (not synced) beyond this size
 _LINE_START = re.compile(rb'\{"episode": (\d+), ("record": )?')
+LOCK_FILE = ".lock"  # the writer's lock, in every folder a command writes
 
 
 class ResultsError(ValueError):
     """A results folder that cannot be used for this run (another configuration, corrupt files)."""
+
+
+class FolderBusy(ResultsError):
+    """A folder another process is writing (it holds the folder's :class:`WriterLock`)."""
+
+
+class WriterLock:
+    """The one writer's lock on ``folder`` (which must exist): an exclusive ``flock`` on
+    ``folder/.lock``, which then holds this process's id. Taken when built (:class:`FolderBusy`,
+    naming the holder's pid, when another process holds it); the OS releases it when the process
+    ends, however it ends; ``release`` (or leaving a ``with`` block) releases it before."""
+
+    def __init__(self, folder: str | os.PathLike[str]):
+        self.folder = Path(folder)
+        fd = os.open(self.folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            pid = f"pid {holder}" if holder.isdigit() else "its pid not recorded yet"
+            raise FolderBusy(f"{self.folder} is being written by another process ({pid}); wait for it to end, "
+                             "or choose another folder (--out)") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd: int | None = fd
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        except BaseException:
+            self.release()
+            raise
+
+    def release(self) -> None:
+        """Release the lock (once; later calls do nothing)."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> WriterLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def holds_data(folder: Path) -> bool:
+    """Whether ``folder`` holds anything but a writer's lock file and the temporary files of writes
+    that a killed process left unfinished (:func:`write_durably`)."""
+    return any(path.name != LOCK_FILE and not path.name.endswith(".tmp") for path in folder.iterdir())
+
+
+@contextlib.contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """Re-raise an ``OSError`` that names no file (a failed ``write`` or ``fsync`` on a descriptor)
+    as the same error naming ``path``, so that its one-line report says which file failed."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is not None or err.errno is None:
+            raise
+        raise OSError(err.errno, err.strerror, str(path)) from err
 
 
 def to_jsonable(value: Any) -> Any:
@@ -119,13 +192,19 @@ def _fsync_dir(path: Path) -> None:
 
 
 def write_durably(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: a temporary file, fsync, rename."""
+    """Write ``text`` to ``path`` atomically: a temporary file, fsync, rename. When that fails
+    (disk full...) the temporary file is removed and ``path`` is as it was."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with _naming(path), open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise
 
 
 def _truncate(path: Path, size: int) -> None:
@@ -149,16 +228,17 @@ def read_episodes(path: Path, repair: bool = False) -> list[dict[str, Any]]:
     lines = data.split(b"\n")
     for i, raw in enumerate(lines):
         last = i == len(lines) - 1
-        if last and not raw:
+        if last:  # a torn tail, if any: the final unterminated line
             break
         try:
-            episode = json.loads(raw) if not last else None
+            episode = json.loads(raw)
         except ValueError:
-            episode = None
             if i < len(lines) - 2:
                 raise ResultsError(f"{path}: line {i + 1} is not valid JSON; the file is corrupt") from None
-        if episode is None:  # a torn tail: the final unterminated or unreadable line
-            break
+            break  # the final line unreadable: torn too
+        if not isinstance(episode, dict) or type(episode.get("episode")) is not int:
+            raise ResultsError(f"{path}: line {i + 1} is {_excerpt(raw)}, not an episode entry (a JSON object "
+                               'with an integer "episode"); the file is corrupt')
         if episode["episode"] in seen:
             raise ResultsError(f"{path}: episode {episode['episode']} appears twice")
         seen.add(episode["episode"])
@@ -167,6 +247,12 @@ def read_episodes(path: Path, repair: bool = False) -> list[dict[str, Any]]:
     if repair and good_end < len(data):
         _truncate(path, good_end)
     return episodes
+
+
+def _excerpt(raw: bytes, limit: int = 60) -> str:
+    """``raw`` as a short quoted text for a message (at most ``limit`` characters of it)."""
+    text = raw.decode("utf-8", "replace")
+    return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
 def read_config(folder: Path) -> dict[str, Any]:
@@ -355,35 +441,55 @@ class ResultsFolder:
         self.episodes_path = self.path / "episodes.jsonl"
         self.log_path = self.path / "log.jsonl"
         self.sync_interval = sync_interval
-        run_file = self.path / "run.json"
-        sessions = [] if session is None else [session]
-        if run_file.exists():
+        if self.path.exists() and not self.path.is_dir():
+            raise ResultsError(f"results folder {str(self.path)!r} is a file, not a folder; choose another --out")
+        if self.path.is_dir():
+            self._holds_run()  # a folder that cannot hold this run is refused untouched, lock file included
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as err:
+            raise ResultsError(f"results folder {str(self.path)!r} cannot be created: {err.strerror or err}; "
+                               "choose a folder you can write to (--out)") from None
+        self._lock = WriterLock(self.path)
+        self.error: OSError | None = None  # the write that failed: nothing more is written
+        try:
+            self._open([] if session is None else [session])
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _holds_run(self) -> bool:
+        """Whether the folder holds this run (a ``run.json`` of this configuration) rather than
+        nothing; :class:`ResultsError` when it cannot hold it (another configuration, an unreadable
+        ``run.json``, other files)."""
+        if (self.path / "run.json").exists():
             stored = read_config(self.path)
             if stored != self.config:
                 raise ResultsError(self._mismatch(stored))
-            if sessions:  # this session joins those that played the folder before
-                document = json.loads(run_file.read_text(encoding="utf-8"))
-                previous = document.get("sessions")
-                document["sessions"] = (previous if isinstance(previous, list) else []) + sessions
-                write_durably(run_file, dumps_indented(document))
-        else:
-            if self.path.exists() and not self.path.is_dir():
-                raise ResultsError(f"results folder {str(self.path)!r} is a file, not a folder; choose another --out")
-            if self.path.exists() and any(self.path.iterdir()):
-                raise ResultsError(f"{self.path} exists, is not empty and has no run.json; choose another --out")
-            try:
-                self.path.mkdir(parents=True, exist_ok=True)
-            except OSError as err:
-                raise ResultsError(f"results folder {str(self.path)!r} cannot be created: {err.strerror or err}; "
-                                   "choose a folder you can write to (--out)") from None
+            return True
+        if holds_data(self.path):
+            raise ResultsError(f"{self.path} exists, is not empty and has no run.json; choose another --out")
+        return False
+
+    def _open(self, sessions: list[dict[str, Any]]) -> None:
+        """Create or check ``run.json`` again, repair the files, open them for appending (under the
+        lock). A folder refused (another configuration, a corrupt file) is left as it was."""
+        run_file = self.path / "run.json"
+        if not self._holds_run():
             write_durably(run_file, dumps_indented({"format": FORMAT, "config": self.config,
                                                     **({"sessions": sessions} if sessions else {})}))
+            sessions = []
         for path in (self.episodes_path, self.log_path):
             path.touch()
-        _fsync_dir(self.path)
         self.resumed = read_episodes(self.episodes_path, repair=True)
         self.finished = {e["episode"] for e in self.resumed}
         self._repair_log()
+        if sessions:  # this session joins those that played the folder before
+            document = json.loads(run_file.read_text(encoding="utf-8"))
+            previous = document.get("sessions")
+            document["sessions"] = (previous if isinstance(previous, list) else []) + sessions
+            write_durably(run_file, dumps_indented(document))
+        _fsync_dir(self.path)
         self._log = os.open(self.log_path, os.O_WRONLY | os.O_APPEND)
         self._episodes = os.open(self.episodes_path, os.O_WRONLY | os.O_APPEND)
         self._held: list[bytes] = []  # episodes.jsonl lines of the group
@@ -424,6 +530,8 @@ class ResultsFolder:
     def commit(self, line: bytes, block: bytes) -> None:
         """Append an episode: its ``log.jsonl`` block and its ``episodes.jsonl`` line (the entry's
         JSON and a newline) at the next sync (the block earlier when the held blocks are large)."""
+        if self.error is not None:
+            raise self.error
         self._blocks.append(block)
         self._block_bytes += len(block)
         self._held.append(line)
@@ -432,8 +540,23 @@ class ResultsFolder:
         elif self._block_bytes >= HELD_BYTES:
             self._write_blocks()
 
-    def _write_blocks(self) -> None:
-        _write_all(self._log, b"".join(self._blocks))
+    def _append(self, fd: int, path: Path, data: bytes, fsync: bool) -> None:
+        """Append ``data`` to ``path`` (open as ``fd``), then fsync it when ``fsync``. The first
+        failure (disk full, file too large...) is kept in ``error``, named by ``path``, and stops
+        every later write: a retry would append after a torn part, which a resume could not cut."""
+        if self.error is not None:
+            raise self.error
+        try:
+            with _naming(path):
+                _write_all(fd, data)
+                if fsync:
+                    os.fsync(fd)
+        except OSError as err:
+            self.error = err
+            raise
+
+    def _write_blocks(self, fsync: bool = False) -> None:
+        self._append(self._log, self.log_path, b"".join(self._blocks), fsync)
         self._blocks.clear()
         self._block_bytes = 0
 
@@ -441,14 +564,17 @@ class ResultsFolder:
         """Commit every appended episode: append the held blocks and fsync the log, then append and
         fsync their lines."""
         if self._held:
-            self._write_blocks()
-            os.fsync(self._log)
-            _write_all(self._episodes, b"".join(self._held))
-            os.fsync(self._episodes)
+            self._write_blocks(fsync=True)
+            self._append(self._episodes, self.episodes_path, b"".join(self._held), fsync=True)
             self._held.clear()
         self._synced_at = time.monotonic()
 
     def close(self) -> None:
-        self.sync()
-        os.close(self._log)
-        os.close(self._episodes)
+        """Commit every appended episode (unless a write failed), close the files, release the lock."""
+        try:
+            if self.error is None:
+                self.sync()
+        finally:
+            os.close(self._log)
+            os.close(self._episodes)
+            self._lock.release()

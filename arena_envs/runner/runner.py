@@ -149,13 +149,15 @@ class Runner:
             self.on_episode(played.entry)
 
     def end(self) -> None:
-        """Commit every finished episode and write the leaderboard (once; also after a failure)."""
+        """Commit every finished episode and write the leaderboard (once; also after a failure; not
+        after a failed write to the folder, whose error is the one to report)."""
         if self._ended:
             return
         self._ended = True
         self.bar.close()
         self.folder.close()
-        write_leaderboard(self.folder.path, self.table)
+        if self.folder.error is None:
+            write_leaderboard(self.folder.path, self.table)
 
     def summary(self, worker_failures: list[WorkerFailure] | None = None) -> RunSummary:
         """The summary of an ended run (its figures written first, when ``plots``)."""

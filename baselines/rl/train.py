@@ -19,6 +19,8 @@ learner (:mod:`baselines.rl.envs`). The network follows the observation
   made every ``eval_every`` steps and at the end, when its table is printed;
 * ``model.zip`` and ``model.json`` (environment, resolved keyword arguments, algorithm, seat,
   spaces, steps, versions) at the end: the policy spec ``sb3:DIR`` plays it.
+* ``.lock``: held while training (a second ``arena train`` into ``out`` is refused in one line
+  naming its pid; :class:`arena_envs.runner.results.WriterLock`).
 
 Vectorisation: ``n_envs`` copies built by :func:`baselines.rl.vec_env.make_vec_env` (``auto``:
 concurrent copies in one event loop when an opponent is an LLM policy, else one after the other),
@@ -60,9 +62,9 @@ with needs_extra("rl", __name__):
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.rl import SELF
 from arena_envs.runner.cli import env_args
-from arena_envs.runner.cli_errors import USER_ERRORS, OneLineParser, report_user_error
+from arena_envs.runner.cli_errors import USER_ERRORS, OneLineParser, path_arg, report_os_error, report_user_error
 from arena_envs.runner.policy_specs import split_players
-from arena_envs.runner.results import dumps_indented
+from arena_envs.runner.results import WriterLock, dumps_indented
 from baselines.rl.callbacks import Checkpoints, Evaluations, ProgressBar, SelfPlaySnapshots
 from baselines.rl.envs import check_opponents, expand_specs, learner_env_fn, learner_env_kwargs, seat_names
 from baselines.rl.evaluation import EvalRow, append_rows, evaluate, opponent_types, table
@@ -165,10 +167,12 @@ def train(config: TrainConfig, out: str | Path, *, progress: bool = False, resum
             meta = json.loads((out / "model.json").read_text(encoding="utf-8"))
             return TrainSummary(out, config, int(meta["steps"]), int(meta["steps"]), 0.0, [], already_finished=True)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(dumps_indented(config.to_dict()), encoding="utf-8")
-    vec_env = VecMonitor(make_vec_env([build] * config.n_envs, config.vec))
-    checkpoint = _last_checkpoint(out / "checkpoints") if resume else None
+    lock = WriterLock(out)  # one training at a time in out
+    vec_env: VecEnv | None = None
     try:
+        (out / "config.json").write_text(dumps_indented(config.to_dict()), encoding="utf-8")
+        vec_env = VecMonitor(make_vec_env([build] * config.n_envs, config.vec))
+        checkpoint = _last_checkpoint(out / "checkpoints") if resume else None
         model = _resumed(checkpoint, config, vec_env, out) if checkpoint else _new_model(config, vec_env, out)
         start = model.num_timesteps
         evaluated: list[list[EvalRow]] = []
@@ -195,7 +199,9 @@ def train(config: TrainConfig, out: str | Path, *, progress: bool = False, resum
             evaluate_now(model.num_timesteps)
         return TrainSummary(out, config, model.num_timesteps, start, seconds, evaluated[-1])
     finally:
-        vec_env.close()
+        if vec_env is not None:
+            vec_env.close()
+        lock.release()
 
 
 def _new_model(config: TrainConfig, vec_env: VecEnv, out: Path) -> BaseAlgorithm:
@@ -282,7 +288,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--opponents", default="", help="comma-separated policy specs, one per other seat (rule*2 "
                    "repeats; self = snapshots of the learner)")
     p.add_argument("--steps", type=int, default=10_000, help="environment steps of the learner (default 10000)")
-    p.add_argument("--out", required=True, help="training folder")
+    p.add_argument("--out", required=True, type=path_arg, help="training folder")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--seat", help="the learner's seat (default: the first), or 'random' (drawn per episode)")
     p.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
@@ -315,6 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary = train(config, args.out, progress=not args.no_progress and sys.stderr.isatty(), resume=args.resume)
     except USER_ERRORS as err:
         return report_user_error(err)
+    except OSError as err:  # disk full, read-only folder: one line, status 1
+        return report_os_error(err)
     except KeyboardInterrupt:
         print(f"\narena: interrupted; `arena train ... --out {args.out} --resume` continues from the last checkpoint",
               file=sys.stderr)
