@@ -1,7 +1,8 @@
 """Policy spec strings for the CLI's ``--players`` (no commas, so they fit a comma-separated list).
 
     vllm:MODEL[@URL][?OPTIONS]     OpenAI-compatible server (default URL: $ARENA_VLLM_URL, else
-                                   http://127.0.0.1:8000/v1)
+                                   http://127.0.0.1:8000/v1; a URL is http(s)://HOST[:PORT][/PATH]
+                                   with a port from 1 to 65535, no query, no #fragment)
     vllm:MODEL@URL1@URL2[@...][?OPTIONS]   several servers of the model (a ServerPool: each
                                    episode on one server, failover when one goes down)
     vllm:MODEL?servers=FILE[&...]  the same with the URLs in FILE (one a line, # comments)
@@ -22,7 +23,10 @@ OPTIONS is a URL query string, ``key=value`` joined by ``&`` (percent-encode a c
     max_retries=3  seeded=1                            (trading agents; seeded=0: no request seeds)
     top_k=5 (investor)  debate_rounds=1  risk_rounds=1 (tradeagent)  functional_mode=rule|llm
     (hedgefund)  max_position_ratio=1.0 (deepfund)
-    timeout=120  retries=4                             (vllm: per-request timeout s, attempts)
+    timeout=120  retries=4                             (vllm: the deadline in seconds of each request
+                                                       as a whole, at most 86400; attempts in all,
+                                                       1 to 100, a missed deadline or a malformed
+                                                       reply counted as a failed attempt)
     servers=FILE  failover=1  probe=60                 (vllm: URLs file; move episodes off a down
                                                        server, else stop; seconds before retrying it)
     max_batch=64  window=0.02  max_model_len=8192  enforce_eager=0   (vllm-local; eager skips
@@ -35,6 +39,7 @@ pool, one ``vllm.LLM`` or one loaded model, so concurrent episodes batch togethe
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import re
 from collections.abc import Callable
@@ -43,8 +48,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+from arena_envs.core.answers import excerpt
 from arena_envs.core.extras import MissingExtra, needs_extra
 from arena_envs.core.policy import Policy
+from llm_policies.retry import MAX_ATTEMPTS, Backoff
+from llm_policies.server_settings import check_timeout, server_url
 from llm_policies.types import DEFAULT_URL, Backend
 
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
@@ -71,7 +79,7 @@ _TRADING_ENV = "trading_v0"
 _TRADING_ONLY = {"max_retries", "seeded"} | {k for keys in _TRADING_OPTIONS.values() for k in keys}
 _BACKEND_OPTIONS = {kind: set(options) for kind, options in SPEC_OPTIONS.items() if kind != "*"}
 _BACKENDS: dict[tuple[Any, ...], Backend] = {}
-_URL_START = re.compile(r"@(?=https?://)")
+_URL_START = re.compile(r"@(?=[A-Za-z][A-Za-z0-9+.-]*://)")  # "@" before a URL's scheme
 
 
 @dataclass(frozen=True)
@@ -111,12 +119,17 @@ def parse_target(spec: str) -> LLMTarget:
     urls: tuple[str, ...] = ()
     if kind == "vllm":
         target, *listed = _URL_START.split(target)
+        if "@" in target:
+            raise ValueError(f"model {excerpt(target)} holds '@': a server URL goes after the model as "
+                             "@http://HOST:PORT/v1")
         if listed and "servers" in options:
             raise ValueError(f"name the servers either with @URL or with servers=FILE, not both, in {spec!r}")
         urls = _server_urls(listed or (_read_servers(options["servers"]) if "servers" in options else [default_url()]),
                             repr(spec))
         _flag(options, "failover", True)
         _seconds(options, "probe", 60.0)
+        _timeout(options)
+        _retries(options)
     if not target:
         raise ValueError(f"LLM policy spec {spec!r} names no model")
     return LLMTarget(kind, target, urls, options)
@@ -124,14 +137,18 @@ def parse_target(spec: str) -> LLMTarget:
 
 def default_url() -> str:
     """The server of a ``vllm:MODEL`` spec without ``@URL``: ``$ARENA_VLLM_URL``, else the local default."""
-    return os.environ.get("ARENA_VLLM_URL") or DEFAULT_URL
+    try:
+        return server_url(os.environ.get("ARENA_VLLM_URL") or DEFAULT_URL)
+    except ValueError as err:
+        raise ValueError(f"$ARENA_VLLM_URL: {err}") from None
 
 
 def _server_urls(urls: list[str], where: str) -> tuple[str, ...]:
-    """``urls`` without trailing slashes; a repeated one is an error (``where`` names the source)."""
+    """``urls`` checked (:func:`~llm_policies.server_settings.server_url`) and without trailing slashes;
+    a repeated one is an error (``where`` names the source)."""
     seen: list[str] = []
     for url in urls:
-        url = url.strip().rstrip("/")
+        url = server_url(url.strip())
         if url in seen:
             raise ValueError(f"server {url} is listed twice in {where}; list each server once")
         seen.append(url)
@@ -149,9 +166,10 @@ def _read_servers(path: str) -> list[str]:
         url = line.split("#", 1)[0].strip()
         if not url:
             continue
-        if not url.startswith(("http://", "https://")) or any(c.isspace() for c in url):
-            raise ValueError(f"servers file {path}, line {number}: expected one http:// or https:// URL, got {url!r}")
-        urls.append(url)
+        try:
+            urls.append(server_url(url))
+        except ValueError as err:
+            raise ValueError(f"servers file {path}, line {number}: {err}") from None
     if not urls:
         raise ValueError(f"servers file {path} lists no server URL (one http://HOST:PORT/v1 a line, # comments)")
     return list(_server_urls(urls, f"servers file {path}"))
@@ -248,10 +266,9 @@ def _vllm(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend
     rotation is this process's id (so that many workers do not all start on the first server)."""
     with needs_extra("llm", "the vllm: player"):
         from llm_policies.backends.openai_http import OpenAIHTTPBackend
-    from llm_policies.retry import Backoff
 
-    timeout = _number(options, "timeout", float, 120.0)
-    backoff = Backoff(attempts=_number(options, "retries", int, 4))
+    timeout = _timeout(options)
+    backoff = Backoff(attempts=_retries(options))
     if len(urls) == 1:
         return OpenAIHTTPBackend(model, urls[0], timeout=timeout, backoff=backoff)
     from llm_policies.backends.server_pool import ServerPool
@@ -306,16 +323,34 @@ def _flag(options: dict[str, str], key: str, default: bool) -> bool:
 
 
 def _number(options: dict[str, str], key: str, kind: type, default: Any) -> Any:
+    """Option ``key`` read as ``kind`` (a float must be finite), else ``default`` when it is not given."""
     if key not in options:
         return default
     try:
-        return kind(options[key])
+        value = kind(options[key])
     except ValueError:
-        raise ValueError(f"option {key} must be {kind.__name__}, got {options[key]!r}") from None
+        raise ValueError(f"option {key} must be {kind.__name__}, got {excerpt(options[key])}") from None
+    if kind is float and not math.isfinite(value):
+        raise ValueError(f"option {key} must be a finite number, got {excerpt(options[key])}")
+    return value
+
+
+def _timeout(options: dict[str, str]) -> float:
+    """The ``timeout`` option: seconds > 0, at most a day."""
+    return check_timeout(_number(options, "timeout", float, 120.0), "option timeout")
+
+
+def _retries(options: dict[str, str]) -> int:
+    """The ``retries`` option: the attempts in all, from 1 to ``MAX_ATTEMPTS``."""
+    value: int = _number(options, "retries", int, 4)
+    if not 1 <= value <= MAX_ATTEMPTS:
+        raise ValueError(f"option retries (attempts in all) must be from 1 to {MAX_ATTEMPTS}, "
+                         f"got {excerpt(options['retries'])}")
+    return value
 
 
 def _seconds(options: dict[str, str], key: str, default: float) -> float:
     value = _number(options, key, float, default)
-    if not value > 0 or value == float("inf"):
-        raise ValueError(f"option {key} must be a number of seconds > 0, got {options[key]!r}")
+    if not value > 0:
+        raise ValueError(f"option {key} must be a number of seconds > 0, got {excerpt(options[key])}")
     return float(value)

@@ -167,7 +167,7 @@ def test_spec_forms_and_backends(tmp_path: Path) -> None:
     ("vllm:m@http://h:1/v1@http://h:2/v1?servers=x.txt", "either with @URL or with servers=FILE, not both"),
     ("vllm:m?servers={empty}", "lists no server URL"),
     ("vllm:m?servers={missing}", "cannot read servers file"),
-    ("vllm:m?servers={bad}", "line 2: expected one http:// or https:// URL, got 'h:2'"),
+    ("vllm:m?servers={bad}", "line 2: server URL 'h:2' is not an http:// or https:// URL"),
     ("vllm:m?servers={twice}", "server http://h:1/v1 is listed twice in servers file"),
     ("vllm:m@http://h:1/v1@http://h:2/v1?failover=maybe", "option failover must be one of"),
     ("vllm:m@http://h:1/v1@http://h:2/v1?probe=0", "option probe must be a number of seconds > 0, got '0'"),

@@ -95,7 +95,7 @@ def test_listed_models_reads_the_ids_or_says_the_answer_lists_none(body, ids):
     (200, {"data": [{"id": "n"}]}, "does not serve model 'm'; models served: ['n']", ["n"], False),
     (200, {"data": []}, None, [], True),  # lists none: the first request will tell
     (200, "not json", None, [], False),
-    (503, {"error": {"message": "loading"}}, "answered GET /models with HTTP 503: loading", [], False),
+    (503, {"error": {"message": "loading"}}, "answered GET /models with HTTP 503: 'loading'", [], False),
 ])
 def test_the_three_readers_of_get_models(monkeypatch, status, body, preflight, served, serving):
     """preflight (synchronous), served_models and serving read one ``GET /models`` answer each."""
@@ -104,7 +104,8 @@ def test_the_three_readers_of_get_models(monkeypatch, status, body, preflight, s
         return httpx.Response(status, json=body) if isinstance(body, dict) else httpx.Response(status, text=body)
 
     transport = httpx.MockTransport(answer)
-    monkeypatch.setattr(httpx, "get", lambda url, **kw: httpx.Client(transport=transport).get(url))
+    client = httpx.AsyncClient
+    monkeypatch.setattr(httpx, "AsyncClient", lambda **kw: client(transport=transport))
     backend = OpenAIHTTPBackend("m", "http://127.0.0.1:9/v1")
     monkeypatch.setattr(backend, "_client", lambda: httpx.AsyncClient(transport=transport))
     if preflight is None:
@@ -201,7 +202,7 @@ def test_http_5xx_is_retried_then_reported():
     post_503 = "self.send_response(503); self.end_headers(); self.wfile.write(b'overloaded')"
     with scripted_http_server(post_503) as (url, _):
         backend = OpenAIHTTPBackend("m", url, backoff=Backoff(attempts=2, base=0.05))
-        with pytest.raises(BackendUnavailable, match="HTTP 503: overloaded"):
+        with pytest.raises(BackendUnavailable, match="HTTP 503: 'overloaded'"):
             asyncio.run(backend.generate(ChatRequest(({"role": "user", "content": "hi"},))))
 
 
@@ -236,22 +237,8 @@ def test_each_call_of_a_decision_is_traced_with_cache_latency_and_attempts():
         assert (trace["prompt_tokens"], trace["cached_tokens"]) == (30, 24)
 
 
-def test_read_timeout_is_reported_not_retried():
-    """A server that reads the request and never answers (busy): one request reaches it, then a
-    clear error."""
-    handler = "self.rfile.read(int(self.headers['Content-Length']))\nprint('request', flush=True); time.sleep(30)"
-    with scripted_http_server(handler) as (url, server):
-        backend = OpenAIHTTPBackend("m", url, timeout=1.0, backoff=Backoff(attempts=3, base=0.05))
-        start = time.monotonic()
-        with pytest.raises(BackendUnavailable, match=r"sent no answer within 1s.*timeout=SECONDS"):
-            asyncio.run(backend.generate(ChatRequest(({"role": "user", "content": "hi"},))))
-        assert time.monotonic() - start < 2.5
-        server.kill()
-        assert server.stdout.read().count("request") == 1
-
-
 def test_backend_argument_errors():
-    with pytest.raises(ValueError, match="base_url"):
+    with pytest.raises(ValueError, match="server URL"):
         OpenAIHTTPBackend("m", "127.0.0.1:8000")
     with pytest.raises(ValueError, match="model"):
         OpenAIHTTPBackend("", "http://127.0.0.1:8000/v1")

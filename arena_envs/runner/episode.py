@@ -168,7 +168,7 @@ class EpisodePlayer:
             if isinstance(err, RunError):
                 raise
             raise RunError(f"environment {self.config.env} raised in episode {episode} "
-                           f"(seat {agent}, step {step}): {type(err).__name__}: {err}") from err
+                           f"(seat {agent}, step {step}): {described(err)}") from err
         return entry, line, block
 
 
@@ -222,8 +222,17 @@ def _invalid_json(invalid: dict[str, dict[str, int]], seats: Seats) -> str:
 
 
 def _policy_failed(label: str, agent: str, episode: int, step: int, err: Exception) -> RunError:
-    return RunError(f"policy {label!r} raised in episode {episode} (seat {agent}, step {step}): "
-                    f"{type(err).__name__}: {err}")
+    return RunError(f"policy {label!r} raised in episode {episode} (seat {agent}, step {step}): {described(err)}")
+
+
+def described(err: BaseException) -> str:
+    """``Type: message`` of ``err``; an exception group (task groups raise them, anyio's in an HTTP
+    client among others) is described by its first real error, never as the group."""
+    inner = getattr(err, "exceptions", None)
+    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
+        err = inner[0]
+        inner = getattr(err, "exceptions", None)
+    return f"{type(err).__name__}: {err}"
 
 
 def _return_metrics(returns: dict[str, float]) -> dict[str, Any]:

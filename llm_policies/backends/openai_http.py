@@ -6,23 +6,34 @@ Transport only: the JSON body comes from :func:`chat_payload`, the answer is rea
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import json
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from arena_envs.core.extras import needs_extra
 
 with needs_extra("llm", __name__):
     import httpx
 
-from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.answers import EXCERPT_CHARS, AnswerConstraint, excerpt
 from llm_policies.retry import Backoff, Retryable, with_retries
+from llm_policies.server_settings import check_timeout, server_url
 from llm_policies.types import DEFAULT_URL, BackendError, BackendUnavailable, ChatRequest, ChatResponse
 
 DEFAULT_BACKOFF = Backoff()  # frozen, so one shared default is safe
+T = TypeVar("T")
+
+
+class MalformedReply(BackendError):
+    """A server's reply that is not a chat completion (not UTF-8, not JSON, a field missing or of the
+    wrong type); the message names the field and quotes a short excerpt of the reply."""
 
 
 class ServerDown(BackendUnavailable):
-    """The server at ``url`` refused or dropped connections, or answered 5xx, on every attempt;
-    ``reason`` is the last failure in one short line (a pool of servers moves the work elsewhere)."""
+    """The server at ``url`` gave no usable answer on any attempt (it refused or dropped connections,
+    answered 5xx, missed the deadline or replied malformed); ``reason`` is the last failure in one
+    short line (a pool of servers moves the work elsewhere)."""
 
     def __init__(self, message: str, url: str, reason: str):
         super().__init__(message)
@@ -56,22 +67,53 @@ def structured_outputs(constraint: AnswerConstraint) -> dict[str, Any]:
     return payload
 
 
-def read_completion(data: dict[str, Any], attempts: int = 1) -> ChatResponse:
-    """A :class:`ChatResponse` from a chat-completions JSON answer (``usage.prompt_tokens_details.
-    cached_tokens`` where the server reports it: vLLM with ``--enable-prompt-tokens-details``);
-    BackendError if malformed."""
-    try:
-        choice = data["choices"][0]
-        text = choice["message"]["content"] or ""
-        finish = choice.get("finish_reason") or "stop"
-    except (KeyError, IndexError, TypeError) as err:
-        raise BackendError(f"malformed chat completion: {str(data)[:300]}") from err
+def read_completion(data: Any, attempts: int = 1) -> ChatResponse:
+    """A :class:`ChatResponse` from a chat-completions JSON answer, checked field by field:
+    ``choices[0].message.content`` a string (``null``: empty), ``finish_reason`` a string or ``null``,
+    else :class:`MalformedReply`. Token counts are telemetry, read where they are non-negative integers
+    (``usage.prompt_tokens_details.cached_tokens`` where the server reports it: vLLM with
+    ``--enable-prompt-tokens-details``) and 0 or ``None`` otherwise."""
+    if not isinstance(data, dict):
+        raise MalformedReply(f"malformed reply: not a JSON object: {excerpt(data)}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedReply(f"malformed reply: choices is not a non-empty list of objects: {excerpt(data)}")
+    message = choices[0].get("message")
+    if not isinstance(message, dict) or "content" not in message:
+        raise MalformedReply(f"malformed reply: choices[0].message is not an object with a content: {excerpt(data)}")
+    text = message["content"] if message["content"] is not None else ""
+    finish = choices[0].get("finish_reason")
+    if not isinstance(text, str) or not isinstance(finish, (str, type(None))):
+        raise MalformedReply(f"malformed reply: choices[0].message.content or finish_reason is not a string: "
+                             f"{excerpt(data)}")
     usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
     details = usage.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return ChatResponse(text=text, prompt_tokens=_count(usage.get("prompt_tokens")) or 0,
-                        completion_tokens=_count(usage.get("completion_tokens")) or 0, finish_reason=finish,
+                        completion_tokens=_count(usage.get("completion_tokens")) or 0, finish_reason=finish or "stop",
                         cached_tokens=_count(cached), attempts=attempts)
+
+
+def reply_json(response: httpx.Response) -> Any:
+    """The JSON value of ``response``'s body; :class:`MalformedReply` with a short excerpt when the
+    body is not UTF-8 or not JSON (nesting too deep for the parser included)."""
+    try:
+        text = response.content.decode("utf-8")  # the encoding of JSON on the wire (RFC 8259)
+    except UnicodeDecodeError:
+        raise MalformedReply(f"malformed reply: body is not UTF-8: {quoted_body(response.content)}") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        raise MalformedReply(f"malformed reply: body is not JSON: {excerpt(text)}") from None
+
+
+def quoted_body(body: bytes) -> str:
+    """A short quote of a reply's body (:func:`~arena_envs.core.answers.excerpt`): its text where it
+    is UTF-8, else its first bytes."""
+    try:
+        return excerpt(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        return excerpt(body[:2 * EXCERPT_CHARS])
 
 
 def _count(value: Any) -> int | None:
@@ -82,24 +124,22 @@ def _count(value: Any) -> int | None:
 class OpenAIHTTPBackend:
     """Chat completions against ``base_url`` (e.g. ``http://127.0.0.1:8000/v1``) for ``model``.
 
-    ``timeout`` bounds each HTTP request; connection errors, connect timeouts and 5xx answers are
-    retried with exponential backoff (``backoff``); an unknown model or a server that stays down
-    raises :class:`BackendUnavailable` naming the URL and the model. A request the server took but
-    did not answer within ``timeout`` (a read timeout) is not retried: the server is busy, not
-    down, and sending it again would queue the same work twice.
+    ``timeout`` is a wall-clock deadline for each attempt as a whole (connecting, sending, reading
+    the full reply), from 0 to a day (:data:`~llm_policies.server_settings.MAX_TIMEOUT`). A failed
+    attempt is retried with exponential backoff (``backoff``): a connection error, a 5xx answer, a
+    missed deadline or a malformed reply (:class:`MalformedReply`); when every attempt failed,
+    :class:`ServerDown` names the server, the model and the last failure in one line. An unknown
+    model (HTTP 404) raises :class:`BackendUnavailable` naming the models served; another 4xx,
+    :class:`BackendError`.
     """
 
     def __init__(self, model: str, base_url: str = DEFAULT_URL, *, timeout: float = 120.0,
                  backoff: Backoff = DEFAULT_BACKOFF, api_key: str = "EMPTY", max_connections: int = 512):
         if not model:
             raise ValueError("model must be a non-empty model name")
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
-        if timeout <= 0:
-            raise ValueError(f"timeout must be > 0, got {timeout}")
         self.model = model
-        self.base_url = base_url.rstrip("/")
-        self.timeout = timeout
+        self.base_url = server_url(base_url)
+        self.timeout = check_timeout(timeout)
         self.backoff = backoff
         self.label = f"vllm:{model}@{self.base_url}"
         self._headers = {"Authorization": f"Bearer {api_key}"}
@@ -123,49 +163,51 @@ class OpenAIHTTPBackend:
         url = f"{self.base_url}/chat/completions"
         attempts = 0
 
-        async def attempt() -> dict[str, Any]:
+        async def attempt() -> ChatResponse:
             nonlocal attempts
             attempts += 1
-            return await self._post(url, body)
+            try:
+                return read_completion(await self._post(url, body), attempts)
+            except MalformedReply as err:
+                raise Retryable(str(err)) from None
 
         try:
-            data = await with_retries(attempt, self.backoff)
+            return await with_retries(attempt, self.backoff)
         except Retryable as err:
-            raise ServerDown(
-                f"OpenAI-compatible server at {self.base_url} (model {self.model!r}) did not answer after "
-                f"{self.backoff.attempts} attempts within {self.timeout:g}s each: {err}. Is the server running? "
-                f"Start one with: arena serve MODEL_PATH --port PORT", self.base_url, one_line(str(err))) from None
-        return read_completion(data, attempts)
+            tries, last = f"{attempts} attempt{'s' if attempts > 1 else ''}", one_line(str(err), 400)
+            raise ServerDown(f"OpenAI-compatible server at {self.base_url} (model {self.model!r}) gave no usable "
+                             f"answer in {tries} of at most {self.timeout:g}s each; the last: {last}",
+                             self.base_url, one_line(str(err))) from None
 
-    async def _post(self, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def _post(self, url: str, body: dict[str, Any]) -> Any:
+        """One attempt: the reply's JSON value, the whole request within ``timeout`` seconds."""
         try:
-            response = await self._client().post(url, json=body)
-        except httpx.ReadTimeout:
-            raise BackendUnavailable(
-                f"server at {self.base_url} (model {self.model!r}) took the request but sent no answer within "
-                f"{self.timeout:g}s; it is overloaded or stuck (give it more time with the policy option "
-                f"timeout=SECONDS)") from None
-        except (httpx.TransportError, httpx.TimeoutException) as err:
-            raise Retryable(f"{type(err).__name__}: {err}") from None
+            response = await asyncio.wait_for(self._client().post(url, json=body), self.timeout)
+        except (asyncio.TimeoutError, httpx.TimeoutException):
+            raise Retryable(f"no complete answer within the {self.timeout:g}s deadline: the server is stuck, "
+                            "overloaded or slow (the policy option timeout=SECONDS gives it more)") from None
+        except httpx.TransportError as err:
+            raise Retryable(f"{type(err).__name__}: {err}; is the server running? Start one with: "
+                            "arena serve MODEL_PATH --port PORT") from None
         if response.status_code >= 500:
-            raise Retryable(f"HTTP {response.status_code}: {response.text[:300]}")
+            raise Retryable(f"HTTP {response.status_code}: {quoted_body(response.content)}")
         if response.status_code == 404:
             raise BackendUnavailable(
                 f"server at {self.base_url} does not serve model {self.model!r} (HTTP 404: "
-                f"{_error_message(response)}); models served: {await self.served_models()}")
+                f"{_error_message(response)}); models served: {excerpt(await self.served_models())}")
         if response.status_code >= 400:
             raise BackendError(f"server at {self.base_url} rejected the request for model {self.model!r} "
                                f"(HTTP {response.status_code}): {_error_message(response)}")
-        return response.json()
+        return reply_json(response)
 
     def preflight(self, timeout: float = 10.0) -> None:
-        """One ``GET /models`` (synchronous, ``timeout`` seconds): :class:`BackendUnavailable` when
-        the server cannot be reached or lists models without this one."""
+        """One ``GET /models`` within ``timeout`` seconds in all (synchronous): :class:`BackendUnavailable`
+        when the server cannot be reached or lists models without this one."""
         try:
-            response = httpx.get(f"{self.base_url}/models", headers=self._headers, timeout=timeout)
-        except httpx.HTTPError as err:
+            response = _blocking(lambda: self._probe(timeout))
+        except (httpx.HTTPError, asyncio.TimeoutError) as err:
             raise BackendUnavailable(
-                f"cannot reach the OpenAI-compatible server at {self.base_url} ({type(err).__name__}: {err}); "
+                f"cannot reach the OpenAI-compatible server at {self.base_url} ({_failure(err, timeout)}); "
                 "is it running? Start one with: arena serve MODEL_PATH --port PORT") from None
         if response.status_code >= 400:
             raise BackendUnavailable(f"server at {self.base_url} answered GET /models with HTTP "
@@ -173,18 +215,18 @@ class OpenAIHTTPBackend:
         served = listed_models(response) or []  # a server that does not list them: the first request will tell
         if served and self.model not in served:
             raise BackendUnavailable(f"server at {self.base_url} does not serve model {self.model!r}; "
-                                     f"models served: {served}")
+                                     f"models served: {excerpt(served)}")
 
     def describe(self, timeout: float = 5.0) -> dict[str, Any]:
         """The URL, the served model name and what the server lists about it (``GET /models``:
         its ``root``, ``max_model_len``, ``owned_by``...; ``None`` when it does not answer within
-        ``timeout`` s); grammars are the server's (structured outputs)."""
+        ``timeout`` s in all); grammars are the server's (structured outputs)."""
         reported: Any = None
         try:
-            response = httpx.get(f"{self.base_url}/models", headers=self._headers, timeout=timeout)
-            entries = response.json().get("data", []) if response.status_code < 400 else []
+            response = _blocking(lambda: self._probe(timeout))
+            entries = reply_json(response).get("data", []) if response.status_code < 400 else []
             reported = next((e for e in entries if isinstance(e, dict) and e.get("id") == self.model), None)
-        except (httpx.HTTPError, ValueError, AttributeError):
+        except (httpx.HTTPError, asyncio.TimeoutError, MalformedReply, AttributeError, TypeError):
             pass
         if isinstance(reported, dict):  # what identifies the model; a server's permissions lists are noise
             reported = {k: v for k, v in reported.items() if k in ("id", "root", "max_model_len", "owned_by", "parent")}
@@ -192,21 +234,30 @@ class OpenAIHTTPBackend:
                 "grammar_engine": "the server's structured outputs"}
 
     async def served_models(self) -> list[str]:
-        """The ids listed by ``GET /models`` (empty when the server does not list them)."""
+        """The ids listed by ``GET /models`` (empty when the server does not list them within ``timeout``)."""
         try:
-            response = await self._client().get(f"{self.base_url}/models")
-        except httpx.HTTPError:
+            response = await self._get_models(self._client(), self.timeout)
+        except (httpx.HTTPError, asyncio.TimeoutError):
             return []
         return listed_models(response) or []
 
     async def serving(self, timeout: float = 10.0) -> bool:
-        """Whether ``GET /models`` answers within ``timeout`` seconds and lists this model (or lists none)."""
+        """Whether ``GET /models`` answers within ``timeout`` seconds in all and lists this model (or lists none)."""
         try:
-            response = await self._client().get(f"{self.base_url}/models", timeout=timeout)
-        except httpx.HTTPError:
+            response = await self._get_models(self._client(), timeout)
+        except (httpx.HTTPError, asyncio.TimeoutError):
             return False
         served = listed_models(response) if response.status_code < 400 else None
         return served is not None and (not served or self.model in served)
+
+    async def _probe(self, timeout: float) -> httpx.Response:
+        """``GET /models`` on a client of its own (for :func:`_blocking`'s fresh event loop)."""
+        async with httpx.AsyncClient(headers=self._headers) as client:
+            return await self._get_models(client, timeout)
+
+    async def _get_models(self, client: httpx.AsyncClient, timeout: float) -> httpx.Response:
+        """``GET /models`` with its full reply within ``timeout`` seconds (else ``asyncio.TimeoutError``)."""
+        return await asyncio.wait_for(client.get(f"{self.base_url}/models", timeout=timeout), timeout)
 
     def close(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
@@ -222,12 +273,30 @@ class OpenAIHTTPBackend:
                     pass
 
 
+def _blocking(probe: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """``probe()`` run to its end from synchronous code, on a fresh event loop: in this thread, or in a
+    helper thread when this one already runs a loop (an async caller of a synchronous method)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(probe())
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(probe())).result()
+
+
+def _failure(err: Exception, timeout: float) -> str:
+    """A failed probe in a few words (a missed deadline has no message of its own)."""
+    if isinstance(err, asyncio.TimeoutError):
+        return f"no complete answer within {timeout:g}s"
+    return f"{type(err).__name__}: {one_line(str(err))}"
+
+
 def listed_models(response: httpx.Response) -> list[str] | None:
     """The model ids of a ``GET /models`` answer (``{"data": [{"id": ...}, ...]}``; no ``data``
     lists none); None when the body is not that shape (not JSON, not an object, an entry without id)."""
     try:
-        return [m["id"] for m in response.json().get("data", [])]
-    except (ValueError, KeyError, TypeError, AttributeError):
+        return [m["id"] for m in reply_json(response).get("data", [])]
+    except (MalformedReply, KeyError, TypeError, AttributeError):
         return None
 
 
@@ -238,13 +307,10 @@ def one_line(text: str, limit: int = 160) -> str:
 
 
 def _error_message(response: httpx.Response) -> str:
+    """What an error reply says (its ``error.message`` where it has one), as a short excerpt."""
     try:
-        data = response.json()
-    except ValueError:
-        return response.text[:300]
-    if isinstance(data, dict):
-        err = data.get("error", data)
-        if isinstance(err, dict):
-            return str(err.get("message", err))[:300]
-        return str(err)[:300]
-    return str(data)[:300]
+        data = reply_json(response)
+    except MalformedReply:
+        return quoted_body(response.content)
+    err = data.get("error", data) if isinstance(data, dict) else data
+    return excerpt(err.get("message", err) if isinstance(err, dict) else err)

@@ -11,15 +11,17 @@ bounded LRU, so a caller whose episode spans several scopes (:class:`arena_envs.
 opens one per step) comes back to the same server. A request without a key goes to the least
 loaded server.
 
-Failover: a server that stays unreachable or answers 5xx through the retries
-(:class:`~llm_policies.backends.openai_http.ServerDown`) is marked down with one stderr line; its
-live episodes move to the other servers and the request is sent again there (requests carry their
-seed, so the answer is the same). With no server left, or ``failover=False``, the request raises
-:class:`BackendUnavailable` naming every server and its state in one line. A down server is tried
-again (``GET /models``) ``probe_after`` seconds later and takes new episodes once it answers.
+Failover: a server that stays unreachable, answers 5xx, misses its deadline or replies malformed
+through the retries (:class:`~llm_policies.backends.openai_http.ServerDown`) is marked down with one
+stderr line; its live episodes move to the other servers and the request is sent again there
+(requests carry their seed, so the answer is the same). With no server left, or ``failover=False``,
+the request raises :class:`BackendUnavailable` naming every server and its state in one line. A
+down server is tried again (``GET /models``) ``probe_after`` seconds later and takes new episodes
+once it answers.
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections import Counter, OrderedDict
@@ -49,8 +51,8 @@ class ServerPool:
         names = [server.base_url for server in servers]
         if len(servers) < 2 or len(set(names)) != len(names):
             raise ValueError(f"a server pool needs two or more distinct URLs, got {list(urls)}")
-        if probe_after <= 0:
-            raise ValueError(f"probe_after must be > 0 seconds, got {probe_after}")
+        if not 0 < probe_after < math.inf:
+            raise ValueError(f"probe_after must be a finite number of seconds > 0, got {probe_after}")
         self.model = model
         self.servers = servers
         self.urls = names
