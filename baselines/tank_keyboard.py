@@ -1,6 +1,7 @@
 """A person plays a tank from the keyboard in the game's pygame window: the arrow keys move, the
 space bar shoots, Escape lets the round pass (``noop``). Closing the window stops the run like
-Ctrl-C (:class:`WindowClosed`), so ``arena run`` can resume it later.
+Ctrl-C (:class:`WindowClosed`), so ``arena run`` can resume it later; Ctrl-C itself stops it too,
+within :data:`POLL_MS`, while a key is awaited.
 
 The window is the environment's own (``render_mode="human"``); with ``render_mode=None`` the
 policy switches the environment to ``human`` so that the person sees the game, and with
@@ -20,6 +21,8 @@ from baselines.tank_answer import TankMove, native_action, player_of
 KEY_OPERATIONS: dict[str, Operation] = {"K_UP": "up", "K_DOWN": "down", "K_LEFT": "left", "K_RIGHT": "right",
                                         "K_SPACE": "shoot", "K_ESCAPE": "noop"}
 HELP = "arrows move, space shoots, Esc waits"
+#: how long one wait for a key lasts (ms) before Python looks at its signals (Ctrl-C) and waits again
+POLL_MS = 100
 
 
 class WindowClosed(KeyboardInterrupt):
@@ -94,7 +97,7 @@ class KeyboardTank(Policy):
         import pygame
 
         while True:
-            event = pygame.event.wait()
+            event = pygame.event.wait(POLL_MS)  # NOEVENT when none came: an endless wait would hold off Ctrl-C
             if event.type == pygame.QUIT:
                 raise WindowClosed(f"the game window was closed while {self.agent} was to play")
             if event.type == pygame.KEYDOWN:

@@ -9,7 +9,9 @@ foreground until interrupted; with it, the command returns once ``/v1/models`` l
 prints the server's process id and records the server (pid, URL, model, served name, log) in
 ``<cache_dir>/servers/<host>-<port>.json`` (:func:`llm_policies.local_stack.cache_dir`,
 ``ARENA_CACHE_DIR``). ``arena serve --stop`` stops the recorded server at that host and port (its
-whole process group) and removes the record; ``kill -- -PID`` with the printed pid works too.
+whole process group) and removes the record, and only a server ``arena serve`` started: a record naming
+another process is refused (:mod:`llm_policies.server_records`); ``kill -- -PID`` with the printed pid
+works too.
 Errors are one line on stderr with exit status 2 (a server that fails to start: status 1).
 """
 from __future__ import annotations
@@ -34,14 +36,7 @@ from llm_policies.backends.openai_http import listed_models
 from llm_policies.cpu_cores import share_all_cores
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.local_stack import smollm2_dir, vllm_python
-from llm_policies.server_records import (
-    NoServer,
-    ServerRecord,
-    record_path,
-    start_time,
-    stop_recorded,
-    write_record,
-)
+from llm_policies.server_records import NoServer, record_path, server_record, stop_recorded, write_record
 
 #: vLLM's CPU KV cache size (GiB) unless ``VLLM_CPU_KVCACHE_SPACE`` is already set: room for 32
 #: concurrent ~1k-token float32 SmolLM2 sequences and their cached prefixes (with 2 GiB, half of
@@ -239,8 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.detach:
         log = str(Path(args.log).resolve()) if args.log else None
         write_record(record_path(args.host, args.port),
-                     ServerRecord(pid=process.pid, url=server.url, model=args.model, name=server.name, log=log,
-                                  started=start_time(process.pid)))
+                     server_record(process.pid, server.url, args.model, server.name, log))
         print(f"stop it with: arena serve --stop --host {args.host} --port {args.port}", flush=True)
         return 0
     try:

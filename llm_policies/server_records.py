@@ -1,8 +1,13 @@
 """The records of the servers that ``arena serve --detach`` left running, and stopping one of them.
 
 A record is ``<cache_dir>/servers/<host>-<port>.json`` (:func:`llm_policies.local_stack.cache_dir`,
-``ARENA_CACHE_DIR``): the server's process id (the leader of its process group) and start time, URL,
-model, served name and log file. ``arena serve --stop`` reads it, stops the process group and removes it.
+``ARENA_CACHE_DIR``): the server's process id (the leader of its process group), start time and command
+line, URL, model, served name and log file. ``arena serve --stop`` reads it, stops the process group and
+removes it, but only when the process is the server ``arena serve`` started: the leader of its own
+group, with the recorded start time and command line, serving that name at that host and port (read
+from ``/proc``). A record naming any other process is refused in one line, and nothing is signalled.
+Without ``/proc`` (not Linux) nothing can be checked, so ``--stop`` refuses too; ``kill -- -PID`` with
+the pid ``arena serve`` printed stops the server by hand.
 """
 from __future__ import annotations
 
@@ -29,8 +34,19 @@ class ServerRecord:
     model: str
     name: str
     log: str | None = None
-    #: the leader's start time (:func:`start_time`), to tell it from a later process given the same id
+    #: the leader's start time and command line (:class:`Process`), to tell it from any other process
     started: str | None = None
+    command: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Process:
+    """What ``/proc`` shows of a live process: its process group, start time (clock ticks since boot)
+    and command line."""
+
+    group: int
+    started: str
+    command: tuple[str, ...]
 
 
 def records_dir() -> Path:
@@ -54,8 +70,10 @@ def read_record(path: Path) -> ServerRecord:
     """The record in ``path``; :class:`NoServer` when there is none or it cannot be read."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        command = data.get("command")
         return ServerRecord(pid=int(data["pid"]), url=str(data["url"]), model=str(data["model"]),
-                            name=str(data["name"]), log=data.get("log"), started=data.get("started"))
+                            name=str(data["name"]), log=data.get("log"), started=data.get("started"),
+                            command=None if command is None else tuple(map(str, command)))
     except FileNotFoundError:
         raise NoServer(f"no server is recorded at {_address(path)} (no {path}); {recorded_text()}") from None
     except (OSError, ValueError, KeyError, TypeError) as err:
@@ -77,31 +95,43 @@ def _address(path: Path) -> str:
     return f"{host}:{port}"
 
 
-def start_time(pid: int) -> str | None:
-    """When process ``pid`` started (clock ticks since boot, from ``/proc``); None where it cannot be read."""
+def process_of(pid: int) -> Process | None:
+    """Process ``pid`` as ``/proc`` shows it; None when there is no such process (or only its zombie)
+    or no ``/proc`` to read."""
     fields = _stat(Path(f"/proc/{pid}/stat"))
-    return fields[19] if fields else None  # field 22 of proc(5)
+    if not fields or fields[0] == "Z":
+        return None
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    # proc(5) fields 5 (process group) and 22 (start time)
+    return Process(int(fields[2]), fields[19], tuple(os.fsdecode(arg) for arg in command.split(b"\0")[:-1]))
 
 
-def is_running(record: ServerRecord) -> bool:
-    """Whether the recorded server's process group still has a live process, and its leader (when there
-    is one to read) is the recorded process rather than a later one that got the same id."""
-    if not _group_alive(record.pid):
-        return False
-    now = start_time(record.pid)
-    return record.started is None or now is None or now == record.started
+def server_record(pid: int, url: str, model: str, name: str, log: str | None) -> ServerRecord:
+    """The record of the server that ``arena serve`` started as process ``pid``, with its start time and
+    command line as they are now."""
+    now = process_of(pid)
+    return ServerRecord(pid, url, model, name, log, now.started if now else None, now.command if now else None)
 
 
 def stop_recorded(host: str, port: int, grace: float = 20.0) -> ServerRecord:
     """Stop the recorded server at ``host:port`` (SIGTERM to its process group, SIGKILL to what is left
-    after ``grace`` seconds) and remove its record. :class:`NoServer` when none is recorded, or when the
-    recorded one is no longer running (that stale record is removed)."""
+    after ``grace`` seconds) and remove its record. :class:`NoServer` when none is recorded, when the
+    recorded one is no longer running (that stale record is removed), or when the record names a process
+    that is not a server ``arena serve`` started (module docstring; nothing is signalled)."""
     path = record_path(host, port)
     record = read_record(path)
-    if not is_running(record):
+    leader = process_of(record.pid)
+    if leader is None or (record.started is not None and leader.started != record.started):  # gone, or id reused
         path.unlink()
         raise NoServer(f"the server recorded at {record.url} (pid {record.pid}) is no longer running; "
                        f"its record {path} is removed")
+    why = _not_started_here(record, leader, host, port)
+    if why:
+        raise NoServer(f"{path} names process {record.pid}, which is not a server arena serve started ({why}); "
+                       "nothing was stopped; delete the record if it is wrong")
     _signal_group(record.pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline and _group_alive(record.pid):
@@ -109,6 +139,20 @@ def stop_recorded(host: str, port: int, grace: float = 20.0) -> ServerRecord:
     _signal_group(record.pid, signal.SIGKILL)
     path.unlink()
     return record
+
+
+def _not_started_here(record: ServerRecord, leader: Process, host: str, port: int) -> str:
+    """Why ``leader`` is not the server that ``arena serve`` recorded at ``host:port`` ("" when it is)."""
+    if record.started is None or record.command is None:
+        return "the record holds no start time and command line to check it by"
+    if leader.group != record.pid:
+        return f"it is in process group {leader.group}, not leading its own"
+    if leader.command != record.command:
+        return "it runs another command line than the recorded one"
+    flags = dict(zip(record.command, record.command[1:]))
+    if (flags.get("--host"), flags.get("--port"), flags.get("--served-model-name")) != (host, str(port), record.name):
+        return f"its command line does not serve {record.name!r} at {host}:{port}"
+    return ""
 
 
 def _group_alive(pgid: int) -> bool:
@@ -141,3 +185,6 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
         os.killpg(pid, sig)
     except ProcessLookupError:
         pass
+    except PermissionError:
+        raise NoServer(f"process group {pid} is not this user's; arena serve --stop stops your own servers only") \
+            from None

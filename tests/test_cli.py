@@ -194,16 +194,16 @@ def test_serve_stop_of_a_gone_server_removes_its_record(servers_dir, capsys):
 
 
 def test_serve_stop_ends_the_recorded_process_group(servers_dir, capsys):
-    """A stand-in server (a sleeping python leading its own process group) is stopped by SIGTERM to its
-    group, and its record removed."""
+    """A stand-in server (a sleeping python leading its own process group, with a server's flags) is
+    stopped by SIGTERM to its group, and its record removed."""
     import signal
     import threading
     records = pytest.importorskip("llm_policies.server_records")
-    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
+    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "--served-model-name", "m",
+                                 "--host", "127.0.0.1", "--port", "8125"], start_new_session=True)
     threading.Thread(target=stand_in.wait, daemon=True).start()  # reap it, as init reaps a detached server
     path = records.record_path("127.0.0.1", 8125)
-    records.write_record(path, records.ServerRecord(stand_in.pid, "http://127.0.0.1:8125/v1", "m", "m",
-                                                    started=records.start_time(stand_in.pid)))
+    records.write_record(path, records.server_record(stand_in.pid, "http://127.0.0.1:8125/v1", "m", "m", None))
     status, out, err = serve(["--stop", "--port", "8125"], capsys)
     assert status == 0, err
     assert out == f"stopped the vLLM server at http://127.0.0.1:8125/v1 (pid {stand_in.pid})\n"
@@ -245,7 +245,7 @@ def test_serve_detach_records_the_server_and_stop_ends_it(servers_dir, tmp_path,
     assert status == 0, err
     record = records.read_record(records.record_path("127.0.0.1", port))
     assert (record.url, record.name, record.model) == (f"http://127.0.0.1:{port}/v1", "tiny", str(tmp_path / "model"))
-    assert f"(pid {record.pid}," in out and record.started == records.start_time(record.pid)
+    assert f"(pid {record.pid}," in out and record.started == records.process_of(record.pid).started
     status, out, err = serve(["--stop", "--port", str(port)], capsys)
     assert status == 0 and out == f"stopped the vLLM server at {record.url} (pid {record.pid})\n", err
     assert not records.record_path("127.0.0.1", port).exists()

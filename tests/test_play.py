@@ -134,7 +134,7 @@ def test_tank_battle_is_played_with_keys_in_its_window_until_it_is_closed(monkey
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     keys = [pygame.event.Event(pygame.KEYDOWN, key=pygame.K_SPACE),
             pygame.event.Event(pygame.KEYDOWN, key=pygame.K_ESCAPE), pygame.event.Event(pygame.QUIT)]
-    monkeypatch.setattr(pygame.event, "wait", lambda: keys.pop(0))  # the person's keys, then the window closed
+    monkeypatch.setattr(pygame.event, "wait", lambda timeout=0: keys.pop(0))  # the keys, then the window closed
     assert main(["play", "tank_battle_v0", "--seed", "1"]) == 130
     assert keys == []
     out, err = capsys.readouterr()

@@ -319,8 +319,8 @@ class AuctionEnv(TextAECEnv):
         return self.texts.prompt(seat, note)
 
     def step(self, action: Any) -> None:
-        agent = self.agent_selection
-        if self.prompt != "paper" or self.terminations[agent] or self.truncations[agent]:
+        agent = self.agent_selection if self.record is not None and self.agents else None  # None: out of order
+        if agent is None or self.prompt != "paper" or self.terminations[agent] or self.truncations[agent]:
             super().step(action)
             return
         seat, item = self.seat_of[agent], self.rules.item_index

@@ -21,7 +21,12 @@ the rest the same way for every game:
   is not a move and does not count;
 * an agent the game terminates or truncates (an eliminated player) gets its info refreshed in the
   step that ends it, so ``last()`` on its final step reports the finished game, not a stale turn;
-* one seeded ``numpy.random.Generator`` (``self.np_random``) created in ``reset``;
+* one seeded ``numpy.random.Generator`` (``self.np_random``) created in ``reset``, whose seed may be
+  any integer (numpy's too; the record keeps it as a Python ``int``, JSON-safe);
+* out of order, ``raw_env()`` answers as ``env()`` does: before ``reset()``, ``step()``,
+  ``observe()`` and ``last()`` raise PettingZoo's ``AssertionError`` ("reset() needs to be called
+  before step."); after the episode ``step()`` warns as PettingZoo does and ``last()`` raises a
+  ``RuntimeError`` saying the episode is over;
 * pickling and ``copy.deepcopy`` keep the whole state (mid-episode too); the constructor arguments
   are captured once here (gymnasium's ``EzPickle``), so ``type(env)(*env._ezpickle_args,
   **env._ezpickle_kwargs)`` builds a fresh copy of any game;
@@ -34,6 +39,7 @@ game does not constrain answers).
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Hashable
 from typing import Any, ClassVar, TypeVar
 
@@ -41,6 +47,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
+from pettingzoo.utils.env_logger import EnvLogger
 
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
@@ -189,6 +196,7 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        seed = None if seed is None else operator.index(seed)  # np.int64(5) -> 5: the record stays JSON-safe
         self.np_random = np.random.default_rng(seed)
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
@@ -215,6 +223,8 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         self._done_count = self._count_done()
 
     def observe(self, agent: str) -> dict[str, Any]:
+        if self.record is None:
+            raise _not_reset("observe")
         obs: dict[str, Any] = {
             "text": self._text(agent, self._notes.get(agent)),
             "observation": self._features(agent),
@@ -229,12 +239,26 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         masked = "action_mask" in self.observation_spaces[agent].spaces  # type: ignore[attr-defined]
         return self._features(agent), self._action_mask(agent) if masked else None
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last()``; out of order it raises as the module docstring says."""
+        if self.record is None:
+            raise _not_reset("last")
+        if not self.agents:
+            raise RuntimeError(f"{self.metadata['name']}: last() after the episode: every agent is done; "
+                               "reset() starts another")
+        result: tuple[Any, float, bool, bool, dict[str, Any]] = super().last(observe)
+        return result
+
     def step(self, action: Any) -> None:
+        if self.record is None:
+            raise _not_reset("step")
+        if not self.agents:
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        assert self.record is not None, "step() before reset()"
         self._clear_rewards()
         self._cumulative_rewards[agent] = 0.0
         self.num_steps += 1
@@ -481,3 +505,7 @@ def _jsonable(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return repr(value)
+
+def _not_reset(call: str) -> AssertionError:
+    """PettingZoo's error for ``call`` before ``reset()`` (what ``env()``'s OrderEnforcingWrapper raises)."""
+    return AssertionError(f"reset() needs to be called before {call}.")

@@ -6,7 +6,7 @@
     arena run ENV --players p1,p2,... --episodes N --seed S [--out DIR] [--concurrency K]
               [--env-arg key=value ...] [--fixed-seats] [--no-progress] [--record DIR] [--no-plots]
               [--ray [ADDRESS] [--ray-workers N] [--ray-batch B]]
-    arena replay RESULTS_DIR --episode N [--out FILE] [--fps F]
+    arena replay RESULTS_DIR --episode N [--out FILE] [--fps F] [--env NAME]
     arena leaderboard DIR
     arena play ENV [--seat N] [--players SPEC,...] [--seed S] [--env-arg key=value ...]   play a seat yourself
     arena rescore DIR [--version V]  the γ-Bench table of a folder of published logs (arena_envs.analysis.gamma_rescore)
@@ -112,12 +112,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     except RunError as err:
         status = report_run_stopped(err, out)
         if args.record:
-            _record(out, args.record)
+            _record(out, args.record, config.env)
         return status
     except KeyboardInterrupt:  # the first Ctrl-C: the runner stopped after committing what finished
         return report_run_interrupted(out)
     if args.record:
-        _record(summary.out, args.record)
+        _record(summary.out, args.record, config.env)
     print(f"results: {summary.out} ({summary.played} episodes played, {summary.resumed} already there, "
           f"{summary.finished}/{config.episodes} finished)")
     if summary.figures:
@@ -141,14 +141,15 @@ def ray_options(args: argparse.Namespace) -> Executor | None:
     return RayOptions(address=args.ray, workers=args.ray_workers, batch=args.ray_batch)
 
 
-def _record(results: Path, record_dir: str) -> None:
-    """Replays of the committed episodes that have none in ``record_dir`` yet (re-rendered from the log)."""
-    written = record_episodes(results, record_dir)
+def _record(results: Path, record_dir: str, env: str) -> None:
+    """Replays of the committed episodes that have none in ``record_dir`` yet (re-rendered from the log of
+    the run of ``env``, the environment named on the command line)."""
+    written = record_episodes(results, record_dir, env=env)
     print(f"replays: {len(written)} written to {record_dir}")
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    path = replay_episode(args.dir, args.episode, args.out, args.fps)
+    path = replay_episode(args.dir, args.episode, args.out, args.fps, args.env)
     print(f"replay: {path}")
     return 0
 
@@ -221,6 +222,8 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", type=path_arg, help="video file, .mp4 or .gif (default: DIR/replays/episode_<N>.mp4, "
                     ".gif without imageio-ffmpeg)")
     rp.add_argument("--fps", type=float, help="frames per second (default: the environment's render_fps, else 4)")
+    rp.add_argument("--env", help="the folder's environment when it is not a registered one "
+                    "(package.module:callable): a folder is data, so only a name you give is imported")
     rp.set_defaults(func=cmd_replay)
     lb = sub.add_parser("leaderboard", help="print (and rewrite) the leaderboard of a results folder")
     lb.add_argument("dir")

@@ -12,13 +12,16 @@ value of a one-field answer (``42`` for ``{"chosen_number": 42}``), the values o
 order (``shoot player_2``), or those of one object field's fields (a pirate proposal
 ``40 0 30 ...``); a number ``k`` picks the k-th listed choice of a choice decision. Anything else
 goes to the environment as typed, which parses it like an LLM's reply and asks again when it cannot
-use it.
+use it. Ctrl-C abandons the game wherever it waits (a prompt, the tank's window, an opponent's model):
+:func:`play` raises ``KeyboardInterrupt``.
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -242,8 +245,23 @@ async def _play(env_name: str, seat: int, opponents: list[str], seed: int, env_k
 
 def play(env_name: str, seat: int = 0, opponents: Sequence[str] = (), seed: int = 0,
          env_kwargs: Mapping[str, Any] | None = None, output: TextIO | None = None) -> PlayResult:
-    """Play one game of ``env_name`` with the person in seat ``seat`` (index into ``possible_agents``)."""
-    return asyncio.run(_play(env_name, seat, list(opponents), seed, dict(env_kwargs or {}), output or sys.stdout))
+    """Play one game of ``env_name`` with the person in seat ``seat`` (index into ``possible_agents``);
+    Ctrl-C raises ``KeyboardInterrupt`` wherever the game waits."""
+    game = _play(env_name, seat, list(opponents), seed, dict(env_kwargs or {}), output or sys.stdout)
+    # asyncio.run replaces Python's default Ctrl-C handler with one that only cancels the game's task,
+    # which a person's blocking read never notices: a handler of its own keeps Ctrl-C raising in place
+    own = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    previous = signal.signal(signal.SIGINT, _interrupt) if own else None
+    try:
+        return asyncio.run(game)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def result_text(result: PlayResult) -> str:

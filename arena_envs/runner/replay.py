@@ -9,6 +9,10 @@ changed (an environment that counts its pictures in ``frame_id`` says when; othe
 decision). So a run pays nothing for frames: ``arena run ... --record DIR`` and ``arena replay`` both
 come here. Videos are MP4 through ``imageio-ffmpeg`` when it is installed, GIF through Pillow
 otherwise (``pip install 'arena-envs[render]'``).
+
+A results folder is data: the environment its ``run.json`` names is built only when it is a registered
+one (``arena list``) or the caller names it too (``env=``, ``arena replay --env``); any other name is
+refused in one line before anything is imported.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import numpy as np
 from pettingzoo import AECEnv
 
 from arena_envs.core.extras import needs_extra, require
+from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner.results import ResultsError, read_config, read_episodes, read_steps
 from arena_envs.runner.runner import env_factory
 
@@ -56,25 +61,50 @@ def _native(action: Any) -> Any:
     return action
 
 
-def _open_episode(folder: Path, episode: int) -> tuple[AECEnv, int, list[dict[str, Any]]]:
-    """The drawing environment of ``folder``'s run, ``episode``'s environment seed and its decision lines."""
+def _trusted_env(folder: Path, stored: Any, given: str | None) -> str:
+    """The environment ``stored`` that ``folder``'s ``run.json`` names, when it may be built: a registered
+    name, or ``given``, the name the caller gives, which must then be the folder's. Else a
+    :class:`ResultsError` (one line), before anything is imported."""
+    if given is not None and given != stored:
+        raise ResultsError(f"{folder} holds a run of environment {_quoted(stored)}, not of {given!r}")
+    if given is None and (not isinstance(stored, str) or stored not in ENVIRONMENTS):
+        raise ResultsError(f"{folder / 'run.json'} names environment {_quoted(stored)}, which is not registered; "
+                           "a results folder is data: name an unregistered environment yourself (arena replay "
+                           f"--env NAME) to build it; registered: {', '.join(sorted(ENVIRONMENTS))}")
+    return str(stored)
+
+
+def _quoted(value: Any, limit: int = 120) -> str:
+    """``repr(value)``, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _open_episode(folder: Path, episode: int, env: str | None) -> tuple[AECEnv, int, list[dict[str, Any]]]:
+    """The drawing environment of ``folder``'s run (:func:`_trusted_env`), ``episode``'s environment seed and
+    its decision lines."""
     config = read_config(folder)
+    name = _trusted_env(folder, config.get("env"), env)
+    kwargs = config.get("env_kwargs", {})
+    if not isinstance(kwargs, dict):
+        raise ResultsError(f"{folder / 'run.json'}: env_kwargs must be a JSON object, got {_quoted(kwargs)}")
     entries = {e["episode"]: e for e in read_episodes(folder / "episodes.jsonl")}
     if episode not in entries:
         known = sorted(entries)
         shown = ", ".join(map(str, known[:20])) + (" ..." if len(known) > 20 else "") if known else "none"
         raise ResultsError(f"{folder}: episode {episode} is not committed; committed episodes: {shown}")
     decisions = [line for line in read_steps(folder, episode) if not line.get("finish")]
-    return drawing_env(config["env"], config.get("env_kwargs", {})), entries[episode]["seed"], decisions
+    return drawing_env(name, kwargs), entries[episode]["seed"], decisions
 
 
-def episode_frames(folder: str | Path, episode: int) -> Iterator[np.ndarray]:
+def episode_frames(folder: str | Path, episode: int, env: str | None = None) -> Iterator[np.ndarray]:
     """The frames of committed ``episode`` of results folder ``folder``, re-rendered from its log:
     the first picture after ``reset``, then one per change of ``frame_id`` (without one: per decision). Raises
     :class:`ReplayError` when the log and the environment disagree (another agent to move, too few
-    or too many logged decisions)."""
-    env, seed, decisions = _open_episode(Path(folder), episode)
-    return _frames(env, seed, decisions, episode)
+    or too many logged decisions). ``env``: the folder's environment, named by the caller (needed only
+    for an unregistered one, see the module docstring)."""
+    made, seed, decisions = _open_episode(Path(folder), episode, env)
+    return _frames(made, seed, decisions, episode)
 
 
 def _frames(env: AECEnv, seed: int, decisions: list[dict[str, Any]], episode: int) -> Iterator[np.ndarray]:
@@ -158,23 +188,25 @@ def write_video(frames: Iterable[np.ndarray], out: str | Path, fps: float = DEFA
 
 
 def replay_episode(folder: str | Path, episode: int, out: str | Path | None = None,
-                   fps: float | None = None) -> Path:
+                   fps: float | None = None, env: str | None = None) -> Path:
     """Re-render ``episode`` of results folder ``folder`` into a video (default
     ``FOLDER/replays/episode_<N>.mp4``, or ``.gif`` without imageio-ffmpeg) at ``fps`` frames per
-    second (default: the environment's ``metadata["render_fps"]``, else 4); the path written."""
+    second (default: the environment's ``metadata["render_fps"]``, else 4); the path written.
+    ``env`` as for :func:`episode_frames`."""
     folder = Path(folder)
     path = Path(out) if out is not None else folder / "replays" / f"episode_{episode}{video_extension()}"
-    env, seed, decisions = _open_episode(folder, episode)
+    made, seed, decisions = _open_episode(folder, episode, env)
     if fps is None:
-        fps = float(env.unwrapped.metadata.get("render_fps") or DEFAULT_FPS)
-    write_video(_frames(env, seed, decisions, episode), path, fps)
+        fps = float(made.unwrapped.metadata.get("render_fps") or DEFAULT_FPS)
+    write_video(_frames(made, seed, decisions, episode), path, fps)
     return path
 
 
 def record_episodes(folder: str | Path, out_dir: str | Path, fps: float | None = None,
-                    episodes: Iterable[int] | None = None) -> list[Path]:
+                    episodes: Iterable[int] | None = None, env: str | None = None) -> list[Path]:
     """Write ``OUT_DIR/episode_<N>.<ext>`` for every committed episode of ``folder`` (or those of
-    ``episodes``) that has no file there yet; the paths written, by episode id."""
+    ``episodes``) that has no file there yet; the paths written, by episode id. ``env`` as for
+    :func:`episode_frames`."""
     folder, out_dir = Path(folder), Path(out_dir)
     committed = sorted(e["episode"] for e in read_episodes(folder / "episodes.jsonl"))
     wanted = committed if episodes is None else sorted(set(committed) & set(episodes))
@@ -183,7 +215,7 @@ def record_episodes(folder: str | Path, out_dir: str | Path, fps: float | None =
     for episode in wanted:
         path = out_dir / f"episode_{episode}{ext}"
         if not path.exists():
-            written.append(replay_episode(folder, episode, path, fps))
+            written.append(replay_episode(folder, episode, path, fps, env))
     return written
 
 
