@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -311,14 +312,14 @@ def raw(game: str, **kwargs: Any) -> Any:
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_raw_env_before_reset_raises_pettingzoo_error(game):
-    env = raw(game)
-    agent = env.possible_agents[0]
-    for call, method in (("step", lambda: env.step(None)), ("observe", lambda: env.observe(agent)),
-                         ("last", env.last)):
-        with pytest.raises(AssertionError, match=rf"^reset\(\) needs to be called before {call}\.$"):
-            method()
-    env.close()
+def test_before_reset_env_and_raw_env_raise_pettingzoo_error(game):
+    for env in (raw(game), env_module(game).env()):
+        agent = env.possible_agents[0]
+        for call, method in (("step", partial(env.step, None)), ("observe", partial(env.observe, agent)),
+                             ("last", env.last)):
+            with pytest.raises(AssertionError, match=rf"^reset\(\) needs to be called before {call}\.$"):
+                method()
+        env.close()
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -28,8 +28,8 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
     """
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        if not self._has_reset:
-            super().last(observe)  # raises PettingZoo's error
+        if not self._has_reset:  # PettingZoo's wording, as for step() and observe() (its own last() has none)
+            raise AssertionError("reset() needs to be called before last.")
         result: tuple[Any, float, bool, bool, dict[str, Any]] = self.env.last(observe)
         return result
 
