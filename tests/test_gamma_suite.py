@@ -108,8 +108,8 @@ def test_arena_run_gamma_usage_errors(tmp_path, capsys):
 @pytest.mark.parametrize("options, message", [
     ({"games": ["chess"]}, "unknown game 'chess'; known: " + ", ".join(GAMES)),
     ({"games": []}, "no game given; known: " + ", ".join(GAMES)),
-    ({"runs": 0}, "runs must be an integer >= 1, got 0"),
-    ({"runs": 2.0}, "runs must be an integer >= 1, got 2.0"),
+    ({"runs": 0}, "runs must be an integer in 1..1000000, got 0"),
+    ({"runs": 2.0}, "runs must be an integer in 1..1000000, got 2.0"),
     ({"games": ["el_farol_v0"], "env_kwargs": {"divide_dollar_v0": {"n_rounds": 2}}},
      "env_kwargs names game 'divide_dollar_v0', which this run does not play; games played: el_farol_v0"),
 ])

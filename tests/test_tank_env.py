@@ -247,8 +247,8 @@ def test_an_animated_window_shows_a_round_in_the_time_of_one_frame(monkeypatch):
     ({"action_mode": "text"}, "action_mode must be one of dict, discrete, got 'text'"),
     ({"obs_mode": "pixels"}, "obs_mode must be one of both, text, grid, got 'pixels'"),
     ({"layout_seed": -1}, "layout_seed must be an integer >= 0, got -1"),
-    ({"npc_total": 11}, "npc_total must be an integer from 0 to 10, got 11"),
-    ({"npc_act_prob": 1.5}, r"npc_act_prob must be a probability in \[0, 1\], got 1.5"),
+    ({"npc_total": 11}, "npc_total must be an integer in 0..10, got 11"),
+    ({"npc_act_prob": 1.5}, r"npc_act_prob must be a finite number in \[0, 1\], got 1.5"),
     ({"custom_map": ["A"]}, "custom_map must hold at least one player spawn"),
     ({"custom_map": ["1A"], "custom_mode": "coop"}, "custom_mode must be one of navigation, coop_vs_npc, ffa, teams"),
 ])

@@ -286,16 +286,16 @@ def test_history_and_received_messages():
     texts = TankTexts(stage)
     text = texts.observation(world, 1, 1, TankMemory(), coop=coop)
     assert section(text, "#Cooperation messages received:") == [
-        "0: cover me", "To answer, add one line per message: Reply_message {src_id}: Agree   (or Disagree)"]
+        '0: "cover me"', "To answer, add one line per message: Reply_message {src_id}: Agree   (or Disagree)"]
     assert "#Cooperation messages received:" not in texts.observation(world, 0, 1, TankMemory(), coop=coop)
     coop.end_round({0: Decision(coop="none"), 1: Decision(coop="none", replies={0: True})}, world)
     for player in (0, 1):
         text = texts.observation(world, player, 2, TankMemory(), coop=coop)
-        assert section(text, "Cooperation history:") == ["0 sent to 1: cover me", "1 replied to 0: agreed"]
+        assert section(text, "Cooperation history:") == ['0 sent to 1: "cover me"', "1 replied to 0: agreed"]
         assert "#Cooperation messages received:" not in text
     coop.end_round({0: Decision(coop="stop")}, world)
     zh = TankTexts(stage, "zh").observation(world, 0, 3, TankMemory(), coop=coop)
-    assert section(zh, WORDS["zh"]["history"]) == ["0向1发送: cover me", "1回复0: 同意",
+    assert section(zh, WORDS["zh"]["history"]) == ['0向1发送: "cover me"', "1回复0: 同意",
                                                    "0向1发送: 结束协作", "1回复0: 同意"]
 
 
@@ -432,14 +432,14 @@ def test_fact_33_cooperation_timeline_in_the_texts():
     coop.end_round({p: parse_answer(a, stage) for p, a in parse.items()}, world)  # round 0
     world.play_round({0: "up", 1: "up"})
     round1 = texts.observation(world, 1, 1, TankMemory(), coop=coop)
-    assert section(round1, "#Cooperation messages received:")[0] == "0: cover me"
+    assert section(round1, "#Cooperation messages received:")[0] == '0: "cover me"'
     assert "#Cooperation messages received:" not in texts.observation(world, 0, 1, TankMemory(), coop=coop)
     answers = {0: parse[1], 1: parse[1] + "\nReply_message 0: Agree"}
     coop.end_round({p: parse_answer(a, stage) for p, a in answers.items()}, world)  # round 1
     world.play_round({0: "up", 1: "up"})
     for player in (0, 1):
         text = texts.observation(world, player, 2, TankMemory(), coop=coop)
-        assert section(text, "Cooperation history:") == ["0 sent to 1: cover me", "1 replied to 0: agreed"]
+        assert section(text, "Cooperation history:") == ['0 sent to 1: "cover me"', "1 replied to 0: agreed"]
 
 
 def test_fact_33_no_delivery_to_npcs_or_enemies():

@@ -41,11 +41,12 @@ from gymnasium import spaces
 
 from arena_envs.auction import metrics as M
 from arena_envs.auction import text as T
-from arena_envs.auction.items import ITEM_ORDERS, TABLE1_ITEMS, Item, coerce_items, order_items
+from arena_envs.auction.items import ITEM_ORDERS, MAX_MONEY, TABLE1_ITEMS, Item, coerce_items, order_items
 from arena_envs.auction.parser import parse_reply
 from arena_envs.auction.rules import WITHDRAW, AuctionRules, repo_tie_break
 from arena_envs.core import EpisodeRecord
-from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
+from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, excerpt
+from arena_envs.core.arguments import check_int
 from arena_envs.core.spaces import own_copy, prototype
 from arena_envs.core.text_env import TextAECEnv
 
@@ -54,6 +55,9 @@ REWARD_MODES = ("by_desire", "profit", "items")
 ACTION_MODES = ("discrete", "amount")
 TIE_BREAKS = ("random", "repo", "lowest_seat")
 PROMPTS = ("full", "paper")
+#: The most bidders (the paper: 3) and the most bid levels of the discrete action space (default 21).
+MAX_BIDDERS = 100
+MAX_DISCRETE_LEVELS = 1_000
 
 
 def _per_bidder(value: Any, n: int, name: str) -> list[Any]:
@@ -62,6 +66,11 @@ def _per_bidder(value: Any, n: int, name: str) -> list[Any]:
             raise ValueError(f"{name} needs {n} entries (one per bidder), got {len(value)}")
         return list(value)
     return [value] * n
+
+
+def _amounts(value: Any, n: int, name: str, low: int, high: int) -> list[int]:
+    """One integer in ``low..high`` per bidder, from one value for all or a list of ``n``."""
+    return [check_int(name, v, low, high) for v in _per_bidder(value, n, name)]
 
 
 class AuctionEnv(TextAECEnv):
@@ -104,44 +113,37 @@ class AuctionEnv(TextAECEnv):
         render_mode: str | None = None,
         max_cycles: int | None = None,
     ):
-        if n_bidders < 2:
-            raise ValueError(f"n_bidders must be >= 2, got {n_bidders}")
+        n_bidders = check_int("n_bidders", n_bidders, 2, MAX_BIDDERS)
         if item_order not in ITEM_ORDERS:
-            raise ValueError(f"item_order must be one of {ITEM_ORDERS}, got {item_order!r}")
+            raise ValueError(f"item_order must be one of {ITEM_ORDERS}, got {excerpt(item_order)}")
         if prompt not in PROMPTS:
-            raise ValueError(f"prompt must be one of {PROMPTS}, got {prompt!r}")
+            raise ValueError(f"prompt must be one of {PROMPTS}, got {excerpt(prompt)}")
         if belief_match not in M.BELIEF_MATCHES:
-            raise ValueError(f"belief_match must be one of {M.BELIEF_MATCHES}, got {belief_match!r}")
+            raise ValueError(f"belief_match must be one of {M.BELIEF_MATCHES}, got {excerpt(belief_match)}")
         if action_mode not in ACTION_MODES:
-            raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
+            raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {excerpt(action_mode)}")
         if reward_mode not in REWARD_MODES:
-            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
+            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {excerpt(reward_mode)}")
         if isinstance(tie_break, (list, tuple)):
             unknown = [a for a in tie_break if a not in [f"bidder_{i + 1}" for i in range(n_bidders)]]
             if unknown:
-                raise ValueError(f"a scripted tie_break lists agents bidder_1..bidder_{n_bidders}, got {unknown}")
+                raise ValueError(f"a scripted tie_break lists agents bidder_1..bidder_{n_bidders}, "
+                                 f"got {excerpt(unknown)}")
             tie_break = tuple(tie_break)
         elif not callable(tie_break) and tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {TIE_BREAKS}, a list of agents or a callable, "
-                             f"got {tie_break!r}")
-        if not 0 < min_markup_pct <= 100:
-            raise ValueError(f"min_markup_pct must be in 1..100, got {min_markup_pct}")
-        if discrete_levels < 1:
-            raise ValueError(f"discrete_levels must be >= 1, got {discrete_levels}")
-        if max_steps is not None and max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1 or None, got {max_steps}")
+                             f"got {excerpt(tie_break)}")
+        check_int("min_markup_pct", min_markup_pct, 1, 100)
+        check_int("discrete_levels", discrete_levels, 1, MAX_DISCRETE_LEVELS)
+        if max_steps is not None:
+            check_int("max_steps", max_steps, 1)
         self.items = coerce_items(TABLE1_ITEMS if items is None else items)
         self.item_order = item_order
-        self.budgets = [int(b) for b in _per_bidder(budgets, n_bidders, "budgets")]
-        if any(b < 0 for b in self.budgets):
-            raise ValueError("budgets must be >= 0")
+        self.budgets = _amounts(budgets, n_bidders, "budgets", 0, MAX_MONEY)
         self.desires = _per_bidder(desires, n_bidders, "desires")
         if any(d not in DESIRES for d in self.desires):
-            raise ValueError(f"desires must be among {DESIRES}, got {self.desires}")
-        self.overestimate_percent = [int(o) for o in
-                                     _per_bidder(overestimate_percent, n_bidders, "overestimate_percent")]
-        if any(not -100 <= o <= 100 for o in self.overestimate_percent):
-            raise ValueError("overestimate_percent must be in -100..100")
+            raise ValueError(f"desires must be among {DESIRES}, got {excerpt(self.desires)}")
+        self.overestimate_percent = _amounts(overestimate_percent, n_bidders, "overestimate_percent", -100, 100)
         self.min_markup_pct = min_markup_pct
         self.action_mode = action_mode
         self.reveal_status = reveal_status
@@ -197,8 +199,7 @@ class AuctionEnv(TextAECEnv):
 
     def _start_game(self, options: dict[str, Any]) -> None:
         order = options.get("item_order", self.item_order)
-        budgets = [int(b) for b in
-                   _per_bidder(options.get("budgets", self.budgets), len(self.possible_agents), "budgets")]
+        budgets = _amounts(options.get("budgets", self.budgets), len(self.possible_agents), "budgets", 0, MAX_MONEY)
         if self.action_mode == "amount" and max(budgets) > self._max_budget:
             raise ValueError("in amount mode, budgets given at reset cannot exceed the constructor's budgets")
         items = coerce_items(options["items"]) if "items" in options else self.items

@@ -11,6 +11,15 @@ from typing import Any
 
 import numpy as np
 
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import check_int
+
+#: The largest amount of money (a budget, a starting price, a true value; the paper's budget is
+#: 20,000): the amount action space is Discrete(largest budget + 2).
+MAX_MONEY = 1_000_000
+#: The most items of an auction (the paper: 10; the reference pool: 26).
+MAX_ITEMS = 100
+
 
 @dataclass(frozen=True)
 class Item:
@@ -22,8 +31,9 @@ class Item:
     def __post_init__(self) -> None:
         if not self.name:
             raise ValueError("an item needs a name")
-        if self.start_price <= 0 or self.true_value < 0:
-            raise ValueError(f"item {self.name!r}: start_price must be > 0 and true_value >= 0")
+        for field, low in (("start_price", 1), ("true_value", 0)):
+            object.__setattr__(self, field, check_int(f"item {excerpt(self.name)}: {field}", getattr(self, field),
+                                                      low, MAX_MONEY))
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "desc": self.desc, "start_price": self.start_price, "true_value": self.true_value}
@@ -98,11 +108,13 @@ def coerce_items(items: Iterable[Item | Mapping[str, Any]]) -> tuple[Item, ...]:
             result.append(entry)
             continue
         try:
-            price = int(entry["start_price"])
+            price = entry["start_price"]
             result.append(Item(str(entry["name"]), str(entry.get("desc", "")), price,
-                               int(entry.get("true_value", 2 * price))))
+                               entry.get("true_value", 2 * price)))
         except (KeyError, TypeError) as err:
-            raise ValueError(f"bad item {entry!r}: need name and start_price ({err})") from None
+            raise ValueError(f"bad item {excerpt(entry)}: need name and start_price ({excerpt(err)})") from None
+        if len(result) > MAX_ITEMS:
+            raise ValueError(f"items must hold at most {MAX_ITEMS} items")
     if not result:
         raise ValueError("items must not be empty")
     names = [item.name.lower() for item in result]

@@ -8,9 +8,15 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+#: The longest message the parser prints (argparse quotes the values it refuses whole).
+MAX_MESSAGE_CHARS = 240
+
 
 class OneLineParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (the usage is left to ``--help``), exit status 2."""
+    """An argument parser whose errors are one short line (the usage is left to ``--help``; the message
+    cut to :data:`MAX_MESSAGE_CHARS`), exit status 2."""
 
     def error(self, message: str) -> NoReturn:
+        if len(message) > MAX_MESSAGE_CHARS:
+            message = message[:MAX_MESSAGE_CHARS - 3] + "..."
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

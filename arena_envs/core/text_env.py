@@ -50,6 +50,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
+from arena_envs.core.arguments import MAX_RETRIES, check_int, check_real
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
 from arena_envs.core.records import EpisodeRecord
 from arena_envs.core.spaces import UnicodeText, array_key, own_copy, prototype
@@ -145,16 +146,11 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
-        if invalid_action_penalty > 0:
-            raise ValueError(f"invalid_action_penalty must be <= 0, got {invalid_action_penalty}")
-        if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int)
-                                       or max_cycles < 1):
-            raise ValueError(f"max_cycles must be None or an int >= 1, got {max_cycles!r}")
+        self.max_retries = check_int("max_retries", max_retries, 0, MAX_RETRIES)
+        self.invalid_action_penalty = check_real("invalid_action_penalty", invalid_action_penalty, high=0)
+        if max_cycles is not None:
+            check_int("max_cycles", max_cycles, 1)
         self.render_mode = render_mode
-        self.max_retries = max_retries
-        self.invalid_action_penalty = float(invalid_action_penalty)
         self.max_cycles = max_cycles
         self.possible_agents = list(agents)
         self.feature_names = tuple(feature_names)

@@ -27,7 +27,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from arena_envs.core import Policy
-from arena_envs.core.arguments import check_games, check_int, check_played
+from arena_envs.core.arguments import MAX_EPISODES, check_games, check_int, check_played
 from arena_envs.evaluation.settings import MANIFEST, SETTINGS, SUBJECTS, PaperSetting, read_manifest
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.provenance import describe, package_version, prompt_hash, source_commit
@@ -216,7 +216,7 @@ def evaluate(spec: str, out: str | Path, *, games: Sequence[str] | None = None, 
     out = Path(out)
     chosen = select_games(games)
     if episodes is not None:
-        check_int("episodes", episodes, 1)
+        check_int("episodes", episodes, 1, MAX_EPISODES)
     check_int("concurrency", concurrency, 1)
     overrides = {game: dict(kwargs) for game, kwargs in (env_overrides or {}).items()}
     check_played("--env-arg", overrides, chosen)

@@ -21,6 +21,8 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SharedTranscripts, report_block, request_block
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import check_real
 from arena_envs.core.json_answer import key_values
 from arena_envs.gamma.answer import answer_object, canonical_json, format_instruction, json_constraint
 from arena_envs.gamma.base import check_int, random_legal_action
@@ -29,12 +31,14 @@ from arena_envs.gamma.battle_royale_rules import (
     DEFAULT_HIT_RATE_STEP,
     DEFAULT_MAX_TURNS,
     DEFAULT_PLAYERS,
+    MAX_PLAYERS,
     BattleRoyale,
     check_hit_rates,
     linear_hit_rates,
     shooting_order,
 )
 from arena_envs.gamma.sequential import SequentialGameEnv
+from arena_envs.gamma.simultaneous_rules import MAX_ROUNDS
 
 #: Words of the "action" key that mean an intentional miss (anything else defers to "target").
 MISS_WORDS = frozenset({"miss", "intentional miss", "intentionally miss", "miss on purpose", "miss intentionally",
@@ -100,14 +104,15 @@ class BattleRoyaleEnv(SequentialGameEnv):
         **options: Any,
     ):
         if hit_rates is None:
-            n_players = check_int("n_players", DEFAULT_PLAYERS if n_players is None else n_players, 2)
-            hit_rates = linear_hit_rates(n_players, hit_rate_base, hit_rate_step)
+            n_players = check_int("n_players", DEFAULT_PLAYERS if n_players is None else n_players, 2, MAX_PLAYERS)
+            hit_rates = linear_hit_rates(n_players, check_real("hit_rate_base", hit_rate_base),
+                                         check_real("hit_rate_step", hit_rate_step))
         elif n_players is not None and n_players != len(hit_rates):
-            raise ValueError(f"n_players ({n_players}) must equal len(hit_rates) ({len(hit_rates)}) "
+            raise ValueError(f"n_players ({excerpt(n_players)}) must equal len(hit_rates) ({len(hit_rates)}) "
                              "when both are given")
         self.hit_rates = check_hit_rates(hit_rates)
         if max_turns is not None:
-            max_turns = check_int("max_turns", max_turns, 1)
+            max_turns = check_int("max_turns", max_turns, 1, MAX_ROUNDS)
         self.max_turns = max_turns
         n = len(self.hit_rates)
         self.order = shooting_order(self.hit_rates)

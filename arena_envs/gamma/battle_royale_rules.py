@@ -15,7 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from arena_envs.core.arguments import check_int, check_real
+from arena_envs.gamma.simultaneous_rules import MAX_ROUNDS
+
 DEFAULT_PLAYERS = 10
+#: The most players (the paper plays 10; every seat's rules list them all). Turns: at most MAX_ROUNDS.
+MAX_PLAYERS = 100
 DEFAULT_HIT_RATE_BASE = 35.0
 DEFAULT_HIT_RATE_STEP = 5.0
 DEFAULT_MAX_TURNS = 20
@@ -28,13 +33,12 @@ def linear_hit_rates(n_players: int, base: float = DEFAULT_HIT_RATE_BASE,
 
 
 def check_hit_rates(hit_rates: Sequence[float]) -> list[float]:
-    """The rates as floats, or a ValueError naming what is wrong."""
-    rates = [float(r) for r in hit_rates]
-    if len(rates) < 2:
-        raise ValueError(f"hit_rates needs at least 2 players (n_players >= 2), got {len(rates)}")
-    bad = [r for r in rates if not 0.0 < r <= 100.0]
-    if bad:
-        raise ValueError(f"hit_rates must be percentages in (0, 100], got {bad}")
+    """The rates as floats (one per player, 2..MAX_PLAYERS of them, percentages in (0, 100]), or a
+    ValueError naming what is wrong."""
+    check_int("the number of hit_rates (n_players)", len(hit_rates), 2, MAX_PLAYERS)
+    rates = [check_real("a hit_rates entry", rate, 0, 100) for rate in hit_rates]
+    if 0 in rates:
+        raise ValueError("hit_rates must be percentages in (0, 100], got 0")
     return rates
 
 
@@ -65,8 +69,8 @@ class BattleRoyale:
     """
 
     def __init__(self, hit_rates: Sequence[float], max_turns: int | None = DEFAULT_MAX_TURNS):
-        if max_turns is not None and max_turns < 1:
-            raise ValueError(f"max_turns must be >= 1 or None, got {max_turns}")
+        if max_turns is not None:
+            check_int("max_turns", max_turns, 1, MAX_ROUNDS)
         self.hit_rates = check_hit_rates(hit_rates)
         self.max_turns = max_turns
         self.order = shooting_order(self.hit_rates)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena_envs.core.arguments import check_real
 from arena_envs.gamma.simultaneous_rules import SimultaneousRules
 
 DISHES = ("cheap", "costly")  # native action 0 = cheap, 1 = costly
@@ -25,6 +26,8 @@ class DinersRules(SimultaneousRules):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        for name in ("costly_price", "cheap_price", "costly_utility", "cheap_utility"):
+            check_real(name, getattr(self, name))
         ph, pl, uh, ul, n = self.costly_price, self.cheap_price, self.costly_utility, self.cheap_utility, self.n_players
         problems = []
         if not ph > pl:

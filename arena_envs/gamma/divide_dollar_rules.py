@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena_envs.core.arguments import check_int
-from arena_envs.gamma.simultaneous_rules import SimultaneousRules
+from arena_envs.gamma.simultaneous_rules import MAX_VALUE, SimultaneousRules
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class DivideDollarRules(SimultaneousRules):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_int("golds", self.golds, 1)
+        check_int("golds", self.golds, 1, MAX_VALUE)
 
     def resolve(self, round_no: int, bids: Sequence[int]) -> tuple[dict[str, Any], list[float]]:
         total = sum(bids)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena_envs.core.arguments import check_real
 from arena_envs.gamma.simultaneous_rules import SimultaneousRules
 
 MODES = ("implicit", "explicit")
@@ -27,8 +28,9 @@ class ElFarolRules(SimultaneousRules):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not 0 <= self.capacity_ratio <= 1:
-            raise ValueError(f"capacity_ratio must be in [0, 1], got {self.capacity_ratio!r}")
+        check_real("capacity_ratio", self.capacity_ratio, 0, 1)
+        for name in ("max_utility", "min_utility", "home_utility"):
+            check_real(name, getattr(self, name))
         if not self.min_utility < self.home_utility < self.max_utility:
             raise ValueError("need min_utility < home_utility < max_utility, got "
                              f"{self.min_utility!r}, {self.home_utility!r}, {self.max_utility!r}")

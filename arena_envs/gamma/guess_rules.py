@@ -13,22 +13,32 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from arena_envs.gamma.simultaneous_rules import SimultaneousRules
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import check_int
+from arena_envs.gamma.simultaneous_rules import MAX_VALUE, SimultaneousRules
 
 TIE_RULES = ("all", "first_in_index_order")
+#: The largest ratio R and the largest denominator of R (the paper's R is 2/3; the repo's up to 4/3).
+MAX_RATIO = 100
+MAX_DENOMINATOR = 10_000
 
 
 def as_fraction(name: str, value: Any) -> Fraction:
-    """A ratio from a Fraction, int, float, ``"2/3"`` or ``"60%"``; ValueError naming ``name``."""
+    """A ratio in [0, MAX_RATIO] with a denominator of at most MAX_DENOMINATOR, from a Fraction, int,
+    float (to the nearest such fraction), ``"2/3"`` or ``"60%"``; ValueError naming ``name``."""
     try:
         if isinstance(value, str) and value.strip().endswith("%"):
-            return Fraction(value.strip()[:-1]) / 100
-        if isinstance(value, float):
-            return Fraction(value).limit_denominator(10_000)
-        return Fraction(value)
-    except (TypeError, ValueError, ZeroDivisionError):
-        raise ValueError(f"{name} must be a number, a fraction string like '2/3' or a percentage like '60%', "
-                         f"got {value!r}") from None
+            ratio = Fraction(value.strip()[:-1]) / 100
+        elif isinstance(value, float):
+            ratio = Fraction(value).limit_denominator(MAX_DENOMINATOR)
+        else:
+            ratio = Fraction(value)
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        ratio = Fraction(-1)
+    if not 0 <= ratio <= MAX_RATIO or ratio.denominator > MAX_DENOMINATOR:
+        raise ValueError(f"{name} must be a number from 0 to {MAX_RATIO} with a denominator of at most "
+                         f"{MAX_DENOMINATOR} (2/3, '2/3', '60%'), got {excerpt(value)}")
+    return ratio
 
 
 def ratio_text(ratio: Fraction) -> str:
@@ -45,12 +55,13 @@ class GuessRules(SimultaneousRules):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        lo, hi = self.min_value, self.max_value
-        if not isinstance(lo, int) or not isinstance(hi, int) or lo >= hi:
-            raise ValueError(f"min_value and max_value must be integers with min_value < max_value, got {lo!r}, {hi!r}")
+        lo = check_int("min_value", self.min_value, -MAX_VALUE, MAX_VALUE)
+        hi = check_int("max_value", self.max_value, -MAX_VALUE, MAX_VALUE)
+        if lo >= hi:
+            raise ValueError(f"min_value must be < max_value, got {lo} and {hi}")
+        object.__setattr__(self, "min_value", lo)
+        object.__setattr__(self, "max_value", hi)
         object.__setattr__(self, "ratio", as_fraction("ratio", self.ratio))
-        if self.ratio < 0:
-            raise ValueError(f"ratio must be >= 0, got {self.ratio}")
         if self.tie_rule not in TIE_RULES:
             raise ValueError(f"tie_rule must be one of {TIE_RULES}, got {self.tie_rule!r}")
 

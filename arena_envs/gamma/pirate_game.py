@@ -33,6 +33,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, report_block, request_block
+from arena_envs.core.arguments import check_real
 from arena_envs.gamma import scoring
 from arena_envs.gamma.answer import (
     EXPLANATION_KEY,
@@ -47,12 +48,14 @@ from arena_envs.gamma.base import check_int
 from arena_envs.gamma.pirate_rules import (
     DEFAULT_GOLDS,
     DEFAULT_PLAYERS,
+    MAX_PLAYERS,
     PirateGame,
     accepts_needed,
     check_params,
     proposal_problem,
 )
 from arena_envs.gamma.sequential import SequentialGameEnv
+from arena_envs.gamma.simultaneous_rules import MAX_VALUE
 
 OBJECTIVES = ("Your goals, in order of priority: (1) stay alive; (2) get as many coins as possible; "
               "(3) when everything else is equal, see another pirate thrown overboard.")
@@ -111,11 +114,11 @@ class PirateGameEnv(SequentialGameEnv):
         death_reward: float = -1.0,
         **options: Any,
     ):
-        n_players = check_int("n_players", n_players, 1)
-        golds = check_int("golds", golds, 0)
+        n_players = check_int("n_players", n_players, 1, MAX_PLAYERS)
+        golds = check_int("golds", golds, 0, MAX_VALUE)
         check_params(n_players, golds)
         self.golds = golds
-        self.death_reward = float(death_reward)
+        self.death_reward = check_real("death_reward", death_reward)
         space = spaces.Dict({"proposal": spaces.MultiDiscrete([golds + 1] * n_players), "vote": spaces.Discrete(2)})
         super().__init__(
             n_players=n_players,

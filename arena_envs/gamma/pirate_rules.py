@@ -15,10 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_int
+from arena_envs.gamma.simultaneous_rules import MAX_VALUE
 
 DEFAULT_PLAYERS = 10
 DEFAULT_GOLDS = 100
+#: The most pirates (the paper: 10); a proposal's mask holds MAX_PLAYERS x (MAX_VALUE + 1) entries.
+MAX_PLAYERS = 100
 
 
 def min_golds(n_players: int) -> int:
@@ -29,10 +33,10 @@ def min_golds(n_players: int) -> int:
 
 def check_params(n_players: int, golds: int) -> None:
     """ValueError naming the argument if (N, G) is outside the spec's range."""
-    check_int("n_players", n_players, 1)
-    if isinstance(golds, bool) or not isinstance(golds, int) or golds < min_golds(n_players):
-        raise ValueError(f"golds must be an integer >= max(1, floor((n_players - 1) / 2)) = {min_golds(n_players)}, "
-                         f"got {golds!r}")
+    check_int("n_players", n_players, 1, MAX_PLAYERS)
+    if isinstance(golds, bool) or not isinstance(golds, int) or not min_golds(n_players) <= golds <= MAX_VALUE:
+        raise ValueError(f"golds must be an integer from max(1, floor((n_players - 1) / 2)) = {min_golds(n_players)} "
+                         f"to {MAX_VALUE}, got {excerpt(golds)}")
 
 
 def ne_proposal(n_survivors: int, golds: int) -> list[int]:

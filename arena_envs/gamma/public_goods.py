@@ -8,7 +8,7 @@ Reward: with ``reset=True`` (paper) the tokens held at the end of the round, T -
 the cumulative reward is the total earned; with ``reset=False`` the round's gain R S / N - c, so
 the cumulative reward plus the starting tokens is the final holding (the agent's ``score``).
 ``cap`` (the action space's largest contribution) is T with reset, else ``max_contribution``
-(default 10 T).
+(default 10 T, at most ``MAX_VALUE``).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from arena_envs.gamma.answer import IntField
 from arena_envs.gamma.base import fmt
 from arena_envs.gamma.public_goods_rules import PublicGoodsRules
 from arena_envs.gamma.simultaneous import SimultaneousGameEnv
-from arena_envs.gamma.simultaneous_rules import check_int
+from arena_envs.gamma.simultaneous_rules import MAX_VALUE, check_int
 
 NA = -1.0
 
@@ -37,8 +37,8 @@ class PublicGoodsEnv(SimultaneousGameEnv):
                  reset: bool = True, token_init: str = "fixed", rand_min: int = 11,
                  max_contribution: int | None = None, **options: Any):
         self.rules = PublicGoodsRules(n_players, n_rounds, ratio, tokens, bool(reset), token_init, rand_min)
-        cap = 10 * tokens if max_contribution is None else max_contribution
-        self.cap = tokens if reset else check_int("max_contribution", cap, tokens)
+        cap = min(10 * tokens, MAX_VALUE) if max_contribution is None else max_contribution
+        self.cap = tokens if reset else check_int("max_contribution", cap, tokens, MAX_VALUE)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=range(self.cap + 1), **options)
 
     def params(self) -> dict[str, Any]:

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from arena_envs.core.arguments import check_int
-from arena_envs.gamma.simultaneous_rules import SimultaneousRules
+from arena_envs.core.arguments import check_int, check_real
+from arena_envs.gamma.simultaneous_rules import MAX_VALUE, SimultaneousRules
 
 TOKEN_INITS = ("fixed", "random")
 
@@ -31,9 +31,8 @@ class PublicGoodsRules(SimultaneousRules):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_int("tokens", self.tokens, 1)
-        if not isinstance(self.ratio, (int, float)) or self.ratio < 0:
-            raise ValueError(f"ratio must be a number >= 0, got {self.ratio!r}")
+        check_int("tokens", self.tokens, 1, MAX_VALUE)
+        check_real("ratio", self.ratio, 0)
         if self.token_init not in TOKEN_INITS:
             raise ValueError(f"token_init must be one of {TOKEN_INITS}, got {self.token_init!r}")
         if self.token_init == "random" and not 0 <= self.rand_min <= self.tokens - self.n_players + 1:

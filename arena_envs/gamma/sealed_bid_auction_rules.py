@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from arena_envs.gamma.simultaneous_rules import SimultaneousRules
+from arena_envs.core.arguments import check_int
+from arena_envs.gamma.simultaneous_rules import MAX_VALUE, SimultaneousRules
 
 MODES = ("first", "second")
 VALUATION_RNGS = ("paper", "env")
@@ -53,11 +54,11 @@ class SealedBidRules(SimultaneousRules):
             raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
         if self.valuation_rng not in VALUATION_RNGS:
             raise ValueError(f"valuation_rng must be one of {VALUATION_RNGS}, got {self.valuation_rng!r}")
-        if not isinstance(self.interval, int) or self.interval < 1:
-            raise ValueError(f"interval must be an integer >= 1, got {self.interval!r}")
-        lo, hi = self.valuation_min, self.valuation_max
-        if not isinstance(lo, int) or not isinstance(hi, int) or not 0 <= lo <= hi:
-            raise ValueError(f"need integers 0 <= valuation_min <= valuation_max, got {lo!r}, {hi!r}")
+        check_int("interval", self.interval, 1, MAX_VALUE)
+        lo = check_int("valuation_min", self.valuation_min, 0, MAX_VALUE)
+        hi = check_int("valuation_max", self.valuation_max, 0, MAX_VALUE)
+        if lo > hi:
+            raise ValueError(f"valuation_min must be <= valuation_max, got {lo} and {hi}")
         if (self.valuation_max - self.valuation_min) % self.interval:
             raise ValueError(f"valuation_max - valuation_min must be a multiple of interval, got "
                              f"{self.valuation_min}, {self.valuation_max}, {self.interval}")

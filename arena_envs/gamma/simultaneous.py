@@ -15,7 +15,7 @@ from gymnasium import spaces
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, report_block, request_block
 from arena_envs.gamma.answer import ChoiceField, IntField
 from arena_envs.gamma.base import GammaEnv, random_legal_action, readonly
-from arena_envs.gamma.simultaneous_rules import check_int
+from arena_envs.gamma.simultaneous_rules import MAX_PLAYERS, MAX_ROUNDS, check_int
 
 
 class SimultaneousGameEnv(GammaEnv):
@@ -38,8 +38,8 @@ class SimultaneousGameEnv(GammaEnv):
 
     def __init__(self, *, n_players: int, n_rounds: int, values: Sequence[Any], reveal_own_id: bool = False,
                  **options: Any):
-        n_players = check_int("n_players", n_players, 2)
-        self.n_rounds = check_int("n_rounds", n_rounds, 1)
+        n_players = check_int("n_players", n_players, 2, MAX_PLAYERS)
+        self.n_rounds = check_int("n_rounds", n_rounds, 1, MAX_ROUNDS)
         self.reveal_own_id = bool(reveal_own_id)
         self._values = values
         super().__init__(

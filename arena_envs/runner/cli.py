@@ -37,6 +37,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from arena_envs.core.answers import excerpt
 from arena_envs.core.extras import MissingExtra, install_command, needs_extra
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner import policy_registry as registry
@@ -73,7 +74,7 @@ def env_args(items: Sequence[str], option: str = "--env-arg") -> dict[str, Any]:
     for item in items:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            raise UsageError(f"{option} expects key=value, got {item!r}")
+            raise UsageError(f"{option} expects key=value, got {excerpt(item)}")
         kwargs[key.strip()] = parse_value(value)
     return kwargs
 

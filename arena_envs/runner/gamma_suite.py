@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena_envs.core.arguments import check_games, check_int, check_played
+from arena_envs.core.arguments import MAX_EPISODES, check_games, check_int, check_played
 from arena_envs.gamma.history import GAME_LABELS, GAMES
 from arena_envs.gamma.scoring import score as gamma_score
 from arena_envs.gamma.scoring import table_row
@@ -112,7 +112,7 @@ def play_suite(
     keyword arguments of the environment (e.g. ``{"guess_two_thirds_v0": {"n_rounds": 5}}``).
     """
     check_games(games, GAMES)
-    check_int("runs", runs, 1)
+    check_int("runs", runs, 1, MAX_EPISODES)
     env_kwargs = {g: dict(kw) for g, kw in (env_kwargs or {}).items()}
     check_played("env_kwargs", env_kwargs, games)
     seats = {g: seat_specs(players, env_kwargs.get(g, {}).get("n_players", DEFAULT_PLAYERS)) for g in games}

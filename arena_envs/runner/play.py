@@ -28,6 +28,7 @@ from typing import Any, TextIO
 
 from arena_envs.core import Policy
 from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.arguments import listing
 from arena_envs.gamma.answer import EXPLANATION_KEY
 from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.cli_errors import UsageError
@@ -73,7 +74,7 @@ def opponent_specs(env: str, players: Sequence[str], n_others: int) -> list[str]
         return list(players) * n_others
     if len(players) != n_others:
         raise UsageError(f"--players: {env} needs 1 or {n_others} opponent specs (one per other seat), "
-                         f"got {len(players)}: {','.join(players)}")
+                         f"got {len(players)}: {listing(players, 100)}")
     return list(players)
 
 
@@ -187,7 +188,7 @@ async def _play(env_name: str, seat: int, opponents: list[str], seed: int, env_k
     raw = env.unwrapped
     agents = list(raw.possible_agents)
     if not 0 <= seat < len(agents):
-        raise UsageError(f"--seat {seat}: {env_name} has seats 0..{len(agents) - 1} ({', '.join(agents)})")
+        raise UsageError(f"--seat {seat}: {env_name} has seats 0..{len(agents) - 1} ({listing(agents, 100)})")
     specs = opponent_specs(env_name, opponents, len(agents) - 1)
     person = PERSON_POLICY.get(env_name, "human")
     specs.insert(seat, person)

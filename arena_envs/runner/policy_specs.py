@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena_envs.core import Policy
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import MAX_SEATS
 from arena_envs.core.extras import MissingExtra, install_command, needs_extra
 from arena_envs.runner import policy_registry as registry
 
@@ -53,25 +55,27 @@ def split_top_level(text: str, sep: str) -> list[str]:
             continue
         current.append(ch)
     if quote or closers:
-        raise SpecError(f"unbalanced quotes or brackets in {text!r}")
+        raise SpecError(f"unbalanced quotes or brackets in {excerpt(text)}")
     parts.append("".join(current).strip())
     return parts
 
 
 def split_players(text: str) -> list[str]:
-    """The specs of a ``--players`` value, with ``spec*N`` expanded; empty entries are an error."""
+    """The specs of a ``--players`` value, with ``spec*N`` expanded; empty entries are an error, and
+    so are more than :data:`~arena_envs.core.arguments.MAX_SEATS` seats in all."""
     specs: list[str] = []
     for part in split_top_level(text, ","):
         if not part:
-            raise SpecError(f"empty player in --players {text!r}")
+            raise SpecError(f"empty player in --players {excerpt(text)}")
         match = _REPEAT.match(part)
+        count = 1
         if match:
-            count = int(match["count"])
+            count = int(match["count"]) if len(match["count"]) <= 9 else MAX_SEATS + 1
             if count < 1:
-                raise SpecError(f"player count must be >= 1 in {part!r}")
-            specs.extend([match["spec"]] * count)
-        else:
-            specs.append(part)
+                raise SpecError(f"player count must be >= 1 in {excerpt(part)}")
+        if len(specs) + count > MAX_SEATS:
+            raise SpecError(f"--players lists more than {MAX_SEATS} seats (the limit) at {excerpt(part)}")
+        specs.extend([match["spec"] if match else part] * count)
     return specs
 
 
@@ -100,9 +104,9 @@ def game_env_arg(item: str, games: Sequence[str], *, prefixed: bool) -> tuple[st
     key, eq, value = item.partition("=")
     game, dot, name = key.strip().rpartition(".")
     if not eq or not name or (prefixed and not dot):
-        raise ValueError(f"--env-arg expects {'GAME.' if prefixed else '[GAME.]'}KEY=VALUE, got {item!r}")
+        raise ValueError(f"--env-arg expects {'GAME.' if prefixed else '[GAME.]'}KEY=VALUE, got {excerpt(item)}")
     if dot and game not in games:
-        raise ValueError(f"--env-arg {item!r}: unknown game {game!r}; known: {', '.join(games)}")
+        raise ValueError(f"--env-arg {excerpt(item)}: unknown game {excerpt(game)}; known: {', '.join(games)}")
     return (game if dot else None), name, parse_value(value)
 
 
@@ -115,9 +119,10 @@ def parse_arguments(text: str, what: str) -> dict[str, Any]:
         key, eq, value = item.partition("=")
         key = key.strip()
         if not eq or not key.isidentifier():
-            raise SpecError(f"bad argument {item!r} in policy spec {what!r}: expected key=value, joined by '+'")
+            raise SpecError(f"bad argument {excerpt(item)} in policy spec {excerpt(what)}: expected key=value, "
+                            "joined by '+'")
         if key in kwargs:
-            raise SpecError(f"argument {key!r} given twice in policy spec {what!r}")
+            raise SpecError(f"argument {excerpt(key)} given twice in policy spec {excerpt(what)}")
         kwargs[key] = parse_value(value.strip())
     return kwargs
 
@@ -140,21 +145,21 @@ def make_policy(spec: str, env: str) -> Policy:
             try:
                 return factory(spec, env)
             except ValueError as err:
-                raise SpecError(f"policy spec {spec!r}: {err}") from err
+                raise SpecError(f"policy spec {excerpt(spec)}: {err}") from err
     found = registry.lookup(env, name)
     if found is None:
         known = ", ".join(registry.policy_names(env))
         if not registry.POLICIES:
             known += (" (no policy entry points are installed: pip install -e . in the repository "
                       f"declares them, group {registry.POLICY_GROUP})")
-        raise SpecError(f"unknown policy {name!r} for {env}; available: {known}")
+        raise SpecError(f"unknown policy {excerpt(name)} for {env}; available: {known}")
     cls: Callable[..., Policy] = _import(found, spec, None)
     kwargs = parse_arguments(rest, spec)
-    check_keywords(cls, kwargs, f"policy spec {spec!r}")
+    check_keywords(cls, kwargs, f"policy spec {excerpt(spec)}")
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as err:
-        raise SpecError(f"policy spec {spec!r} ({found}): {err}") from err
+        raise SpecError(f"policy spec {excerpt(spec)} ({found}): {err}") from err
 
 
 def check_keywords(func: Callable[..., Any], kwargs: dict[str, Any], what: str) -> None:
@@ -165,10 +170,11 @@ def check_keywords(func: Callable[..., Any], kwargs: dict[str, Any], what: str) 
         return
     for key, value in kwargs.items():
         if key not in named:
-            raise SpecError(f"{what}: unknown argument {key}={value!r}; accepted: {describe_keywords(named)}")
+            raise SpecError(f"{what}: unknown argument {key}={excerpt(value)}; accepted: {describe_keywords(named)}")
         expected = _expected(named[key])
         if expected and isinstance(value, str):
-            raise SpecError(f"{what}: argument {key}={value!r} must be {expected} (default {named[key].default!r})")
+            raise SpecError(f"{what}: argument {key}={excerpt(value)} must be {expected} "
+                            f"(default {named[key].default!r})")
 
 
 def keyword_parameters(func: Callable[..., Any]) -> dict[str, inspect.Parameter] | None:
@@ -227,7 +233,7 @@ def policy_options(env: str, name: str) -> str:
         return f"{text} (not installed: {install_command(missing)})" if missing else text
     target = registry.lookup(env, name)
     if target is None:
-        raise SpecError(f"unknown policy {name!r} for {env}")
+        raise SpecError(f"unknown policy {excerpt(name)} for {env}")
     try:
         params = keyword_parameters(load_object(target))
     except (ImportError, AttributeError) as err:
@@ -260,6 +266,6 @@ def _import(target: str, spec: str, extra: str | None) -> Any:
     except ImportError as err:
         if isinstance(err, ModuleNotFoundError) and (extra or isinstance(err, MissingExtra)):
             raise
-        raise SpecError(f"policy spec {spec!r} needs {target}, which cannot be imported: {err}") from err
+        raise SpecError(f"policy spec {excerpt(spec)} needs {target}, which cannot be imported: {err}") from err
     except AttributeError as err:
-        raise SpecError(f"policy spec {spec!r}: {target} does not exist: {err}") from err
+        raise SpecError(f"policy spec {excerpt(spec)}: {target} does not exist: {err}") from err

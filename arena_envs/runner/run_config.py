@@ -13,7 +13,8 @@ from typing import Any
 from pettingzoo import AECEnv
 
 from arena_envs.core import Policy
-from arena_envs.core.arguments import check_int
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import MAX_EPISODES, MAX_SEATS, check_int
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.policy_specs import check_keywords, player_labels
 
@@ -41,9 +42,8 @@ class RunConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "players", tuple(self.players))
         object.__setattr__(self, "env_kwargs", dict(self.env_kwargs))
-        if not self.players:
-            raise ValueError("players must name at least one policy")
-        check_int("episodes", self.episodes, 1)
+        check_int("the number of players", len(self.players), 1, MAX_SEATS)
+        check_int("episodes", self.episodes, 1, MAX_EPISODES)
         check_int("seed", self.seed, 0)
 
     @property
@@ -74,7 +74,7 @@ def env_factory(name: str, kwargs: Mapping[str, Any]) -> EnvFactory:
         builder(**kwargs).close()
     except (TypeError, ValueError) as err:
         _check_against_env_class(builder, kwargs, f"environment {name}: bad --env-arg")
-        given = " ".join(f"{key}={value!r}" for key, value in kwargs.items())
+        given = " ".join(f"{key}={excerpt(value, 60)}" for key, value in kwargs.items())
         raise ValueError(f"environment {name}: bad --env-arg {given}: {err}") from err
     return lambda: builder(**kwargs)
 

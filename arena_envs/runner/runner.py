@@ -26,6 +26,7 @@ from pettingzoo import AECEnv
 from tqdm.auto import tqdm
 
 from arena_envs.core import Policy
+from arena_envs.core.arguments import listing
 from arena_envs.runner.episode import INVALID_KINDS, EpisodePlayer, PlayedEpisode, RunError, play_episodes
 from arena_envs.runner.figures import write_run_figures
 from arena_envs.runner.leaderboard import Standings, rating_of, write_leaderboard
@@ -95,8 +96,8 @@ class Runner:
         self.agents = list(self._envs[0].unwrapped.possible_agents)
         try:
             if len(self.agents) != len(config.players):
-                raise ValueError(f"{config.env} has {len(self.agents)} seats ({', '.join(self.agents)}) "
-                                 f"but players lists {len(config.players)}: {', '.join(config.players)}")
+                raise ValueError(f"{config.env} has {len(self.agents)} seats ({listing(self.agents, 100)}) "
+                                 f"but players lists {len(config.players)}: {listing(config.players, 100)}")
             self._teams = [self.policies()]  # bad specs fail here, before the folder is created
             try:
                 self.folder = ResultsFolder(out, config.to_dict(), sync_interval,

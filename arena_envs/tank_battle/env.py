@@ -33,7 +33,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
-from arena_envs.core.arguments import check_int
+from arena_envs.core.arguments import check_int, check_real
 from arena_envs.tank_battle import grid, metrics, parser
 from arena_envs.tank_battle.coop import CoopState, legal_partners
 from arena_envs.tank_battle.decision import Decision
@@ -49,6 +49,9 @@ TARGET_IDS = (-1, *range(8), *range(FIRST_NPC_ID, FIRST_NPC_ID + 10), 100, 101, 
 OPS: tuple[Operation, ...] = ("up", "down", "left", "right", "shoot", "noop")
 COOP_OPS = ("none", "keep", "stop", "request")
 MAX_PLAYERS = 8
+#: The most rounds of an episode (the stages play 60 or 80) and the most NPC tanks (their target ids).
+MAX_ROUNDS = 10_000
+MAX_NPCS = 10
 ACTION_MODES = ("dict", "discrete")
 OBS_MODES = ("both", "text", "grid")
 LANGS = ("en", "zh")
@@ -128,20 +131,18 @@ class TankBattleEnv(TextAECEnv):
             self.stage = custom_stage(len(self.game_map.players), _choice("custom_mode", custom_mode, MODES),  # type: ignore[arg-type]
                                       custom_team_count)
         self.layout_seed = check_int("layout_seed", layout_seed, 0)
-        rounds = check_int("max_rounds", max_rounds if max_rounds is not None else self.stage.rounds, 1)
-        npcs = self.stage.npc_total if npc_total is None else npc_total
-        if isinstance(npcs, bool) or not isinstance(npcs, int) or not 0 <= npcs <= 10:
-            raise ValueError(f"npc_total must be an integer from 0 to 10, got {npc_total!r}")
+        rounds = check_int("max_rounds", max_rounds if max_rounds is not None else self.stage.rounds, 1, MAX_ROUNDS)
+        npcs = check_int("npc_total", self.stage.npc_total if npc_total is None else npc_total, 0, MAX_NPCS)
         if self.stage.rounds != rounds or self.stage.npc_total != npcs:
             self.stage = replace(self.stage, rounds=rounds, npc_total=npcs)
-        for name, prob in (("npc_spawn_base_prob", npc_spawn_base_prob), ("npc_act_prob", npc_act_prob)):
-            if not 0 <= prob <= 1:
-                raise ValueError(f"{name} must be a probability in [0, 1], got {prob!r}")
-        self.npc_max_alive = check_int("npc_max_alive", npc_max_alive, 0)
-        self.npc_spawn_base_prob, self.npc_act_prob = npc_spawn_base_prob, npc_act_prob
-        self.weights = metrics.ScoreWeights(float(tank_hit_score), float(npc_kill_score), float(base_score))
-        self.team_reward, self.hit_penalty = bool(team_reward), float(hit_penalty)
-        self.success_bonus = float(success_bonus)
+        self.npc_spawn_base_prob = check_real("npc_spawn_base_prob", npc_spawn_base_prob, 0, 1)
+        self.npc_act_prob = check_real("npc_act_prob", npc_act_prob, 0, 1)
+        self.npc_max_alive = check_int("npc_max_alive", npc_max_alive, 0, MAX_NPCS)
+        self.weights = metrics.ScoreWeights(check_real("tank_hit_score", tank_hit_score),
+                                            check_real("npc_kill_score", npc_kill_score),
+                                            check_real("base_score", base_score))
+        self.team_reward, self.hit_penalty = bool(team_reward), check_real("hit_penalty", hit_penalty)
+        self.success_bonus = check_real("success_bonus", success_bonus)
         self.full_last_round, self.render_every_tick = bool(full_last_round), bool(render_every_tick)
         if not isinstance(removal_skip, (bool, np.bool_)):
             raise ValueError(f"removal_skip must be True or False, got {removal_skip!r}")

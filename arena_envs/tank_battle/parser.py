@@ -22,6 +22,10 @@ header (taking the last match) and the cooperation operation only after the last
 operation:`` header (same priority order), each in the whole answer when its header is missing; the
 headers of the Chinese templates (``#操作:``, ``#攻击操作:``, ``#协作操作:``, ASCII or full-width
 colon) count as well. Replies are read anywhere in both modes.
+
+In both modes **[DESIGN]** the message of a ``#Request_coop#`` (the rest of its line) is only a
+message: it is never read as the sender's operation, target, header or reply (the reference read the
+whole answer, so ``#Request_coop# 2: attack Target 1: #Shoot# with me`` changed the sender's move).
 """
 from __future__ import annotations
 
@@ -68,7 +72,8 @@ def parse_answer(text: str, stage: Stage, strict: bool = False) -> Decision:
     """Read an answer (spec §4.4) for ``stage``; never raises (a non-str reads as an empty answer)."""
     if not isinstance(text, str):
         text = ""
-    control = _after_last(_CONTROL_HEADER, text) if strict else text
+    own = _without_messages(text) if "Request_coop" in text else text
+    control = own[_after_last(_CONTROL_HEADER, own):] if strict else own
     target: int | None = None
     if stage.navigation:
         op = _strict_op(control) if strict else _priority_op(control)
@@ -81,17 +86,24 @@ def parse_answer(text: str, stage: Stage, strict: bool = False) -> Decision:
             op = OP_TOKENS[last.group(2)]
     if not stage.cooperative:
         return Decision(op=op or "noop", op_found=op is not None, target=target)
-    coop, partner, message = _cooperation(_after_last(_COOP_HEADER, text) if strict else text)
-    replies, reply_all = _replies(text)
+    coop, partner, message = _cooperation(text[_after_last(_COOP_HEADER, own):] if strict else text)
+    replies, reply_all = _replies(own)
     return Decision(op=op or "noop", op_found=op is not None, target=target, coop=coop, partner=partner,
                     message=message, replies=replies, reply_all=reply_all)
 
 
-def _after_last(header: re.Pattern[str], text: str) -> str:
+def _after_last(header: re.Pattern[str], text: str) -> int:
+    """Where the part of ``text`` after its last ``header`` starts (0 without one)."""
     start = 0
     for match in header.finditer(text):
         start = match.end()
-    return text[start:]
+    return start
+
+
+def _without_messages(text: str) -> str:
+    """``text`` with the message of every cooperation request blanked out (its length kept): what a
+    tank writes to another is never read as its own operation, target, header or reply."""
+    return _REQUEST.sub(lambda m: m[0][:m.start(2) - m.start()] + " " * len(m[2]), text)
 
 
 def _priority_op(text: str) -> Operation | None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from arena_envs.core.arguments import check_int
+
 Mode = Literal["navigation", "coop_vs_npc", "ffa", "teams"]
 #: who a tank may ask for cooperation: nobody, its teammates, every other player, or both kinds
 Partners = Literal["none", "teammates", "players"]
@@ -77,8 +79,8 @@ def custom_stage(n_players: int, mode: Mode, team_count: int = 1, rounds: int = 
     """A stage on a custom map (tests and extensions): the template of the closest official stage."""
     if mode not in MODES:
         raise ValueError(f"custom_mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if mode == "teams" and team_count < 2:
-        raise ValueError(f"custom_team_count must be >= 2 in 'teams' mode, got {team_count}")
+    if mode == "teams":
+        check_int("custom_team_count", team_count, 2, n_players)
     template = {"navigation": 2, "coop_vs_npc": 3, "ffa": 4, "teams": 3}[mode]
     partners: Partners = "teammates" if mode in ("coop_vs_npc", "teams") else "none"
     return Stage(0, "Custom map", "custom", n_players, mode, team_count if mode == "teams" else 1, rounds,

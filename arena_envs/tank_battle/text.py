@@ -11,7 +11,9 @@ left out. Stages without cooperation (``not stage.cooperative``: stage 4, the ``
 variants) have no cooperation goal, options, note, plan, answer line, history or messages; the
 ``no_coop`` variants of stages 5 and 7 keep the team's attack-target list (team information, not a
 cooperation part). Messages and rejected answers are shown through :func:`sanitize` (one line,
-200 characters, the language's :func:`charset`).
+200 characters, the language's :func:`charset`); another tank's message is also quoted
+(:func:`arena_envs.core.quoting.quote`, ``<`` and ``>`` escaped): it can neither close the state
+block nor pass itself off as the game.
 
 The env keeps one :class:`TankMemory` per tank and one :class:`TankTexts` per episode. Per round:
 
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from arena_envs.core.quoting import quote
 from arena_envs.tank_battle.coop import CoopState
 from arena_envs.tank_battle.parser import ATTACK_TEMPLATES, MAX_MESSAGE, NO_TARGET, TOKEN_OF
 from arena_envs.tank_battle.stages import Stage
@@ -295,7 +298,7 @@ class TankTexts:
                       w["last_feedback"].format(memory.feedback if memory.decided else w["none"]), ""]
             pending = coop.pending(player) if coop is not None and stage.cooperative else ()
             if pending:
-                parts += [w["inbox_title"], *(f"{r.source}: {sanitize(r.message, self.lang)}" for r in pending),
+                parts += [w["inbox_title"], *(f"{r.source}: {self._quoted(r.message)}" for r in pending),
                           w["inbox_howto"], ""]
         parts.append(w["ask"])
         if note:
@@ -324,10 +327,15 @@ class TankTexts:
         w = self.words
         lines = []
         for record in coop.history(player):
-            message = w["stop_message"] if record.kind == "stop" else sanitize(record.message, self.lang)
+            message = w["stop_message"] if record.kind == "stop" else self._quoted(record.message)
             lines += [w["sent"].format(src=record.source, dst=record.partner, message=message),
                       w["agreed"].format(src=record.source, dst=record.partner)]
         return lines
+
+    def _quoted(self, message: str) -> str:
+        """Another tank's message as the texts show it: sanitized and quoted, ``<`` and ``>`` escaped,
+        so that it cannot close the ``<game>`` block or start a line of its own."""
+        return quote(sanitize(message, self.lang), escape="<>")
 
     def _around(self, world: World, tank: Tank | None) -> list[str]:
         if tank is None:

@@ -31,6 +31,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
+from arena_envs.core.arguments import check_int, check_real
 from arena_envs.trading import text as tx
 from arena_envs.trading.accounting import (
     BOOK_MODES,
@@ -61,6 +62,17 @@ NAMED_DATA = ("arch", "crypto", "synthetic")
 RECENT_DECISIONS = 5
 RAW_CHARS = 2000
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+#: The limits of the sizes a trading environment takes (defaults: 4 agents, 1 asset, 60 bars of
+#: history, a 20-bar price table, 5 news items, 20,000 characters, five months of data).
+MAX_AGENTS = 100
+MAX_ASSETS = 20
+MAX_WINDOW = 1_000  # bars: history_window, text_price_window
+MAX_NEWS_ITEMS = 100
+MAX_OBS_CHARS = 1_000_000
+MAX_CALENDAR_DAYS = 36_600  # from the history start to the end: 100 years
+#: A synthetic market is generated day by day: at most this many asset-days (assets x calendar days
+#: from the history start to the end; ten years of one asset build in about a second).
+MAX_SYNTHETIC_ASSET_DAYS = 3_660
 
 
 class Move(NamedTuple):
@@ -155,6 +167,8 @@ class TradingEnv(TextAECEnv):
                             action_mode=action_mode, invalid_action=invalid_action, text_price_window=text_price_window,
                             history_window=history_window, max_news_items=max_news_items,
                             max_obs_chars=max_obs_chars, price_impact=price_impact)
+        if assets is not None:
+            check_int("the number of assets", len(assets), 1, MAX_ASSETS)
         days = [as_day(d) for d in (trade_start if history_start is None else history_start, trade_start,
                                     eval_start, end)]
         if not days[0] <= days[1] <= days[2] <= days[3]:
@@ -172,6 +186,14 @@ class TradingEnv(TextAECEnv):
             if history_start is None:
                 days[0] = bars_before(source.load(names, None, days[1]), days[1], int(history_window))
         self.history_start = str(days[0])
+        span = int((days[3] - days[0]) / np.timedelta64(1, "D"))
+        if span > MAX_CALENDAR_DAYS:
+            raise ValueError(f"the data window {self.history_start}..{self.end} spans {span} days; at most "
+                             f"{MAX_CALENDAR_DAYS} (history_start, or trade_start less history_window bars, to end)")
+        generated = span * (len(assets) if assets else 1)
+        if data == "synthetic" and generated > MAX_SYNTHETIC_ASSET_DAYS:
+            raise ValueError(f"a synthetic market over {self.history_start}..{self.end} is {generated} asset-days "
+                             f"(assets x days); at most {MAX_SYNTHETIC_ASSET_DAYS}: fewer assets or a shorter window")
         self.market: Market = source.load(names, self.history_start, self.end)
         self.assets: tuple[str, ...] = self.market.assets
         self._data_label = data if isinstance(data, str) else source.label
@@ -226,14 +248,12 @@ class TradingEnv(TextAECEnv):
         for name, (value, accepted) in choices.items():
             if value not in accepted:
                 raise ValueError(f"{name} must be one of {', '.join(accepted)}, got {value!r}")
-        counts = {"n_agents": (n_agents, 1), "text_price_window": (text_price_window, 1),
-                  "history_window": (history_window, 1), "max_news_items": (max_news_items, 0),
-                  "max_obs_chars": (max_obs_chars, 1000)}
-        for label, (count, low) in counts.items():
-            if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < low:
-                raise ValueError(f"{label} must be an int >= {low}, got {count!r}")
-        if not (math.isfinite(price_impact) and price_impact >= 0):
-            raise ValueError(f"price_impact must be a finite number >= 0, got {price_impact!r}")
+        check_int("n_agents", n_agents, 1, MAX_AGENTS)
+        check_int("text_price_window", text_price_window, 1, MAX_WINDOW)
+        check_int("history_window", history_window, 1, MAX_WINDOW)
+        check_int("max_news_items", max_news_items, 0, MAX_NEWS_ITEMS)
+        check_int("max_obs_chars", max_obs_chars, 1000, MAX_OBS_CHARS)
+        check_real("price_impact", price_impact, 0)
 
     def _prepare_market(self) -> None:
         """Per-asset histories, formatted price rows and the returns each advance realises (once)."""

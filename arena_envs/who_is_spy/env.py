@@ -46,6 +46,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, TextAECEnv, UnicodeText
+from arena_envs.core.arguments import check_int
 from arena_envs.who_is_spy import clues
 from arena_envs.who_is_spy.game import PHASES, Ballot, Description, Elimination, WisConfig, WisGame, draw_setup
 from arena_envs.who_is_spy.rules import max_vote_note_chars, norm, parse_vote
@@ -96,8 +97,7 @@ class WhoIsSpyEnv(TextAECEnv):
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
-        if isinstance(clue_actions, bool) or not isinstance(clue_actions, int) or not 1 <= clue_actions <= 64:
-            raise ValueError(f"clue_actions must be an int in 1..64, got {clue_actions!r}")
+        clue_actions = check_int("clue_actions", clue_actions, 1, 64)
         self.action_mode, self.reward_mode, self.clue_actions = action_mode, reward_mode, clue_actions
         self.include_rules_in_obs = include_rules_in_obs
         self.pairs = load_pairs(word_pairs, language)

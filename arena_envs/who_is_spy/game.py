@@ -21,6 +21,8 @@ from fractions import Fraction
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import check_int
 from arena_envs.who_is_spy.rules import (
     ABSTAIN_WORDS,
     DESCRIPTION_LIMITS,
@@ -48,12 +50,8 @@ RECORD_VERSION = 1
 PAIR_ORDERS = ("dataset", "random")
 #: The values of :attr:`WisGame.phase`, in the order of the numeric observation's phase code.
 PHASES = ("describe", "vote", "game_over")
-
-
-def _check_int(name: str, value: object, low: int, high: int) -> int:
-    if not isinstance(value, Integral) or isinstance(value, bool) or not low <= int(value) <= high:
-        raise ValueError(f"{name} must be an int in {low}..{high}, got {value!r}")
-    return int(value)
+#: The longest player name: names head every line of the public history.
+MAX_NAME_CHARS = 100
 
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
@@ -79,25 +77,29 @@ class WisConfig:
     player_names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        n = _check_int("n_players", self.n_players, 4, 12)
-        _check_int("n_spies", self.n_spies, 1, (n - 1) // 2)
-        _check_int("max_rounds", self.max_rounds, 1, 1000)
-        _check_int("end_alive_threshold", self.end_alive_threshold, 1, n - 1)
+        n = check_int("n_players", self.n_players, 4, 12)
+        check_int("n_spies", self.n_spies, 1, (n - 1) // 2)
+        check_int("max_rounds", self.max_rounds, 1, 1000)
+        check_int("end_alive_threshold", self.end_alive_threshold, 1, n - 1)
         check_language(self.language)
         if self.max_description_chars is not None:
-            _check_int("max_description_chars", self.max_description_chars, 1, 10**6)
-        _check_int("analysis_max_chars", self.analysis_max_chars, 1, 10**6)
+            check_int("max_description_chars", self.max_description_chars, 1, 10**6)
+        check_int("analysis_max_chars", self.analysis_max_chars, 1, 10**6)
         _check_choice("vote_parsing", self.vote_parsing, VOTE_MODES)
         _check_choice("pair_order", self.pair_order, PAIR_ORDERS)
         if self.player_names is not None:
             names = tuple(self.player_names)
             object.__setattr__(self, "player_names", names)
-            keys = [canon(x) if isinstance(x, str) else "" for x in names]
+            for name in names:
+                if not isinstance(name, str) or not name.isprintable() or not 0 < len(name) <= MAX_NAME_CHARS:
+                    raise ValueError(f"player_names must be printable one-line names of 1 to {MAX_NAME_CHARS} "
+                                     f"characters, got {excerpt(name, 100)}")
+            keys = [canon(x) for x in names]
             if (len(names) != n or "" in keys or len(set(keys)) != n
                     or any(k in ABSTAIN_WORDS for k in keys)):
                 raise ValueError(
                     f"player_names must be {n} strings, distinct ignoring case, spaces, '_' and '-', "
-                    f"and no abstain word, got {list(names)!r}")
+                    f"and no abstain word, got {excerpt(list(names))}")
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -157,15 +159,15 @@ def draw_setup(
     if "spy_seats" in opts:
         seats = opts["spy_seats"]
         if (not isinstance(seats, Sequence) or isinstance(seats, str) or len(seats) != k
-                or len({_check_int("spy_seats item", s, 0, n - 1) for s in seats}) != k):
-            raise ValueError(f"option spy_seats must be {k} distinct seats in 0..{n - 1}, got {seats!r}")
+                or len({check_int("spy_seats item", s, 0, n - 1) for s in seats}) != k):
+            raise ValueError(f"option spy_seats must be {k} distinct seats in 0..{n - 1}, got {excerpt(seats)}")
         spy_seats = tuple(sorted(int(s) for s in seats))
     elif "spy_seat" in opts:
         if k != 1:
             raise ValueError(f"option spy_seat is for one spy; with n_spies={k} pass spy_seats")
-        spy_seats = (_check_int("option spy_seat", opts["spy_seat"], 0, n - 1),)
+        spy_seats = (check_int("option spy_seat", opts["spy_seat"], 0, n - 1),)
     if "first_speaker" in opts:
-        first_speaker = _check_int("option first_speaker", opts["first_speaker"], 0, n - 1)
+        first_speaker = check_int("option first_speaker", opts["first_speaker"], 0, n - 1)
     return Setup(pair_index, swapped, civilian, spy, spy_seats, first_speaker)
 
 

@@ -5,17 +5,19 @@ seat's identity and word and the seating, then the public history by round (clue
 ballots, results: it only grows by appends, one copy shared by every seat), then the current state
 and the request of this turn.
 
-**Speeches are quoted.** Every clue and analysis is printed as a JSON string literal (``"..."``
-with ``\\"``, ``\\\\``, ``\\n`` and every other line break escaped), after the speaker's name
-on a line of its own. A speech therefore cannot end its quote early, cannot start a new line, and
-cannot pass itself off as the host: whatever it says, it stays one quoted value on its speaker's
-line (the prompt-injection experiments rely on models being able to tell the two apart).
+**Speeches are quoted** (:func:`arena_envs.core.quoting.quote`). Every clue and analysis is printed
+as a JSON string literal (``"..."`` with ``\\"``, ``\\\\``, ``\\n`` and every other line break
+escaped), after the speaker's name on a line of its own. A speech therefore cannot end its quote
+early, cannot start a new line, and cannot pass itself off as the host: whatever it says, it stays
+one quoted value on its speaker's line (the prompt-injection experiments rely on models being able
+to tell the two apart).
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from arena_envs.core.quoting import max_quoted_chars, quote
 
 #: Reason words of the fouls, per language.
 FOUL_WORDS: Mapping[str, Mapping[str, str]] = {
@@ -137,21 +139,6 @@ WORDING: Mapping[str, Wording] = {
 
 _PHASE_WORDS = {"en": {"describe": "describe", "vote": "vote"}, "zh": {"describe": "描述", "vote": "投票"}}
 _WINNER_WORDS = {"en": {"civilians": "civilians", "spy": "spy"}, "zh": {"civilians": "平民", "spy": "卧底"}}
-
-
-#: Line separators that JSON leaves unescaped but ``str.splitlines`` (and some readers) break on.
-_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
-
-
-def quote(speech: str) -> str:
-    """A speech as one JSON string literal: it cannot close its quote or break the line."""
-    return json.dumps(speech, ensure_ascii=False).translate(_LINE_BREAKS)
-
-
-def max_quoted_chars(chars: int) -> int:
-    """The longest :func:`quote` of a speech of ``chars`` characters: each becomes at most six
-    (``\\u0001``), plus the two quotes."""
-    return 6 * chars + 2
 
 
 class WisTexts:
