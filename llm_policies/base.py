@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.answers import AnswerConstraint, encodable, excerpt
 from arena_envs.core.policy import Policy
 from llm_policies.aio import run_sync
 from llm_policies.extraction import extract_answer
@@ -102,20 +102,27 @@ class LLMPolicyBase(Policy):
 
     async def ask(self, messages: list[Message], constraint: AnswerConstraint | None = None, *,
                   purpose: str = "answer", max_tokens: int | None = None) -> str:
-        """One chat call; the constraint is sent only when the policy is guided."""
+        """One chat call; the constraint is sent only when the policy is guided. Every message is made
+        encodable (a model's lone surrogate, kept in a history, never fails a request); a reply that
+        is not text (a backend that breaks its contract) is the empty answer, which no game takes as
+        a decision, never an action: its call's trace quotes it."""
         sampling = Sampling(temperature=self.temperature, max_tokens=max_tokens or self.max_tokens,
                             seed=self._next_seed())
+        messages = [{**m, "content": encodable(m["content"])} for m in messages]
         request = ChatRequest(tuple(messages), sampling, constraint if self.guided else None)
         start = time.perf_counter()
         response = await self.backend.generate(request)
-        self._calls.append({"purpose": purpose, "text": response.text, "prompt_tokens": response.prompt_tokens,
+        malformed = not isinstance(response.text, str)
+        text = "" if malformed else response.text
+        self._calls.append({"purpose": purpose, "text": excerpt(response.text) if malformed else text,
+                            "prompt_tokens": response.prompt_tokens,
                             "cached_tokens": response.cached_tokens, "completion_tokens": response.completion_tokens,
                             "latency_s": round(time.perf_counter() - start, 4), "attempts": response.attempts,
                             "finish_reason": response.finish_reason, "guided": request.constraint is not None})
         self.usage["prompt_tokens"] += response.prompt_tokens
         self.usage["completion_tokens"] += response.completion_tokens
         self.usage["calls"] += 1
-        return response.text
+        return text
 
     async def think_then_answer(self, messages: list[Message], constraint: AnswerConstraint | None, *,
                                 purpose: str, think_tokens: int, max_tokens: int | None = None) -> str:

@@ -45,7 +45,7 @@ from arena_envs.auction.items import ITEM_ORDERS, MAX_MONEY, TABLE1_ITEMS, Item,
 from arena_envs.auction.parser import parse_reply
 from arena_envs.auction.rules import WITHDRAW, AuctionRules, repo_tie_break
 from arena_envs.core import EpisodeRecord
-from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, excerpt
+from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, excerpt, native_index
 from arena_envs.core.arguments import check_int
 from arena_envs.core.spaces import own_copy, prototype
 from arena_envs.core.text_env import TextAECEnv
@@ -250,13 +250,8 @@ class AuctionEnv(TextAECEnv):
         return parse_reply(text)
 
     def _from_native(self, agent: str, action: Any) -> int:
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise InvalidAnswer("illegal", f"{action!r} is not an action of this environment") from None
         space = self._bid_space
-        if not int(space.start) <= a < int(space.start) + int(space.n):
-            raise InvalidAnswer("illegal", f"action {a} is outside the action space {space}")
+        a = native_index(action, int(space.n), int(space.start))
         if self.action_mode == "amount":
             return WITHDRAW if a == -1 else a
         if a == 0:
@@ -333,7 +328,7 @@ class AuctionEnv(TextAECEnv):
         elif self.last_move is not None:
             reply = "I'm out!" if self.last_move == WITHDRAW else f"I bid ${self.last_move}!"
         else:
-            reply = f"(action {action!r})"
+            reply = f"(action {excerpt(action)})"
         self._exchanges[seat] = (item, [*exchanges, (turn, reply)])
 
     def _item_exchanges(self, seat: int) -> list[tuple[str, str]]:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from arena_envs.auction.rules import AuctionView
+from arena_envs.core.answers import excerpt
 
 #: Default BIP bin edges in percent of the starting price: [0,10) [10,11) [11,20) [20,50) [50,inf).
 BIP_EDGES: tuple[float, ...] = (0, 10, 11, 20, 50)
@@ -100,7 +101,7 @@ def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat
     if isinstance(belief, str):
         try:
             parsed: Any = json.loads(belief)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python's stack
             return ["your status is not valid JSON; reply with the status JSON only"], []
     else:
         parsed = belief
@@ -118,7 +119,7 @@ def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat
     checks.append(("self", ok))
     if not ok:
         errors.append(f"your belief of budget is wrong: you have ${true_budget} left, you think "
-                      f"${parsed['remaining_budget']}")
+                      f"${excerpt(parsed['remaining_budget'])}")
 
     def check_each(section: str, truth_of: Any, matches: Any, describe: Any) -> None:
         for key, value in parsed[section].items():
@@ -133,7 +134,7 @@ def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat
 
     check_each("total_profits", lambda name: truth["total_profits"][name], lambda got, want: got == want,
                lambda name, got, want: f"your belief of the total profit of {name} is wrong: it is ${want}, "
-                                       f"you think ${got}")
+                                       f"you think ${excerpt(got)}")
     if match == "exact":
         def same_items(got: Any, want: list[str]) -> bool:
             return set(got) == set(want)

@@ -28,9 +28,12 @@ InvalidKind = Literal["unparseable", "illegal"]
 
 
 class InvalidAnswer(Exception):
-    """Raised by an environment's parser or validator; never escapes ``step()``."""
+    """Raised by an environment's parser or validator; never escapes ``step()``. The ``reason`` is
+    shown to the agent and printed: it quotes what it was given with :func:`excerpt`, and is kept
+    :func:`encodable` here."""
 
     def __init__(self, kind: InvalidKind, reason: str):
+        reason = encodable(reason)
         super().__init__(reason)
         self.kind: InvalidKind = kind
         self.reason = reason
@@ -47,8 +50,12 @@ def encodable(text: str) -> str:
     return text if text.isascii() else _SURROGATES.sub("\ufffd", text)
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 class _Quoter(reprlib.Repr):
-    """``reprlib``'s bounded ``repr``: big integers are described, a failing ``repr`` names the type."""
+    """``reprlib``'s bounded ``repr``: big integers are described, a failing ``repr`` names the type,
+    memory addresses are left out (a quote is the same in every run)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -64,6 +71,7 @@ class _Quoter(reprlib.Repr):
             text = builtins.repr(x)
         except Exception:  # e.g. RecursionError in a deeply nested object array
             return f"<{type(x).__name__}>"
+        text = _ADDRESS.sub("", text)
         return text if len(text) <= self.maxother else text[:self.maxother - 3] + "..."
 
 
@@ -137,7 +145,7 @@ class AnswerConstraint:
             return re.fullmatch(self.pattern, text) is not None
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python's stack
             return False
         required = self.schema.get("required", [])
         return isinstance(value, dict) and all(key in value for key in required)

@@ -10,7 +10,10 @@ the rest the same way for every game:
   dicts (PettingZoo wrappers forward them). Agents whose spaces have the same configuration share
   one space object within an environment (as in PettingZoo's own games); that object is a copy of
   a process-wide cached prototype with its own random generator, so environments never share one;
-* ``step()`` accepts a native action or a ``str`` (raw LLM text, parsed by the game);
+* ``step()`` accepts a native action or a ``str`` (raw LLM text, parsed by the game); whatever it
+  is given is a move or an invalid answer, never an exception, and the texts it builds are
+  encodable (:func:`~arena_envs.core.answers.encodable`: an answer's lone surrogates never reach a
+  prompt);
 * the invalid-answer loop: an :class:`~arena_envs.core.answers.InvalidAnswer` is recorded in the
   episode record and in ``infos[agent]["invalid_action"]``, its reason is appended to the agent's
   next text, and the same agent is asked again up to ``max_retries`` times; then the game's
@@ -49,10 +52,10 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
-from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
+from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, encodable
 from arena_envs.core.arguments import MAX_RETRIES, check_int, check_real
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
-from arena_envs.core.records import EpisodeRecord
+from arena_envs.core.records import EpisodeRecord, jsonable
 from arena_envs.core.spaces import UnicodeText, array_key, own_copy, prototype
 
 #: Default maximum length of a text observation (characters); ``None``: no bound, because the
@@ -222,7 +225,7 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         if self.record is None:
             raise _not_reset("observe")
         obs: dict[str, Any] = {
-            "text": self._text(agent, self._notes.get(agent)),
+            "text": encodable(self._text(agent, self._notes.get(agent))),
             "observation": self._features(agent),
         }
         if "action_mask" in self.observation_spaces[agent].spaces:  # type: ignore[attr-defined]
@@ -269,7 +272,7 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
             self.invalid_counts[agent][err.kind] += 1
             self._retries[agent] += 1
             self.record.add("invalid", agent=agent, kind=err.kind, reason=err.reason,
-                            answer=action if isinstance(action, str) else _jsonable(action),
+                            answer=jsonable(action),
                             attempt=self._retries[agent])
             if self._retries[agent] <= self.max_retries:
                 self._notes[agent] = err.reason
@@ -279,7 +282,7 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
                 return
             move = self._fallback(agent)
             self.invalid_counts[agent]["fallback"] += 1
-            self.record.add("fallback", agent=agent, action=_jsonable(move))
+            self.record.add("fallback", agent=agent, action=jsonable(move))
             self.rewards[agent] = self.invalid_action_penalty
         fell_back = invalid is not None
         self._retries[agent] = 0
@@ -380,7 +383,7 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
                 self._frame_window = FrameWindow(self._frame_title(), self._frame_rate())
             self._frame_window.show(frame)
             return None
-        text = self._render_text()
+        text = encodable(self._render_text())
         if self.render_mode == "human":
             print(text)
             return None
@@ -487,20 +490,6 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
     def _render_text(self) -> str:
         raise NotImplementedError
 
-
-def _jsonable(value: Any) -> Any:
-    """A JSON-safe copy of a native action (numpy scalars and arrays become Python values)."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return repr(value)
 
 def _not_reset(call: str) -> AssertionError:
     """PettingZoo's error for ``call`` before ``reset()`` (what ``env()``'s OrderEnforcingWrapper raises)."""

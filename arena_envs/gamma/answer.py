@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer
+from arena_envs.core.answers import excerpt
 from arena_envs.core.json_answer import answer_objects, key_values, last_holding
 
 #: Key of the reasoning field that precedes the answer in the CoT variant.
@@ -72,21 +73,21 @@ def to_int(value: Any, key: str, low: int, high: int) -> int:
         number = value
     elif isinstance(value, float):
         if not math.isfinite(value) or not value.is_integer():
-            raise InvalidAnswer("illegal", f'"{key}" must be a whole number, got {value!r}')
+            raise InvalidAnswer("illegal", f'"{key}" must be a whole number, got {excerpt(value)}')
         number = int(value)
     elif isinstance(value, str):
         text = value.strip()
         if _INT_TEXT.fullmatch(text):
             digits = text.replace("$", "").replace(",", "").split(".")[0]
             if len(digits.lstrip("+-")) > _MAX_DIGITS:
-                raise InvalidAnswer("illegal", f'"{key}" must be between {low} and {high}, got {text[:40]}')
+                raise InvalidAnswer("illegal", f'"{key}" must be between {low} and {high}, got {excerpt(text, 40)}')
             number = int(digits)
         elif _NUMBER_TEXT.fullmatch(text):
-            raise InvalidAnswer("illegal", f'"{key}" must be a whole number, got {text!r}')
+            raise InvalidAnswer("illegal", f'"{key}" must be a whole number, got {excerpt(text)}')
     if number is None:
-        raise InvalidAnswer("unparseable", f'"{key}" must be an integer, got {str(value)[:40]!r}')
+        raise InvalidAnswer("unparseable", f'"{key}" must be an integer, got {excerpt(value)}')
     if not low <= number <= high:
-        raise InvalidAnswer("illegal", f'"{key}" must be between {low} and {high}, got {number}')
+        raise InvalidAnswer("illegal", f'"{key}" must be between {low} and {high}, got {excerpt(number)}')
     return number
 
 
@@ -98,7 +99,7 @@ def to_choice(value: Any, key: str, synonyms: Mapping[str, str]) -> str:
             return synonyms[word]
     allowed = sorted(set(synonyms.values()))
     raise InvalidAnswer("illegal" if isinstance(value, str) else "unparseable",
-                        f'"{key}" must be one of {", ".join(allowed)}, got {str(value)[:40]!r}')
+                        f'"{key}" must be one of {", ".join(allowed)}, got {excerpt(value)}')
 
 
 def to_vote(value: Any, key: str = "decision") -> str:
@@ -108,7 +109,7 @@ def to_vote(value: Any, key: str = "decision") -> str:
         return "accept"
     if "reject" in word:
         return "reject"
-    raise InvalidAnswer("illegal", f'"{key}" must be accept or reject, got {str(value)[:40]!r}')
+    raise InvalidAnswer("illegal", f'"{key}" must be accept or reject, got {excerpt(value)}')
 
 
 def canonical_json(answer: Mapping[str, Any]) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SharedTranscripts, report_block, request_block
-from arena_envs.core.answers import excerpt
+from arena_envs.core.answers import excerpt, native_index
 from arena_envs.core.arguments import check_real
 from arena_envs.core.json_answer import key_values
 from arena_envs.gamma.answer import answer_object, canonical_json, format_instruction, json_constraint
@@ -68,7 +68,7 @@ def parse_target(value: Any) -> int | None:
         if match:
             return int(match.group(1))
     raise InvalidAnswer("illegal", '"target" must name a player such as "player_3", or be null to miss on purpose; '
-                        f"got {str(value)[:40]!r}")
+                        f"got {excerpt(value)}")
 
 
 def parse_answer(text: str) -> int | None:
@@ -206,14 +206,8 @@ class BattleRoyaleEnv(SequentialGameEnv):
         return parse_answer(text)
 
     def _from_native(self, agent: str, action: Any) -> int | None:
-        if isinstance(action, np.ndarray) and action.shape == ():
-            action = action.item()
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise InvalidAnswer("unparseable",
-                                f"expected an action index 0..{self.n_players} or a text answer, got {action!r}")
-        if not 0 <= action <= self.n_players:
-            raise InvalidAnswer("illegal", f"action {action} is outside 0..{self.n_players}")
-        return None if action == self.n_players else int(action)
+        index = native_index(action, self.n_players + 1)
+        return None if index == self.n_players else index
 
     def _validate(self, agent: str, move: int | None) -> None:
         problem = self.game.target_problem(self._index[agent], move)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_int, check_real
 from arena_envs.gamma.simultaneous_rules import MAX_ROUNDS
 
@@ -110,7 +111,7 @@ class BattleRoyale:
         if target is None:
             return None
         if not 0 <= target < self.n_players:
-            return f"there is no player_{target}; players are player_0 to player_{self.n_players - 1}"
+            return f"there is no player_{excerpt(target)}; players are player_0 to player_{self.n_players - 1}"
         if target == shooter:
             return "you cannot shoot at yourself"
         if target not in self.alive:

@@ -33,6 +33,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, report_block, request_block
+from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_real
 from arena_envs.gamma import scoring
 from arena_envs.gamma.answer import (
@@ -88,7 +89,7 @@ def parse_shares(value: Any, ranks: Sequence[int], golds: int) -> list[int]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than Python's stack
             raise InvalidAnswer("unparseable", '"proposal" must be an object mapping each rank to its coins') from None
     if isinstance(value, Mapping):
         keyed = {_key_rank(k): v for k, v in value.items()}
@@ -238,9 +239,9 @@ class PirateGameEnv(SequentialGameEnv):
             value = action.get("proposal") if isinstance(action, Mapping) else action
             try:
                 entries = [int(v) if float(v) == int(v) else float(v) for v in np.asarray(value).ravel()]
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError, RecursionError):  # not numbers, inf, 10**400, deep nesting
                 raise InvalidAnswer("unparseable",
-                                    f"expected a proposal of {self.n_players} integers, got {value!r}") from None
+                                    f"expected a proposal of {self.n_players} integers, got {excerpt(value)}") from None
             n = self.game.n_survivors
             if len(entries) == self.n_players and any(entries[n:]):
                 raise InvalidAnswer("illegal", f"only the first {n} proposal entries (the survivors) may be non-zero")
@@ -249,7 +250,7 @@ class PirateGameEnv(SequentialGameEnv):
         if isinstance(value, np.ndarray) and value.shape == ():
             value = value.item()
         if not isinstance(value, (bool, int, np.integer, np.bool_)) or int(value) not in (0, 1):
-            raise InvalidAnswer("illegal", f"a vote is 1 (accept) or 0 (reject), got {value!r}")
+            raise InvalidAnswer("illegal", f"a vote is 1 (accept) or 0 (reject), got {excerpt(value)}")
         return "vote", bool(value)
 
     def _validate(self, agent: str, move: tuple[str, Any]) -> None:

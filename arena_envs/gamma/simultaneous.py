@@ -13,6 +13,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, report_block, request_block
+from arena_envs.core.answers import native_index
 from arena_envs.gamma.answer import ChoiceField, IntField
 from arena_envs.gamma.base import GammaEnv, random_legal_action, readonly
 from arena_envs.gamma.simultaneous_rules import MAX_PLAYERS, MAX_ROUNDS, check_int
@@ -144,14 +145,7 @@ class SimultaneousGameEnv(GammaEnv):
             raise InvalidAnswer("illegal", f"{value!r} is not a legal answer") from None
 
     def _from_native(self, agent: str, action: Any) -> int:
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
-                action = action.item()
-            else:
-                raise InvalidAnswer("unparseable", f"expected an action index or a text answer, got {action!r}")
-        if not 0 <= action < len(self._values):
-            raise InvalidAnswer("illegal", f"action {action} is outside 0..{len(self._values) - 1}")
-        return int(action)
+        return native_index(action, len(self._values))
 
     def _validate(self, agent: str, move: int) -> None:
         if not self._action_mask(agent)[move]:

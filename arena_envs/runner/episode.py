@@ -18,7 +18,7 @@ from pettingzoo import AECEnv
 
 from arena_envs.core import Policy
 from arena_envs.core.episode_context import episode_scope
-from arena_envs.runner.results import EpisodeLines, Seats, dumps, dumps_with
+from arena_envs.runner.results import EpisodeLines, Seats, dumps, dumps_with, utf8
 from arena_envs.runner.seeding import episode_seeds, seat_players
 from arena_envs.runner.validity import KEYS as VALIDITY_KEYS
 
@@ -161,7 +161,7 @@ class EpisodePlayer:
                      "steps": step, "invalid": invalid, "validity": validity}
             metrics_json = dumps(metrics)  # once for the entry and the record that holds them
             known = {"metrics": metrics_json, "seats": seats.json, "invalid": _invalid_json(invalid, seats)}
-            line = (dumps_with(entry, known) + "\n").encode("utf-8")
+            line = utf8(dumps_with(entry, known) + "\n")
             shared = isinstance(record, dict) and record.get("metrics") is metrics
             block = lines.block(record, {"metrics": metrics_json} if shared else None)
         except Exception as err:

@@ -48,6 +48,8 @@ from typing import Any
 
 import numpy as np
 
+from arena_envs.core.records import jsonable
+
 FORMAT = 2
 SYNC_INTERVAL = 0.2  # seconds between group commits
 HELD_BYTES = 1 << 20  # held log blocks written (not synced) beyond this size
@@ -176,6 +178,12 @@ def _make_dumps() -> Callable[[Any], str]:
 
 #: the encoder of every line
 dumps = _make_dumps()
+
+
+def utf8(text: str) -> bytes:
+    """JSON ``text`` as UTF-8 bytes; a surrogate code point (a model's lone one: only a JSON string
+    can hold it) is written as its JSON escape (``\\ud800``), which reads back as the same text."""
+    return text.encode("utf-8", "backslashreplace")
 
 
 def dumps_indented(value: Any) -> str:
@@ -342,8 +350,12 @@ class EpisodeLines:
             rewards_json = ", ".join([f"{key.get(a) or _quote(a)}: {to_json(r)}" for a, r in rewards.items() if r])
         else:
             rewards_json = ""
+        try:
+            action_json = to_json(action)
+        except (TypeError, ValueError, RecursionError):  # a caller's action JSON cannot hold as it is
+            action_json = to_json(jsonable(action))
         self.lines.append(
-            f'{self._head}{step}{self._seat[agent]}, "action": {to_json(action)}, "parsed": {to_json(parsed)}, '
+            f'{self._head}{step}{self._seat[agent]}, "action": {action_json}, "parsed": {to_json(parsed)}, '
             f'"invalid_action": {"null" if invalid is None else to_json(invalid)}, '
             f'"fallback": {"true" if fallback else "false"}, "retries": {to_json(retries)}, '
             f'"rewards": {{{rewards_json}}}, "trace": {to_json(trace) if trace else "{}"}}}\n')
@@ -358,7 +370,7 @@ class EpisodeLines:
         record (a dict) already encoded, as :func:`dumps_with` takes them."""
         text = dumps(record) if encoded is None else dumps_with(record, encoded)
         self.lines.append(f'{{"episode": {self.episode}, "record": {text}}}\n')
-        return "".join(self.lines).encode("utf-8")
+        return utf8("".join(self.lines))
 
 
 @dataclass

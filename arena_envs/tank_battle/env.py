@@ -33,6 +33,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
+from arena_envs.core.answers import excerpt, native_index
 from arena_envs.core.arguments import check_int, check_real
 from arena_envs.tank_battle import grid, metrics, parser
 from arena_envs.tank_battle.coop import CoopState, legal_partners
@@ -79,17 +80,6 @@ class Move(NamedTuple):
 
     decision: Decision
     format_ok: bool
-
-
-def _index(value: Any, n: int, name: str) -> int:
-    """An integer in ``0..n-1`` from a native action part, or an :class:`InvalidAnswer`."""
-    if type(value) is int and 0 <= value < n:  # the usual case, before the checks of numpy types
-        return value
-    if isinstance(value, np.ndarray) and value.shape == ():
-        value = value.item()
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:
-        raise InvalidAnswer("unparseable", f"{name} must be an integer in 0..{n - 1}, got {value!r}")
-    return int(value)
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -253,21 +243,21 @@ class TankBattleEnv(TextAECEnv):
     def _from_native(self, agent: str, action: Any) -> Move:
         player = self._player(agent)
         if self.action_mode == "discrete":
-            op = OPS[_index(action, len(OPS), "action")]
+            op = OPS[native_index(action, len(OPS), what="action")]
             return Move(Decision(op=op, op_found=True, target=self.nearest_target(player), coop="none"), True)
         if not isinstance(action, dict) or set(action) != {"op", "target", "coop", "coop_partner", "reply"}:
             raise InvalidAnswer("unparseable", "expected a dict with keys op, target, coop, coop_partner, reply, "
-                                               f"or an answer text; got {action!r}")
+                                               f"or an answer text; got {excerpt(action)}")
         reply = action["reply"]
         replies = reply.tolist() if isinstance(reply, np.ndarray) else reply
         if not isinstance(replies, (list, tuple)) or len(replies) != MAX_PLAYERS or any(
                 isinstance(v, bool) or v not in (0, 1, 2) for v in replies):
-            raise InvalidAnswer("unparseable", f"reply must be {MAX_PLAYERS} values in 0-2, got {reply!r}")
-        target_index = _index(action["target"], len(TARGET_IDS), "target")
+            raise InvalidAnswer("unparseable", f"reply must be {MAX_PLAYERS} values in 0-2, got {excerpt(reply)}")
+        target_index = native_index(action["target"], len(TARGET_IDS), what="target")
         target = TARGET_IDS[target_index]
-        coop = COOP_OPS[_index(action["coop"], len(COOP_OPS), "coop")] if self.stage.cooperative else "none"
-        partner = _index(action["coop_partner"], MAX_PLAYERS, "coop_partner")
-        decision = Decision(op=OPS[_index(action["op"], len(OPS), "op")], op_found=True,
+        coop = COOP_OPS[native_index(action["coop"], len(COOP_OPS), what="coop")] if self.stage.cooperative else "none"
+        partner = native_index(action["coop_partner"], MAX_PLAYERS, what="coop_partner")
+        decision = Decision(op=OPS[native_index(action["op"], len(OPS), what="op")], op_found=True,
                             target=None if self.stage.navigation else target, coop=coop,  # type: ignore[arg-type]
                             partner=partner if coop == "request" else None,
                             message=_SAY[self.lang]["request"].format(target) if coop == "request" else "",

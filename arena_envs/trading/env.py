@@ -31,6 +31,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
+from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_int, check_real
 from arena_envs.trading import text as tx
 from arena_envs.trading.accounting import (
@@ -553,15 +554,15 @@ class TradingEnv(TextAECEnv):
         if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
             i = int(action)
             if not 0 <= i < 3 * n:
-                raise self._invalid(agent, "bad_index", f"action index {i} is outside 0..{3 * n - 1}")
+                raise self._invalid(agent, "bad_index", f"action index {excerpt(i)} is outside 0..{3 * n - 1}")
             orders = [HOLD] * n
             orders[i // 3] = Order(DISCRETE_KINDS[i % 3])
             return Move(tuple(orders))
         if isinstance(action, (np.ndarray, list, tuple)):
             try:
                 values = np.asarray(action, dtype=np.float64).reshape(-1)
-            except (TypeError, ValueError):
-                raise self._invalid(agent, "bad_array", f"cannot read the action {action!r} as numbers",
+            except (TypeError, ValueError, OverflowError, RecursionError):  # not numbers, 10**400, deep nesting
+                raise self._invalid(agent, "bad_array", f"cannot read the action {excerpt(action)} as numbers",
                                     "unparseable") from None
             if values.size != n:
                 raise self._invalid(agent, "bad_array", f"need one value per asset ({n}), got {values.size}")
@@ -587,13 +588,13 @@ class TradingEnv(TextAECEnv):
         if upper and all(isinstance(v, Order) for v in upper.values()):
             unknown = sorted(set(upper) - set(self.assets))
             if unknown:
-                raise self._invalid(agent, "unknown_asset", f"unknown asset {unknown[0]!r}; assets: "
+                raise self._invalid(agent, "unknown_asset", f"unknown asset {excerpt(unknown[0])}; assets: "
                                                             f"{', '.join(self.assets)}", "unparseable")
             return Move(tuple(upper.get(sym, HOLD) for sym in self.assets))
         try:
             text = json.dumps({str(k): (_span(v) if isinstance(v, Order) else v) for k, v in action.items()})
-        except (TypeError, ValueError):
-            raise self._invalid(agent, "bad_json", f"cannot read the dict {action!r} as a JSON answer",
+        except (TypeError, ValueError, RecursionError):
+            raise self._invalid(agent, "bad_json", f"cannot read the dict {excerpt(action)} as a JSON answer",
                                 "unparseable") from None
         return self._parse_text(agent, text)
 

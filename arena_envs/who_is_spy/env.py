@@ -46,7 +46,9 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, TextAECEnv, UnicodeText
+from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_int
+from arena_envs.core.records import jsonable
 from arena_envs.who_is_spy import clues
 from arena_envs.who_is_spy.game import PHASES, Ballot, Description, Elimination, WisConfig, WisGame, draw_setup
 from arena_envs.who_is_spy.rules import max_vote_note_chars, norm, parse_vote
@@ -183,19 +185,23 @@ class WhoIsSpyEnv(TextAECEnv):
         game = self.game
         n = game.n
         index = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else None
+        if index is None and action is not None and not isinstance(action, str) and not (
+                isinstance(action, Mapping) and game.phase == "describe"):
+            raise InvalidAnswer("unparseable", f"expected a text, an action index or None, got {excerpt(action)}")
         if game.phase == "describe":
             if index is not None and self.action_mode == "discrete":
                 slots = self._clue_slots(self._seat[agent])
                 k = index - n - 1
                 if 0 <= k < len(slots):
                     return Move("describe", slots[k])
-                return Move("describe", None, note=f"index {index} is not a clue (clues: {n + 1}..{n + len(slots)})")
+                return Move("describe", None,
+                            note=f"index {excerpt(index)} is not a clue (clues: {n + 1}..{n + len(slots)})")
             if isinstance(action, Mapping):
                 return Move("describe", _text_or_none(action.get("description")),
                             _text_or_none(action.get("analysis")))
             return Move("describe", _text_or_none(action))
         if index is not None and self.action_mode == "discrete" and not 0 <= index <= n:
-            return Move("vote", None, note=f"index {index} is not a vote (0..{n - 1}: a seat, {n}: abstain)")
+            return Move("vote", None, note=f"index {excerpt(index)} is not a vote (0..{n - 1}: a seat, {n}: abstain)")
         return Move("vote", action)
 
     def _validate(self, agent: str, move: Move) -> None:
@@ -237,7 +243,7 @@ class WhoIsSpyEnv(TextAECEnv):
         self._notes_of[agent] = note
         assert self.record is not None
         self.record.add(phase, agent=agent, text=what if phase == "describe" else None,
-                        ballot=None if phase == "describe" else _jsonable(what), note=note)
+                        ballot=None if phase == "describe" else jsonable(what), note=note)
         if game.round != round_before and not game.over:
             self._history.append(self.texts.round_head(game.round))
         self._history_text = None
@@ -456,14 +462,10 @@ def _ballot_entry(b: Ballot, names: Sequence[str]) -> dict[str, Any]:
 
 
 def _text_or_none(value: Any) -> str | None:
-    """A description as given: a ``str``, None (nothing said), anything else as its ``str``."""
-    return value if value is None or isinstance(value, str) else str(value)
-
-
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, (str, int, float, bool)):
+    """A description as given: a ``str`` or None (nothing said); anything else is no description."""
+    if value is None or isinstance(value, str):
         return value
-    return value.item() if isinstance(value, np.generic) else repr(value)
+    raise InvalidAnswer("unparseable", f"a description is a text, got {excerpt(value)}")
 
 
 def options_forced(options: Any) -> bool:
