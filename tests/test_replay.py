@@ -124,7 +124,7 @@ def frame_count(path: Path) -> int:
 
 def test_mp4_replay_holds_one_frame_per_round_plus_the_start(tmp_path):
     results = play(tmp_path / "res", rounds=5)
-    path = replay_episode(results, 1, tmp_path / "ep1.mp4")
+    path = replay_episode(results, 1, tmp_path / "ep1.mp4", env=PAINT)
     assert path == tmp_path / "ep1.mp4"
     assert frame_count(path) == 5 + 1  # the picture after reset, then one per round played
 
@@ -133,7 +133,7 @@ def test_replayed_frames_match_the_logged_moves(tmp_path):
     results = play(tmp_path / "res", rounds=3)
     steps = json.loads("[" + ",".join((tmp_path / "res" / "log.jsonl").read_text().splitlines()) + "]")
     moves = [s["action"] for s in steps if s["episode"] == 0 and "step" in s]
-    frames = list(episode_frames(results, 0))
+    frames = list(episode_frames(results, 0, env=PAINT))
     last = frames[-1]
     painted = {}
     for i, move in enumerate(moves):
@@ -146,19 +146,19 @@ def test_replayed_frames_match_the_logged_moves(tmp_path):
 
 def test_without_frame_id_every_step_gives_a_frame(tmp_path):
     results = play(tmp_path / "res", episodes=1, rounds=4, counted=False)
-    frames = list(episode_frames(results, 0))
+    frames = list(episode_frames(results, 0, env=PAINT))
     assert len(frames) == 1 + 2 * 4  # the start, then one per decision
 
 
 def test_gif_replay(tmp_path):
     results = play(tmp_path / "res", episodes=1, rounds=4)
-    path = replay_episode(results, 0, tmp_path / "ep0.gif", fps=2)
+    path = replay_episode(results, 0, tmp_path / "ep0.gif", fps=2, env=PAINT)
     assert frame_count(path) == 4 + 1
 
 
 def test_default_path_and_the_env_fps(tmp_path):
     results = play(tmp_path / "res", episodes=1, rounds=2)
-    path = replay_episode(results, 0)
+    path = replay_episode(results, 0, env=PAINT)
     assert path == results / "replays" / "episode_0.mp4"
     assert imageio.get_reader(path).get_meta_data()["fps"] == 5  # metadata["render_fps"]
 
@@ -177,7 +177,7 @@ def test_arena_run_record_writes_one_file_per_episode(tmp_path, capsys):
 def test_arena_replay_command(tmp_path, capsys):
     results = play(tmp_path / "res", episodes=2, rounds=2)
     target = tmp_path / "one.mp4"
-    assert main(["replay", str(results), "--episode", "1", "--out", str(target), "--fps", "3"]) == 0
+    assert main(["replay", str(results), "--episode", "1", "--out", str(target), "--fps", "3", "--env", PAINT]) == 0
     assert frame_count(target) == 2 + 1
     assert imageio.get_reader(target).get_meta_data()["fps"] == 3
     assert f"replay: {target}" in capsys.readouterr().out
@@ -195,7 +195,7 @@ def test_an_env_that_cannot_draw_is_a_one_line_error(tmp_path, capsys):
 
 def test_an_uncommitted_episode_is_a_clear_error(tmp_path, capsys):
     results = play(tmp_path / "res", episodes=1, rounds=2)
-    assert main(["replay", str(results), "--episode", "7"]) == 2
+    assert main(["replay", str(results), "--episode", "7", "--env", PAINT]) == 2
     err = capsys.readouterr().err
     assert "episode 7 is not committed" in err and "committed episodes: 0" in err
 
@@ -209,7 +209,7 @@ def test_log_and_env_disagreeing_is_an_error(tmp_path, rounds, message):
     stored["config"]["env_kwargs"]["rounds"] = rounds  # the environment now plays another game than the log
     run_file.write_text(json.dumps(stored))
     with pytest.raises(ReplayError, match=message):
-        list(episode_frames(results, 0))
+        list(episode_frames(results, 0, env=PAINT))
 
 
 def test_wrong_agent_in_the_log_is_an_error(tmp_path):
@@ -217,7 +217,7 @@ def test_wrong_agent_in_the_log_is_an_error(tmp_path):
     log = results / "log.jsonl"
     log.write_text(log.read_text().replace('"agent": "painter_1"', '"agent": "painter_0"', 1))
     with pytest.raises(ReplayError, match="decision 1: the log has painter_0 to move, the environment painter_1"):
-        list(episode_frames(results, 0))
+        list(episode_frames(results, 0, env=PAINT))
 
 
 def test_bad_file_names_and_fps(tmp_path):
