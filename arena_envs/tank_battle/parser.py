@@ -57,6 +57,8 @@ _OPS = "|".join(OP_TOKENS)
 _OP_ANY = re.compile(_OPS)
 _TARGET = re.compile(r"Target\s*\{?(-?\d+)\}?:\s*#?(" + _OPS + ")#?")
 _REQUEST = re.compile(r"#?Request_coop#?\s*\{?(\d+)\}?:\s*(.+)")
+# a request's message on its own line only: an empty message leaves the next line the sender's own
+_REQUEST_LINE = re.compile(r"#?Request_coop#?\s*\{?(\d+)\}?:[ \t]*([^\n]*)")
 _COOP_TOKENS: tuple[tuple[str, Coop], ...] = (("Keep_coop", "keep"), ("Stop_coop", "stop"), ("No_coop", "none"))
 # Reply_message, optional "#", an optional source id (braces and colon optional), the answer up to the
 # end of the line or the next Reply_message
@@ -103,7 +105,7 @@ def _after_last(header: re.Pattern[str], text: str) -> int:
 def _without_messages(text: str) -> str:
     """``text`` with the message of every cooperation request blanked out (its length kept): what a
     tank writes to another is never read as its own operation, target, header or reply."""
-    return _REQUEST.sub(lambda m: m[0][:m.start(2) - m.start()] + " " * len(m[2]), text)
+    return _REQUEST_LINE.sub(lambda m: m[0][:m.start(2) - m.start()] + " " * len(m[2]), text)
 
 
 def _priority_op(text: str) -> Operation | None:
