@@ -12,6 +12,8 @@ import math
 from collections.abc import Iterable, Sequence
 from numbers import Integral, Real
 
+import numpy as np
+
 from arena_envs.core.answers import EXCERPT_CHARS, excerpt
 
 #: The most episodes of one run (``arena run --episodes``, ``arena eval --episodes``, γ-Bench ``--runs``).
@@ -30,6 +32,13 @@ def check_int(name: str, value: object, low: int, high: int | None = None) -> in
         accepted = f">= {low}" if high is None else f"in {low}..{high}"
         raise ValueError(f"{name} must be an integer {accepted}, got {excerpt(value)}")
     return number
+
+
+def check_bool(name: str, value: object) -> bool:
+    """``value`` as a bool (Python's or NumPy's), or a ValueError naming the argument."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {excerpt(value)}")
+    return bool(value)
 
 
 def check_real(name: str, value: object, low: float | None = None, high: float | None = None) -> float:

@@ -34,7 +34,7 @@ from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
 from arena_envs.core.answers import excerpt, native_index
-from arena_envs.core.arguments import check_int, check_real
+from arena_envs.core.arguments import check_bool, check_int, check_real
 from arena_envs.tank_battle import grid, metrics, parser
 from arena_envs.tank_battle.coop import CoopState, legal_partners
 from arena_envs.tank_battle.decision import Decision
@@ -134,9 +134,7 @@ class TankBattleEnv(TextAECEnv):
         self.team_reward, self.hit_penalty = bool(team_reward), check_real("hit_penalty", hit_penalty)
         self.success_bonus = check_real("success_bonus", success_bonus)
         self.full_last_round, self.render_every_tick = bool(full_last_round), bool(render_every_tick)
-        if not isinstance(removal_skip, (bool, np.bool_)):
-            raise ValueError(f"removal_skip must be True or False, got {removal_skip!r}")
-        self.removal_skip = bool(removal_skip)
+        self.removal_skip = check_bool("removal_skip", removal_skip)
         self._custom = None if custom_map is None else list(self.game_map.rows)
         self._custom_options = (custom_mode, custom_team_count)
         n = self.stage.n_players
@@ -174,8 +172,7 @@ class TankBattleEnv(TextAECEnv):
     # ---------------------------------------------------------------- the game
     def _start_game(self, options: dict[str, Any]) -> None:
         layout = options.get("layout_seed", self.layout_seed)
-        if isinstance(layout, bool) or not isinstance(layout, int) or layout < 0:
-            raise ValueError(f"options['layout_seed'] must be an integer >= 0, got {layout!r}")
+        layout = check_int("options['layout_seed']", layout, 0)
         game_map = apply_layout(self.game_map, self.stage.number, layout, self.stage.n_players, self.np_random)
         self.world = World(game_map, self.stage, self.np_random, npc_total=self.stage.npc_total,
                            npc_max_alive=self.npc_max_alive, npc_spawn_base_prob=self.npc_spawn_base_prob,
