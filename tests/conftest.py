@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_helpers import MODEL_NAME, one_core, require_llm_stack
+from tests.llm_helpers import MODEL_NAME, one_core, require_llm_stack, running
 from tests.outside_data import FOLDERS, ci_set
 from tests.shared_server import FOLDER_VARIABLE, SharedServer, shared_server, stop_shared_server
 
@@ -121,13 +121,19 @@ def vllm_server() -> SharedServer:
 
 
 @pytest.fixture(scope="session")
-def private_vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """A SmolLM2 server of this worker's ``own-engine`` tests alone (eager, a 1 GiB KV cache, on the
-    last core of a small machine, the shared server being on the first): they may kill and restart
-    it and read its counters."""
+def own_vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """This worker's own SmolLM2 server as started once (``private_vllm_server`` is the one to use)."""
     from llm_policies.serve import smollm2_server
 
     server = smollm2_server(name=MODEL_NAME, log_path=tmp_path_factory.mktemp("vllm-own") / "server.log",
                             env={"VLLM_CPU_KVCACHE_SPACE": "1", **one_core(shared=False)}).start(timeout=900)
     yield server
     server.stop()
+
+
+@pytest.fixture
+def private_vllm_server(own_vllm_server: object) -> object:
+    """A SmolLM2 server of this worker's ``own-engine`` tests alone (eager, a 1 GiB KV cache, on the
+    last core of a small machine, the shared server being on the first): they may kill and restart
+    it and read its counters."""
+    return running(own_vllm_server)

@@ -35,6 +35,17 @@ def one_core(shared: bool) -> dict[str, str]:
     return {"VLLM_CPU_OMP_THREADS_BIND": str(cores[0] if shared else cores[-1])}
 
 
+def running(server: object) -> object:
+    """``server`` (a :class:`llm_policies.serve.VLLMServer`), started again when a test that kills it
+    failed before it started it again, so that the failure stays that test's own."""
+    from llm_policies.serve import VLLMServer
+
+    assert isinstance(server, VLLMServer)
+    if server.process is None or server.process.poll() is not None:
+        server.start(timeout=900)
+    return server
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -119,7 +119,7 @@ def test_server_killed_mid_run_stops_cleanly_and_resumes(private_vllm_server, tm
     server.kill()
     output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 1, output
-    assert server.url in output and f"'{MODEL_NAME}'" in output and "did not answer" in output
+    assert server.url in output and f"'{MODEL_NAME}'" in output and "gave no usable answer" in output
     kept = [json.loads(line)["episode"] for line in episodes_file.read_text().splitlines()]
     assert 1 <= len(kept) < 4
 

@@ -24,7 +24,7 @@ from llm_policies.cpu_cores import SMALL_MACHINE_CPUS, usable_cpus
 from llm_policies.prefix_cache import read_requests
 from llm_policies.serve import VLLMServer, smollm2_server
 from llm_policies.specs import policy_from_spec
-from tests.llm_helpers import MODEL_NAME, OWN_ENGINE
+from tests.llm_helpers import MODEL_NAME, OWN_ENGINE, running
 
 # without the stack of scripts/setup_llm.sh these skip, or fail under CI (tests/conftest.py)
 pytestmark = [pytest.mark.llm, pytest.mark.slow, OWN_ENGINE]
@@ -51,7 +51,7 @@ def two_servers(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     starting = threading.Thread(target=start)
     starting.start()
     try:
-        first = request.getfixturevalue("private_vllm_server")  # started now unless already running
+        first = running(request.getfixturevalue("own_vllm_server"))  # started now unless already running
     finally:
         starting.join()
     try:
