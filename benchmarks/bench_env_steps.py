@@ -2,8 +2,8 @@
 
 Every environment is driven the same way as connect four: the AEC loop with ``env.last()`` (a full
 observation: text, features, mask) and a random *legal* action per decision (masked
-``action_space.sample``; the Pirate Game's ``Dict`` action, when it has no mask, a random split of
-the gold or a random vote: ``legal_actions.sample``), resetting when an episode ends. Only
+``action_space.sample``, per part for a ``Dict`` action: ``legal_actions.sample``), resetting when
+an episode ends. Only
 decisions count: a dead agent's ``step(None)`` and an invalid answer that is asked again cost time
 but are not counted. Time is CPU time (``time.process_time``). Each round times connect four then
 every game, ``--runs`` rounds in all; the figures are the medians over rounds of the rate and of

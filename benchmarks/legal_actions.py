@@ -1,9 +1,7 @@
 """Random legal actions and decision counting, shared by the benchmarks.
 
-``sample`` draws a legal native action: from the observation's ``action_mask`` (a ``Dict`` of
-masks for a ``Dict`` action, as the tank battle's), except for the Pirate Game's ``Dict`` action,
-whose mask cannot say that the shares add up to the gold: there it is a random split of the gold
-among the survivors (propose phase) or a random vote, read from the game's documented features.
+``sample`` draws a legal native action from the observation's ``action_mask`` (a ``Dict`` of
+masks for a ``Dict`` action, as the tank battle's and the Pirate Game's).
 ``play`` counts *decisions*: steps of a live agent whose answer the game took (not a dead agent's
 ``step(None)``, not an invalid answer that is asked again).
 """
@@ -12,34 +10,20 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import Policy
 
-# Pirate Game features (arena_envs/gamma/pirate_game.py docstring): golds, n_remaining, phase
-_GOLDS, _REMAINING, _PHASE = 2, 5, 6
-
 
 def sample(env: Any, agent: str, observation: Any, rng: np.random.Generator) -> Any:
     space = env.action_space(agent)
     mask = observation.get("action_mask") if isinstance(observation, dict) else None
-    pirate = isinstance(space, spaces.Dict) and "proposal" in space.spaces  # its mask cannot say it all
-    if isinstance(space, spaces.Dict) and isinstance(mask, dict) and not pirate:
+    if isinstance(space, spaces.Dict) and isinstance(mask, dict):
         return {key: _legal(sub, mask[key], rng) for key, sub in space.spaces.items()}
-    if not pirate:
-        return space.sample(mask)
-    features = observation["observation"]
-    proposal = np.zeros(cast(tuple[int, ...], space["proposal"].shape), dtype=np.int64)
-    if features[_PHASE] == 1:  # vote
-        return {"proposal": proposal, "vote": int(rng.integers(2))}
-    golds, survivors = int(features[_GOLDS]), int(features[_REMAINING])
-    cuts = np.sort(rng.integers(0, golds + 1, survivors - 1))
-    shares = np.diff(np.concatenate(([0], cuts, [golds])))
-    proposal[:survivors] = shares
-    return {"proposal": proposal, "vote": 0}
+    return space.sample(mask)
 
 
 def _legal(space: spaces.Space[Any], mask: Any, rng: np.random.Generator) -> Any:

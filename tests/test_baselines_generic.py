@@ -83,7 +83,7 @@ def test_random_policy_handles_offset_discrete_spaces():
 
 
 def test_random_policy_samples_non_discrete_spaces():
-    """The pirate game's action space is a Dict (MultiDiscrete proposal + Discrete vote), no mask."""
+    """The pirate game's action space is a Dict (MultiDiscrete coins + Discrete vote), sampled under its mask."""
     pirate = pytest.importorskip("arena_envs.pirate_game_v0")
     env = pirate.env()
     space = env.action_space(env.possible_agents[0])

@@ -177,13 +177,13 @@ def test_registered_defaults_and_spaces():
     raw = env.unwrapped
     assert raw.params() == {"n_players": 10, "golds": 100} and raw.death_reward == -1.0
     space = env.action_space("player_0")
-    assert space["proposal"].nvec.tolist() == [101] * 10 and space["vote"].n == 2
+    assert space["coins"].nvec.tolist() == [10] * 100 and space["vote"].n == 2
     obs = env.observe("player_0")
     assert set(obs) == {"text", "observation", "action_mask"}
-    mask = obs["action_mask"]  # player_0 proposes first: every seat may get 0..100 coins
-    assert [m.tolist() for m in mask["proposal"]] == [[1] * 101] * 10 and mask["vote"].tolist() == [1, 0]
+    mask = obs["action_mask"]  # player_0 proposes first: every coin may go to any of the ten
+    assert [m.tolist() for m in mask["coins"]] == [[1] * 10] * 100 and mask["vote"].tolist() == [1, 0]
     assert env.observation_space("player_0")["action_mask"].contains(mask)
-    assert env.observe("player_1")["action_mask"]["proposal"][0].tolist() == [1] + [0] * 100  # not to act
+    assert env.observe("player_1")["action_mask"]["coins"][0].tolist() == [1] + [0] * 9  # not to act
     assert obs["observation"].shape == (8 + 10,)
     assert env.agent_selection == "player_0" and env.infos["player_0"]["phase"] == "propose"
 
@@ -308,6 +308,22 @@ def test_native_proposal_must_zero_the_tail():
     env.step({"proposal": np.array([95, 0, 1, 0, 1, 0, 1, 0, 1, 1]), "vote": 0})  # 9 survivors: entry 10 is unused
     assert "only the first 9" in env.infos["player_1"]["invalid_action"]["reason"]
     env.step({"proposal": np.array([96, 0, 1, 0, 1, 0, 1, 0, 1, 0]), "vote": 0})
+    assert env.unwrapped.game.phase == "vote" and env.unwrapped.game.proposal == ne_proposal(9, 100)
+
+
+def test_coins_give_each_coin_to_a_pirate_on_board():
+    """A ``coins`` action names the seat of every coin: the mask allows exactly the pirates on board."""
+    env = pirate_game_v0.env()
+    _to_vote_phase(env, [100] + [0] * 9)
+    for _ in range(9):
+        env.step(0)
+    env.step(None)  # player_0 overboard: player_1 proposes to seats 1..9
+    assert env.observe("player_1")["action_mask"]["coins"][0].tolist() == [0] + [1] * 9
+    env.step({"coins": np.array([0] + [1] * 99), "vote": 0})
+    assert "seats 1..9; got seat 0" in env.infos["player_1"]["invalid_action"]["reason"]
+    env.step({"coins": [1] * 99, "vote": 0})
+    assert env.infos["player_1"]["invalid_action"]["kind"] == "unparseable"
+    env.step({"coins": np.array([1] * 96 + [3, 5, 7, 9]), "vote": 0})
     assert env.unwrapped.game.phase == "vote" and env.unwrapped.game.proposal == ne_proposal(9, 100)
 
 

@@ -6,7 +6,7 @@ it plays one random masked episode (capped) with half the seats learners and the
 players, one of which reads its text: the learners' observations lie in their spaces, illegal
 actions are never chosen, and the text builder runs for the text reader but never for a learner.
 
-Special handling: the Pirate Game's ``Dict`` action (proposal and vote) becomes one unmasked
+Special handling: the Pirate Game's ``Dict`` action (coins and vote) becomes one unmasked
 ``MultiDiscrete``, and the trading game's ``weights`` mode acts in a ``Box``: bare features, no
 mask (PPO's default module would train them); the tank battle's observation is its
 ``(25, 64, 64)`` grid (masked ``Discrete`` actions): both run under the wrapper, neither is

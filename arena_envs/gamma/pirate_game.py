@@ -5,17 +5,20 @@ other survivor votes in rank order; votes stay hidden until the round resolves. 
 terminates the proposer with ``death_reward``; an accepted plan terminates everyone left with
 reward = their coins. A lone pirate (only possible with ``n_players=1``) takes all G at reset.
 
-Native action: ``Dict(proposal=MultiDiscrete([G + 1] * N), vote=Discrete(2))``. The propose phase
-reads ``proposal[:n]`` (proposer first, then the juniors by rank; the rest must be 0; the sum
-must be G); the vote phase reads ``vote`` (1 = accept). A bare sequence (proposal) or int / bool
-(vote) is accepted as well. Text answers: ``{"proposal": {"<rank>": coins, ...}}`` and
+Native action: ``Dict(coins=MultiDiscrete([N] * G), vote=Discrete(2))``. The propose phase reads
+``coins``: ``coins[k]`` is the seat (``player_i`` -> i) that gets coin k, so every entry naming a
+pirate on board makes a legal split of the G coins, and every split has such a form; the vote
+phase reads ``vote`` (1 = accept). A proposal as shares is accepted as well:
+``{"proposal": shares}`` or a bare sequence (proposer first, then the juniors by rank; N entries
+whose tail beyond the survivors is 0, or one per survivor; the sum must be G), and so is an int /
+bool (vote). Text answers: ``{"proposal": {"<rank>": coins, ...}}`` and
 ``{"decision": "accept" | "reject"}``.
 
 Action mask (``observation["action_mask"]``, the form ``action_space.sample(mask=...)`` takes):
-``{"proposal": (N int8 arrays of length G + 1), "vote": int8 array of length 2}``. Proposing, the
-first ``n`` proposal entries (the survivors) allow 0..G coins; voting, the vote allows 0 and 1;
-every entry the current decision does not read allows only 0 (so does every entry of an agent not
-to act). A per-entry mask cannot say that the shares must add up to G: the rules check the sum.
+``{"coins": (G int8 arrays of length N), "vote": int8 array of length 2}``. Proposing, every coin
+allows the seats on board (the proposer and the juniors); voting, the vote allows 0 and 1; every
+entry the current decision does not read allows only 0 (so does every entry of an agent not to
+act). The mask is exact: a masked sample is always a legal move.
 
 Features (``observation``, float32): ``round_index``, ``max_rounds`` (N), ``golds``, ``own_rank``,
 ``proposer_rank``, ``n_remaining``, ``phase`` (0 propose, 1 vote, -1 over), ``offered_coins``
@@ -120,7 +123,7 @@ class PirateGameEnv(SequentialGameEnv):
         check_params(n_players, golds)
         self.golds = golds
         self.death_reward = check_real("death_reward", death_reward)
-        space = spaces.Dict({"proposal": spaces.MultiDiscrete([golds + 1] * n_players), "vote": spaces.Discrete(2)})
+        space = spaces.Dict({"coins": spaces.MultiDiscrete([n_players] * golds), "vote": spaces.Discrete(2)})
         super().__init__(
             n_players=n_players,
             action_spaces={f"player_{i}": space for i in range(n_players)},
@@ -236,6 +239,8 @@ class PirateGameEnv(SequentialGameEnv):
 
     def _from_native(self, agent: str, action: Any) -> tuple[str, Any]:
         if self.game.phase == "propose":
+            if isinstance(action, Mapping) and "coins" in action:
+                return "propose", self._coin_shares(action["coins"])
             value = action.get("proposal") if isinstance(action, Mapping) else action
             try:
                 entries = [int(v) if float(v) == int(v) else float(v) for v in np.asarray(value).ravel()]
@@ -252,6 +257,23 @@ class PirateGameEnv(SequentialGameEnv):
         if not isinstance(value, (bool, int, np.integer, np.bool_)) or int(value) not in (0, 1):
             raise InvalidAnswer("illegal", f"a vote is 1 (accept) or 0 (reject), got {excerpt(value)}")
         return "vote", bool(value)
+
+    def _coin_shares(self, value: Any) -> list[int]:
+        """The survivors' shares of a ``coins`` action (``coins[k]``: the seat that gets coin k)."""
+        try:
+            seats = np.asarray(value)
+        except (TypeError, ValueError, OverflowError, RecursionError):  # ragged, inf, 10**400, deep nesting
+            seats = np.asarray(None)
+        if seats.size != self.golds or seats.dtype.kind not in "iu":
+            raise InvalidAnswer("unparseable", f"expected coins: {self.golds} seat indices (the seat that gets each "
+                                               f"coin), got {excerpt(value)}")
+        seats = seats.ravel()
+        first = self.game.proposer
+        outside = seats[(seats < first) | (seats >= self.n_players)]
+        if outside.size:
+            raise InvalidAnswer("illegal", f"coins go to the pirates on board, seats {first}..{self.n_players - 1}; "
+                                           f"got seat {int(outside[0])}")
+        return [int(c) for c in np.bincount(seats - first, minlength=self.n_players - first)]
 
     def _validate(self, agent: str, move: tuple[str, Any]) -> None:
         kind, value = move
@@ -350,15 +372,15 @@ class PirateGameEnv(SequentialGameEnv):
         return mask
 
     def _build_mask(self, key: tuple[Any, ...]) -> dict[str, Any]:
-        only_zero = np.zeros(self.golds + 1, dtype=np.int8)
-        only_zero[0] = 1
-        any_share = np.ones(self.golds + 1, dtype=np.int8)
-        survivors = key[1] if key[0] == "propose" else 0
+        n = self.n_players
+        first = n - key[1] if key[0] == "propose" else n  # the proposer's seat: coins go to it and its juniors
+        on_board = np.array([k >= first for k in range(n)], dtype=np.int8)
+        if not on_board.any():
+            on_board[0] = 1  # a decision that reads no coin: they allow only 0
         vote = np.array([1, int(key[0] == "vote")], dtype=np.int8)
-        for array in (only_zero, any_share, vote):
+        for array in (on_board, vote):
             array.setflags(write=False)
-        return {"proposal": tuple(any_share if k < survivors else only_zero for k in range(self.n_players)),
-                "vote": vote}
+        return {"coins": (on_board,) * self.golds, "vote": vote}
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
         i = self._index[agent]
