@@ -28,7 +28,9 @@ def assert_user_error(result: subprocess.CompletedProcess[str], pattern: str, co
     assert pattern in result.stderr
 
 
-def test_list_names_environments_with_their_docstring_line():
+def test_list_names_environments_with_their_docstring_summary_as_plain_text():
+    """One line per environment: the docstring's whole first paragraph (the trading one spans two
+    lines), with no reST markup left."""
     result = arena("list")
     assert result.returncode == 0, result.stderr
     import arena_envs.auction_v0 as auction
@@ -37,6 +39,14 @@ def test_list_names_environments_with_their_docstring_line():
     assert len(lines) == len(ENVIRONMENTS)
     first = auction.__doc__.strip().splitlines()[0]
     assert any(line.startswith("auction_v0") and line.endswith(first) for line in lines)
+    assert not [line for line in lines if "`" in line or ":class:" in line]
+    trading = next(line for line in lines if line.startswith("trading_v0"))
+    assert trading.endswith("env(), raw_env() and parallel_env() (one step per decision day).")
+
+
+def test_plain_text_drops_rest_markup_and_joins_lines():
+    from arena_envs.runner.cli import plain_text
+    assert plain_text("``env()`` of\n:class:`arena_envs.x.Env`, `name`") == "env() of arena_envs.x.Env, name"
 
 
 def test_policies_lists_generic_and_env_specific_names():

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -57,15 +58,21 @@ from arena_envs.runner.ray_cluster import LOCAL
 from arena_envs.runner.replay import check_drawable, record_episodes, replay_episode
 from arena_envs.runner.runner import Executor, RunConfig, RunError, run
 
+_REST_MARKUP = re.compile(r"(?::[\w:]+:)?``?([^`]+)``?")
+
 
 def describe(name: str) -> str:
-    """First line of the environment's entry-module docstring."""
+    """The first paragraph of the environment's entry-module docstring, as plain text on one line."""
     try:
         module = importlib.import_module(ENVIRONMENTS[name][0])
     except Exception as err:  # a broken optional environment must not break `arena list`
         return f"(cannot import: {type(err).__name__}: {err})"
-    doc = (module.__doc__ or "").strip()
-    return doc.splitlines()[0] if doc else ""
+    return plain_text((module.__doc__ or "").strip().split("\n\n")[0])
+
+
+def plain_text(rest: str) -> str:
+    """reST as a reader sees it, on one line: ``:role:`x```, ````x```` and ```x``` become ``x``."""
+    return " ".join(_REST_MARKUP.sub(r"\1", rest).split())
 
 
 def env_args(items: Sequence[str], option: str = "--env-arg") -> dict[str, Any]:
