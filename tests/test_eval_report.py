@@ -107,6 +107,9 @@ def test_report_header_and_plots(evaluations):
     text = (out / "report.md").read_text("utf-8")
     assert text.startswith("# Report card: `random`")
     assert "| seed | 1 |" in text and "| status | complete |" in text and "Newest episode: 20" in text
+    # the published figures are cited in the paper's terms, never by the spec files readers do not have
+    assert "Published (the γ-Bench paper, Table 1): " in text and "Published (the AucArena paper, Table 2): " in text
+    assert "§" not in text and ".md" not in text.replace("report.md", "")
     for name in ["report_overview.png", *(f"report_{g}.png" for g in GAMES)]:
         assert f"]({name})" in text
         with Image.open(out / name) as image:

@@ -41,6 +41,7 @@ Derivation = Callable[[Mapping[str, float]], "float | None"]
 @dataclass(frozen=True)
 class GamePapers:
     game: str
+    paper: str  #: the paper the figures come from, as the report names it (``"γ-Bench"``)
     spec: str  #: the spec file under ``shared/specs``
     section: str  #: the spec's section holding the tables, as its heading starts (``"### 14.1"``)
     headline: str | None  #: the quantity in the unit of the evaluation's headline; None: none published
@@ -70,12 +71,12 @@ class GamePapers:
         return [*self.derived, *dict.fromkeys(f.quantity for m in self.models for f in m.figures)]
 
     def citation(self, figures: Sequence[Figure] | None = None) -> str:
-        """Where ``figures`` (default: all of the game's) come from, e.g. ``"gamma_games.md §14.1,
-        paper Table 1"``."""
+        """Where ``figures`` (default: all of the game's) come from, in the paper's own terms, e.g.
+        ``"the γ-Bench paper, Table 1"`` (the report's readers have the paper, not the spec files)."""
         if figures is None:
             figures = [f for m in self.models for f in m.figures]
         tables = list(dict.fromkeys(f.table for f in figures))
-        return f"{self.spec} §{self.section.lstrip('# ').rstrip('.')}, paper {', '.join(tables)}"
+        return f"the {self.paper} paper, {', '.join(tables)}"
 
     def headline_figures(self, include_baselines: bool = False) -> list[tuple[str, float]]:
         """(model, figure comparable to the headline) for each model that has one."""
@@ -99,7 +100,7 @@ def _gamma(row: str, game: str) -> GamePapers:
     for model in TABLE_1:
         mean, std = table_1_cell(model, game)
         models.append(PublishedModel(model, (Figure(GAMMA_SCORE, "Table 1", (row,), model, mean, std),)))
-    return GamePapers(game, "gamma_games.md", "### 14.1", GAMMA_SCORE,
+    return GamePapers(game, "γ-Bench", "gamma_games.md", "### 14.1", GAMMA_SCORE,
                       "the paper's default ten-player setting; mean±std over its 5 runs", tuple(models))
 
 
@@ -141,7 +142,7 @@ def _tank() -> GamePapers:
             figures.append(Figure(stage, "Table 3" if stage in ("S3 Score", "S4 Score") else "Table 4",
                                   (model,), stage, score))
         models.append(PublishedModel(model, tuple(figures), baseline=model == "random"))
-    return GamePapers("tank_battle_v0", "tank_battle.md", "### 7.5", TANK_SCORE,
+    return GamePapers("tank_battle_v0", "BattleAgentBench", "tank_battle.md", "### 7.5", TANK_SCORE,
                       "Avg. Score (stages 3-7) is the mean of the five stage Scores of Tables 3 and 4 "
                       "(the paper averages per level only); the secondary tanks were the paper's yi-1.5-9b, "
                       "here the rule tank", tuple(models), {TANK_SCORE: _stage_mean})
@@ -177,7 +178,7 @@ def _who_is_spy() -> GamePapers:
     models = tuple(PublishedModel(model, tuple(Figure(q, "Table 2", (model,), c, v)
                                                for q, c, v in zip(_WIS_QUANTITIES, _WIS_COLUMNS, cells)))
                    for model, cells in _WIS_TABLE_2.items())
-    return GamePapers("who_is_spy_v0", "who_is_spy.md", "### 7.1", WIS_SCORE,
+    return GamePapers("who_is_spy_v0", "WiS", "who_is_spy.md", "### 7.1", WIS_SCORE,
                       f"six players with one spy, about 1 game in 6 as the spy; the other players were the same "
                       f"model, here the rule agent; the rating is the platform's 100 + sum of scores - games of "
                       f"a model that played the paper's {WIS_GAMES} games with its Avg. score",
@@ -202,7 +203,7 @@ def _auction() -> GamePapers:
             figures.append(Figure(f"Profit ($), {order.lower()}", "Table 2", (model,), f"{order} profit ($)", profit))
             figures.append(Figure(f"Items won, {order.lower()}", "Table 2", (model,), f"{order} items", items))
         models.append(PublishedModel(model, tuple(figures)))
-    return GamePapers("auction_v0", "auction.md", "### 7.4", None,
+    return GamePapers("auction_v0", "AucArena", "auction.md", "### 7.4", None,
                       "no comparable published figure for TrueSkill μ: a rating only means something inside "
                       "its own pool, and the paper's TrueSkill figures are images. Comparable instead: its "
                       "Table 2 (human comparison: profit and items per order at budget 20 000, the third bidder "
@@ -235,7 +236,7 @@ def _trading() -> GamePapers:
         agent, backbone, asset = row
         backbone = {"(not stated)": "", "(best)": " (best backbone)"}.get(backbone, f" ({backbone})")
         models.append(PublishedModel(f"{agent}{backbone} on {asset}", tuple(figures)))
-    return GamePapers("trading_v0", "trading.md", "## 9.", None,
+    return GamePapers("trading_v0", "Agent Market Arena", "trading.md", "## 9.", None,
                       "no comparable published figure: the paper traded other assets (TSLA, BMRN, ETH, BTC) "
                       "live in 2025-08/09, the evaluation replays its own default window; same units, "
                       "shown for scale only", tuple(models), digits=2)
