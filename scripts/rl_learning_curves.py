@@ -6,9 +6,10 @@ For each ``NAME=FOLDER`` it reads every run under ``FOLDER/tb`` with TensorBoard
 default) and, where the training evaluated, the evaluation mean return against each opponent
 type (``eval/<opponent>/mean_return``) beside a random learner on the same episodes
 (``eval/<opponent>/random_mean_return``, dashed).
-The figure goes to ``OUT/rl_<NAME>.png``::
+The figure goes to ``OUT/rl_<NAME>.png`` (default OUT: ``results/learning_curves``, under the current
+folder; the figures of docs/rl.md were written with ``--out docs/img``)::
 
-    python scripts/rl_learning_curves.py auction_ppo=runs/rl_auction_ppo [--out docs/img] [--title auction_ppo="..."]
+    python scripts/rl_learning_curves.py auction_ppo=runs/rl_auction_ppo [--out DIR] [--title auction_ppo="..."]
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+#: Where the figures go without ``--out``: a results folder, never the repository's docs.
+DEFAULT_OUT = "results/learning_curves"
 EVAL = re.compile(r"^eval/(?P<opponent>.+)/mean_return$")
 
 Series = dict[str, tuple[list[int], list[float]]]
@@ -79,7 +82,7 @@ def plot(name: str, title: str, scalars: Series, out: Path) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("runs", nargs="+", metavar="NAME=FOLDER", help="a name for the figure and a training folder")
-    parser.add_argument("--out", default="docs/img", help="folder for the PNGs (default docs/img)")
+    parser.add_argument("--out", default=DEFAULT_OUT, help=f"folder for the PNGs (default {DEFAULT_OUT})")
     parser.add_argument("--title", action="append", default=[], metavar="NAME=TEXT", help="a figure's title")
     args = parser.parse_args()
     titles = dict(item.split("=", 1) for item in args.title)
