@@ -82,7 +82,11 @@ def test_scores_plot_shows_the_negative_auction_score_and_every_paper_reference(
         assert any(v == pytest.approx(expected) for v in values), f"{expected} is not drawn"
     assert_shown(ax, "y", values)
     assert ax.get_ylim()[0] < row["sealed_bid_auction_v0"]["mean"] - row["sealed_bid_auction_v0"]["std"]
-    assert any("paper Table 1" in t.get_text() for t in ax.get_legend().get_texts())
+    # every paper model has its own marker, named in the legend
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert [t for t in legend if t.startswith("paper Table 1: ")] == [f"paper Table 1: {m}" for m in TABLE_1]
+    marks = [c for c in ax.collections if isinstance(c, PathCollection)]
+    assert len({(str(c.get_paths()[0].vertices.tolist()), str(c.get_edgecolor().tolist())) for c in marks}) == 12
     plt.close(fig)
 
 
@@ -95,7 +99,7 @@ def test_scores_plot_holds_scores_above_the_nominal_range() -> None:
     assert_shown(ax, "y", [*drawn(ax, "y"), 142.0, -43.0, 0.0, 100.0])
     # the paper's Overall averages eight games: not marked beside the Overall of two
     marks = [c for c in ax.collections if isinstance(c, PathCollection)]
-    assert len(marks) == 1 and np.asarray(marks[0].get_offsets()).shape == (12 * 2, 2)
+    assert len(marks) == 12 and all(np.asarray(m.get_offsets()).shape == (2, 2) for m in marks)
     plt.close(fig)
 
 

@@ -7,7 +7,8 @@
 * ``battle_royale_actions.png``: per turn, who shot at whom (hit, missed, intentional miss), with
   the turns that aimed at the strongest opponent marked (one panel per run);
 * ``scores.png``: the row, mean ± std per game and overall, with every model's score in the
-  paper's Table 1 marked per game (and overall, for a row of all eight games).
+  paper's Table 1 marked per game (and overall, for a row of all eight games), one marker and
+  colour per model, named in the legend.
 
 Every value axis holds all that is drawn on it: the limits come from the data, the references and
 the nominal range (a score below 0 or above 100 is shown, not cut off).
@@ -34,6 +35,8 @@ Log = Mapping[str, Any]  # {"params": ..., "history": [...]}
 
 #: the share of the span added below and above the drawn values
 MARGIN = 0.08
+#: the hollow marker of each paper model in ``scores.png`` (in Table 1's order; colours from tab10)
+PAPER_MARKERS = ("o", "s", "D", "^", "v", "<", ">", "p", "h", "*", "P", "X")
 
 
 def value_limits(values: Iterable[float], nominal: tuple[float, float] | None = None) -> tuple[float, float]:
@@ -178,23 +181,30 @@ def plot_battle_royale(logs: Sequence[Log], path: Path) -> Path:
 
 
 def scores_figure(row: Mapping[str, Mapping[str, float]]) -> Any:
-    """The figure of ``scores.png``: the row's bars (mean ± std), the paper's Table 1 models as
-    hollow diamonds beside each game's bar (and beside Overall when the row holds all eight games)."""
+    """The figure of ``scores.png``: the row's bars (mean ± std), each model of the paper's Table 1
+    as its own hollow marker beside each game's bar (and beside Overall when the row holds all eight
+    games), every model named in the legend."""
     columns = ["overall"] + [g for g in GAMES if g in row]
     names = ["Overall" if c == "overall" else GAME_LABELS[c] for c in columns]
     means = [row[c]["mean"] for c in columns]
     stds = [row[c]["std"] for c in columns]
     fig, ax = plt.subplots(figsize=(1.1 * len(columns) + 3, 4.4))
-    bars = ax.bar(names, means, yerr=stds, capsize=4, color=["tab:red"] + ["tab:blue"] * (len(columns) - 1),
+    bars = ax.bar(names, means, width=0.55, yerr=stds, capsize=4, color=["tab:red"] + ["tab:blue"] * (len(columns) - 1),
                   label="this run (mean ± std)")
     ax.bar_label(bars, labels=[f"{m:.1f}" for m in means], fontsize=8, padding=2)
     # the paper's Overall averages all eight games: comparable only with a row of all eight
     marked = [c for c in columns if c != "overall" or set(GAMES) <= set(row)]
-    papers = [(columns.index(c), value) for c in marked for _, value in table_1_scores(c)]
-    ax.scatter([x + 0.3 for x, _ in papers], [v for _, v in papers], marker="D", s=14, facecolors="none",
-               edgecolors="black", linewidths=0.8, zorder=3, label="paper Table 1 (one mark per model)")
+    papers: dict[str, list[tuple[int, float]]] = {}
+    for c in marked:
+        for model, value in table_1_scores(c):
+            papers.setdefault(model, []).append((columns.index(c), value))
+    for k, (model, marks) in enumerate(papers.items()):
+        ax.scatter([x + 0.42 for x, _ in marks], [v for _, v in marks], marker=PAPER_MARKERS[k % len(PAPER_MARKERS)],
+                   s=18, facecolors="none", edgecolors=plt.get_cmap("tab10")(k % 10), linewidths=0.9, zorder=3,
+                   label=f"paper Table 1: {model}")
     ax.axhline(0, color="black", lw=0.8)
-    drawn = [m + sign * s for m, s in zip(means, stds) for sign in (-1, 1)] + [v for _, v in papers]
+    drawn = [m + sign * s for m, s in zip(means, stds) for sign in (-1, 1)] + [v for ms in papers.values()
+                                                                             for _, v in ms]
     ax.set(ylim=value_limits(drawn, (0, 100)), ylabel="score (0-100 scale; can fall outside)",
            title="γ-Bench row (mean ± std over runs)")
     ax.tick_params(axis="x", labelrotation=30)
