@@ -55,6 +55,49 @@ def test_rejects_bad_answers_with_a_kind(text, kind):
     assert err.value.kind == kind and err.value.reason
 
 
+@pytest.mark.parametrize("text, value", [
+    ("I pick 33", 33), ("I pick 33.", 33), ("**42**", 42), ("My bid: $45", 45), ("+7", 7),
+    ('"chosen_number": 12 and then 50', 12),  # a key-value pair is still read first
+    ('{"chosen_number": "21"} 50', 21),  # and so is a JSON answer
+])
+def test_plain_numbers_reads_one_number_in_plain_words(text, value):
+    assert NUMBER.parse(text, plain_numbers=True) == value
+
+
+@pytest.mark.parametrize("text, kind, reason", [
+    ("between 0 and 100, I pick 33", "unparseable", "3 numbers ('0, 100, 33') in plain words"),
+    ("I pick 30-35", "unparseable", "2 numbers ('30, 35')"),
+    ("I pick thirty-three", "unparseable", "no number in plain words"),
+    ('{"number": 33}', "unparseable", 'no JSON object with a "chosen_number" value was found'),
+    ("I pick 33.5", "illegal", "whole number"), ("I pick 300", "illegal", "between 0 and 100"),
+])
+def test_plain_numbers_refuses_what_is_not_one_number(text, kind, reason):
+    with pytest.raises(InvalidAnswer) as err:
+        NUMBER.parse(text, plain_numbers=True)
+    assert err.value.kind == kind and reason in err.value.reason
+
+
+def test_plain_numbers_is_an_env_option_off_by_default_that_reads_number_answers():
+    guess = importlib.import_module("arena_envs.guess_two_thirds_v0")
+    strict = guess.raw_env(n_players=2, n_rounds=1)
+    strict.reset(seed=0)
+    strict.step("I pick 33")
+    assert strict.infos["player_0"]["invalid_action"]["kind"] == "unparseable"  # the paper's protocol: JSON
+    assert "plain_numbers" not in strict.config()
+    lenient = guess.raw_env(n_players=2, n_rounds=1, plain_numbers=True)
+    lenient.reset(seed=0)
+    lenient.step("I pick 33")
+    lenient.step("Then 30.")
+    assert lenient.history[0]["choices"] == [33, 30] and lenient.config()["plain_numbers"] is True
+    assert not lenient.record.of_type("invalid")
+    farol = importlib.import_module("arena_envs.el_farol_v0").raw_env(n_players=2, plain_numbers=True)
+    farol.reset(seed=0)  # a word game reads its answers as before: one setting serves a whole suite
+    farol.step("I go")
+    assert farol.infos["player_0"]["invalid_action"]["kind"] == "unparseable"
+    with pytest.raises(ValueError, match="plain_numbers must be True or False, got 'yes'"):
+        guess.raw_env(plain_numbers="yes")
+
+
 def test_choice_votes_echo_and_instruction():
     field = ChoiceField("decision", ("go", "stay"), {"stay home": "stay"})
     assert field.parse('{"decision": "Stay Home."}') == "stay"
@@ -134,9 +177,10 @@ def test_env_step_turns_any_string_into_a_legal_action_or_a_recorded_invalid_ans
 @settings(max_examples=2000, deadline=None)
 @given(any_text)
 def test_parser_never_raises_anything_but_invalid_answer(text):
-    for field in (NUMBER, ChoiceField("decision", ("go", "stay")), IntField("bid", 0, 200)):
+    for field, plain in ((NUMBER, False), (NUMBER, True), (ChoiceField("decision", ("go", "stay")), False),
+                         (IntField("bid", 0, 200), True)):
         try:
-            value = field.parse(text)
+            value = field.parse(text, plain_numbers=True) if plain else field.parse(text)
         except InvalidAnswer as err:
             assert err.kind in ("unparseable", "illegal")
         else:

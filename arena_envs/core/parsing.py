@@ -13,6 +13,9 @@ _SPACES = re.compile(r"\s+")
 #: A dollar amount: an optional minus sign (before or after an optional ``$``), digits with
 #: optional decimals, optional ``k``/``thousand``. Its four groups go to :func:`amount_from_match`.
 AMOUNT_PATTERN = r"(-?)\s*\$?\s*(-?)\s*(\d+(?:\.\d+)?|\.\d+)\s*(k\b|thousand\b)?"
+#: A number written with digits in prose: an optional sign and ``$``, digits (thousands commas
+#: allowed), optional decimals; never part of a word or of a longer number (``v2``, ``1.2.3``).
+_PLAIN_NUMBER = re.compile(r"(?<![\w.])(?:[+-](?=\$?\d))?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\w|[.,]\d)")
 
 
 def normalize_text(text: str) -> str:
@@ -35,3 +38,9 @@ def amount_from_match(sign: str, inner_sign: str, digits: str, suffix: str | Non
     if abs(value) > Decimal(10) ** 15:
         return None
     return int(value.to_integral_value(rounding="ROUND_FLOOR"))
+
+
+def plain_numbers(text: str) -> list[str]:
+    """The numbers written with digits in ``text``, in order: ``"I pick 33."`` -> ``["33"]``,
+    ``"from 0-100, $1,500"`` -> ``["0", "100", "$1,500"]``. Number words (``thirty``) are not read."""
+    return _PLAIN_NUMBER.findall(text)

@@ -29,7 +29,8 @@ from typing import Any
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer
 from arena_envs.core.answers import excerpt
-from arena_envs.core.json_answer import answer_objects, key_values, last_holding
+from arena_envs.core.json_answer import MAX_ANSWER_CHARS, answer_objects, key_values, last_holding
+from arena_envs.core.parsing import plain_numbers
 
 #: Key of the reasoning field that precedes the answer in the CoT variant.
 EXPLANATION_KEY = "explanation"
@@ -58,6 +59,19 @@ def answer_value(text: str, key: str) -> Any:
     if value is None:
         raise InvalidAnswer("unparseable", f'no JSON object with a "{key}" value was found')
     return value
+
+
+def plain_number(text: str, key: str) -> str:
+    """The reading of ``plain_numbers=True`` (off by default: the paper's protocol asks for JSON),
+    for a reply that holds no JSON answer at all: the one number it writes with digits (``"I pick
+    33."`` -> ``"33"``); no number, several (``"between 0 and 100, I pick 33"``) or a JSON object
+    without ``key`` are ``unparseable``."""
+    numbers = [] if answer_objects(text) else plain_numbers(text[-MAX_ANSWER_CHARS:])
+    if len(numbers) != 1:
+        found = f"{len(numbers)} numbers ({excerpt(', '.join(numbers), 60)})" if numbers else "no number"
+        raise InvalidAnswer("unparseable", f'no JSON object with a "{key}" value, and {found} in plain words; '
+                                           "give one JSON object, or exactly one number")
+    return numbers[0]
 
 
 def to_int(value: Any, key: str, low: int, high: int) -> int:
@@ -141,8 +155,16 @@ class IntField:
     low: int
     high: int
 
-    def parse(self, text: str) -> int:
-        return to_int(answer_value(text, self.key), self.key, self.low, self.high)
+    def parse(self, text: str, plain_numbers: bool = False) -> int:
+        """The answer of ``text``; with ``plain_numbers``, a reply without any JSON answer may be one
+        number in plain words (:func:`plain_number`)."""
+        try:
+            value = answer_value(text, self.key)
+        except InvalidAnswer:
+            if not plain_numbers or answer_objects(text):
+                raise
+            value = plain_number(text, self.key)
+        return to_int(value, self.key, self.low, self.high)
 
     def echo(self, value: int) -> str:
         return canonical_json({self.key: value})

@@ -14,6 +14,7 @@ from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, report_block, request_block
 from arena_envs.core.answers import native_index
+from arena_envs.core.arguments import check_bool
 from arena_envs.gamma.answer import ChoiceField, IntField
 from arena_envs.gamma.base import GammaEnv, random_legal_action, readonly
 from arena_envs.gamma.simultaneous_rules import MAX_PLAYERS, MAX_ROUNDS, check_int
@@ -25,7 +26,10 @@ class SimultaneousGameEnv(GammaEnv):
     Native actions are indices into ``self._values`` (a ``range`` of numbers or a tuple of
     words); a ``str`` is parsed by the game's answer field. A subclass sets ``metadata`` and
     implements the game hooks below; everything PettingZoo-facing lives here. Keyword options:
-    those of :class:`~arena_envs.gamma.base.GammaEnv` and ``reveal_own_id=False``.
+    those of :class:`~arena_envs.gamma.base.GammaEnv`, ``reveal_own_id=False`` and
+    ``plain_numbers=False`` (in the games answered with a number, a reply holding no JSON answer may
+    be one number in plain words, "I pick 33": :func:`arena_envs.gamma.answer.plain_number`; a game
+    answered with a word reads its answers as before, so one setting serves a whole γ-Bench suite).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"name": "gamma_simultaneous", "render_modes": ["ansi", "human"],
@@ -38,10 +42,11 @@ class SimultaneousGameEnv(GammaEnv):
     _answer_field: IntField | ChoiceField
 
     def __init__(self, *, n_players: int, n_rounds: int, values: Sequence[Any], reveal_own_id: bool = False,
-                 **options: Any):
+                 plain_numbers: bool = False, **options: Any):
         n_players = check_int("n_players", n_players, 2, MAX_PLAYERS)
         self.n_rounds = check_int("n_rounds", n_rounds, 1, MAX_ROUNDS)
         self.reveal_own_id = bool(reveal_own_id)
+        self.plain_numbers = check_bool("plain_numbers", plain_numbers)
         self._values = values
         super().__init__(
             n_players=n_players,
@@ -110,7 +115,8 @@ class SimultaneousGameEnv(GammaEnv):
     # ---------------------------------------------------------------- TextAECEnv hooks
 
     def config(self) -> dict[str, Any]:
-        return {**super().config(), "reveal_own_id": self.reveal_own_id}
+        plain = {"plain_numbers": True} if self.plain_numbers else {}  # the default leaves configs as they were
+        return {**super().config(), "reveal_own_id": self.reveal_own_id, **plain}
 
     def _start_game(self, options: dict[str, Any]) -> None:
         self.round = 0  # 0-based index of the current round; == n_rounds once the game is over
@@ -137,8 +143,8 @@ class SimultaneousGameEnv(GammaEnv):
         return self.history[-1] if self.history else None
 
     def _parse_text(self, agent: str, text: str) -> int:
-        i = self._index[agent]
-        value = self._field(i).parse(text)
+        field = self._field(self._index[agent])
+        value = field.parse(text, self.plain_numbers) if isinstance(field, IntField) else field.parse(text)
         try:
             return self._values.index(value)
         except ValueError:
