@@ -56,6 +56,8 @@ SCALED: tuple[tuple[str, str, str], ...] = (
     ("docs/envs/auction.md", "for order in random ascending descending", "for order in ascending"),
     ("docs/envs/auction.md", "for budget in (20000, 40000)", "for budget in (20000,)"),
     ("docs/envs/auction.md", 'for order in ("random", "ascending", "descending")', 'for order in ("ascending",)'),
+    ("docs/envs/tank_battle.md", 'env(stage=4, render_mode="human")',
+     'env(stage=4, render_mode="human", max_rounds=4)'),
     ("docs/envs/who_is_spy.md", "--episodes 30", "--episodes 1"),
     ("docs/envs/who_is_spy.md", "--episodes 12", "--episodes 2"),
     ("docs/envs/who_is_spy.md", "--model-url http://127.0.0.1:8000/v1",

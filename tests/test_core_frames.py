@@ -2,7 +2,8 @@
 
 A test-local game draws one pygame Surface per frame (``_draw_frame``); the core provides
 ``rgb_array`` and ``human`` (a window at ``metadata["render_fps"]``) and ``close()`` releases the
-window. Text games keep ``ansi`` (the text) and ``human`` (the text printed).
+window; ``human`` draws after ``reset()`` and every step with no ``render()`` call. Text games keep
+``ansi`` (the text) and ``human`` (the text printed as the game steps).
 """
 from __future__ import annotations
 
@@ -149,22 +150,57 @@ def test_human_mode_opens_a_window_at_render_fps_and_close_releases_it():
     env.close()  # closing twice is harmless
 
 
-def test_text_games_keep_ansi_and_human_text(capsys):
+def test_human_mode_draws_after_reset_and_every_step_without_render(monkeypatch):
+    """As in PettingZoo's games, ``human`` needs no ``render()`` call: a game without ``frame_id``
+    draws after ``reset()`` and after every step (an invalid answer's included)."""
+    flips = []
+    flip = pygame.display.flip
+    monkeypatch.setattr(pygame.display, "flip", lambda: (flips.append(1), flip())[-1])
+    env = make(render_mode="human")
+    env.reset(seed=0)
+    assert len(flips) == 1 and pygame.display.get_surface().get_at((1, 1))[:3] == (255, 0, 0)
+    env.step(4)  # cell 4: row 1, column 1
+    assert len(flips) == 2 and pygame.display.get_surface().get_at((CELL + 1, CELL + 1))[:3] == (255, 0, 0)
+    env.step("no")
+    assert len(flips) == 3
+    env.close()
+
+
+def test_text_games_print_in_human_mode_as_they_step(capsys):
+    """``ansi`` returns the text; ``human`` prints it with no ``render()`` call, as PettingZoo's text
+    games do: each step prints the lines its text gained (El Farol's log: a round's line when the
+    round ends, once), and ``render()`` prints the whole text."""
     from arena_envs import el_farol_v0
 
     env = el_farol_v0.env(n_rounds=2, render_mode="ansi")
     env.reset(seed=0)
-    for _ in range(10):
+    for _ in range(20):
         env.step(1)
     text = env.render()
-    assert text.startswith("Round 1: 10/10 went (crowded)")
+    lines = text.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("Round 1: 10/10 went (crowded)")
     human = el_farol_v0.env(n_rounds=2, render_mode="human")
     human.reset(seed=0)
-    for _ in range(10):
+    assert capsys.readouterr().out == ""  # the log is empty
+    printed = []
+    for _ in range(20):
         human.step(1)
+        printed.append(capsys.readouterr().out)
+    assert printed[9] == lines[0] + "\n" and printed[19] == lines[1] + "\n"
+    assert printed[:9] == printed[10:19] == [""] * 9  # a decision inside a round changes nothing shown
     assert human.render() is None and capsys.readouterr().out == text + "\n"
     with pytest.raises(ValueError, match="render_mode"):
         el_farol_v0.env(render_mode="rgb_array")
+
+
+def test_a_text_human_view_prints_from_its_first_changed_line():
+    """A snapshot whose first line changed (a new day) is printed whole, a log that grew its new
+    lines (and a changed line after them), an unchanged text nothing."""
+    from arena_envs.core.text_env import new_lines
+
+    assert new_lines("day 1\nA 10\nB 12", "day 2\nA 11\nB 12") == "day 2\nA 11\nB 12"
+    assert new_lines("rules\nRound 1\nto move: A", "rules\nRound 1\nRound 2\nto move: B") == "Round 2\nto move: B"
+    assert new_lines("same", "same") == "" and new_lines("", "Round 1") == "Round 1"
 
 
 def test_importing_the_package_does_not_import_pygame():

@@ -439,6 +439,29 @@ def test_keyboard_tank_drives_a_tank_of_the_real_environment(pygame_dummy):
     env.close()
 
 
+def test_keyboard_tank_in_the_envs_window_draws_each_round_once(pygame_dummy, monkeypatch):
+    """``arena play``: the keyboard binds after ``reset()`` and switches the env to ``human``; it draws
+    the first picture, then the env draws each round itself and the keyboard does not draw it again
+    (render_fps raised to 1000 on the instance so that the test takes no time)."""
+    pygame = pygame_dummy
+    flips = []
+    flip = pygame.display.flip
+    monkeypatch.setattr(pygame.display, "flip", lambda: (flips.append(1), flip())[-1])
+    env = arena_envs.tank_battle_v0.env(stage=1, max_rounds=3)
+    raw = env.unwrapped
+    raw.metadata = {**raw.metadata, "render_fps": 1000}
+    env.reset(seed=0)
+    policy = seat(KeyboardTank(), raw)
+    assert raw.render_mode == "human" and not flips
+    press(pygame, pygame.K_UP, pygame.K_UP, pygame.K_SPACE)
+    for _agent in env.agent_iter():
+        observation, _, termination, truncation, info = env.last()
+        env.step(None if termination or truncation else policy.act(observation, info))
+    assert raw.world.rounds_played == 3 and len(flips) == 1 + 3
+    assert policy.finish(observation, info) is False and len(flips) == 1 + 3
+    env.close()
+
+
 # ------------------------------------------------------------------------------- whole games
 
 

@@ -228,12 +228,12 @@ def test_rule_tank_reaches_the_goal_on_stage_one(layout):
 
 
 def test_an_animated_window_shows_a_round_in_the_time_of_one_frame(monkeypatch):
-    """``render_every_tick`` redraws after every tick: its window runs ``render_fps`` x 17 frames a
-    second, so an animated round lasts what one frame a round lasts."""
+    """``render_every_tick`` redraws after every tick and once more for the round: its window runs
+    ``render_fps`` x 18 frames a second, so an animated round lasts what one frame a round lasts."""
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     animated = arena_envs.tank_battle_v0.env(stage=3, render_mode="human", render_every_tick=True, max_rounds=2)
     plain = arena_envs.tank_battle_v0.env(stage=3, render_mode="human", max_rounds=2)
-    assert animated.unwrapped._frame_rate() == 4 * 17 and plain.unwrapped._frame_rate() == 4
+    assert animated.unwrapped._frame_rate() == 4 * 18 and plain.unwrapped._frame_rate() == 4
     animated.reset(seed=0)
     for _ in range(2):
         animated.step("#Attack operation: Target 101: #Move_up#\n#Cooperation operation: #No_coop#")

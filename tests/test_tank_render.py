@@ -1,14 +1,19 @@
 """Spec §5: the tank battle's pygame frame (832 x 576, real pygame under SDL's dummy video driver)
-and its ANSI character map. Colours are checked at the pixels of the tiles and tanks that hold them."""
+and its ANSI character map. Colours are checked at the pixels of the tiles and tanks that hold them.
+``human`` mode draws by itself, once a round."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import arena_envs
+from arena_envs.core import frame_array
 from arena_envs.tank_battle import render as R
+from arena_envs.tank_battle.env import TankBattleEnv
 from arena_envs.tank_battle.maps import apply_layout, load_map, parse_map
 from arena_envs.tank_battle.stages import custom_stage, stage_config
 from arena_envs.tank_battle.world import Bullet, Tank, World
+from tests.doc_examples import ROOT, extract
 
 pygame = pytest.importorskip("pygame")
 
@@ -137,7 +142,7 @@ def test_custom_map_steel_water_bricks_spawns_npcs_bullets_and_freezing():
     assert at(image, 256 + 16, 256 + 30) == R._darker(R.NPC_BODY)  # barrel down
     npc_middle = image[R.OFFSET[1] + 266:R.OFFSET[1] + 278, R.OFFSET[0] + 266:R.OFFSET[0] + 278]
     assert (npc_middle == (255, 255, 0)).all(axis=2).any()
-    assert at(image, 101, 301) == R.BULLET_COLOUR and at(image, 99, 301) == R.FIELD_COLOUR
+    assert at(image, 101, 301) == R.BULLET_COLOUR and at(image, 95, 301) == R.FIELD_COLOUR
     frozen = at(image, p1.x + 3, p1.y + 3)
     red = R.TEAM_COLOURS[1]
     assert frozen != red and frozen[1] > 80 and frozen[2] > 80  # cyan over red
@@ -251,3 +256,173 @@ def test_a_shot_brick_row_disappears_from_the_frame():
     tank = world.players[0]
     assert (tank.x, tank.y) == (32, 448)
     assert at(image, tank.x + 3, tank.y + 3) == R.TEAM_COLOURS[0]
+
+
+# ------------------------------------------------------------------------------------ paper cuts
+
+
+def relative_luminance(colour):
+    """WCAG 2's relative luminance of an sRGB colour."""
+    linear = [v / 255 / 12.92 if v <= 10 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in colour]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a, b):
+    """WCAG 2's contrast ratio of two colours (1 to 21; text reads from 4.5)."""
+    high, low = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_panel_text_stands_on_a_dark_box_on_which_every_colour_reads():
+    world, stage, _ = stage_world(7)
+    image = frame(world, stage)
+    x, y, width, height = R.PANEL_BOX
+    box = image[y:y + height, x:x + width].reshape(-1, 3)
+    assert (box == R.PANEL_COLOUR).all(axis=1).mean() > 0.8  # the box holds the text, mostly background
+    assert tuple(image[y - 1, x + 10]) == tuple(image[y + 10, x + width]) == R.FRAME_COLOUR
+    assert contrast(R.TEAM_COLOURS[0], R.FRAME_COLOUR) < 2  # blue on the frame's grey: hard to read
+    for colour in (*R.TEAM_COLOURS, R.TEXT, R.DIM_TEXT, R.GAME_OVER):
+        assert contrast(colour, R.PANEL_COLOUR) >= 4.5, colour
+    lines = R.panel_lines(world, stage, R.FrameInfo())
+    texts = [line for line, _ in lines]
+    assert len(texts) * R.LINE_HEIGHT < height  # every line is inside the box
+    assert {colour for _, colour in lines if colour != R.TEXT} >= set(R.TEAM_COLOURS[:3])
+
+
+def test_game_over_says_who_won_and_why():
+    world, stage, _ = stage_world(1)
+    world.over, world.ended_by, world.win_state = True, "touch", {0: 1}
+    assert R.outcome(world) == (["P0 won"], R.TEAM_COLOURS[0], "the goal was reached")
+    won = panel(frame(world, stage))
+    world.win_state, world.ended_by = {0: 0}, "timeout"
+    assert R.outcome(world) == (["No winner"], R.TEXT, "time is up")
+    assert (panel(frame(world, stage)) != won).any()  # the panel says it
+    world, stage, _ = stage_world(7)  # teams 0, 1, 2 of two tanks each
+    world.over, world.ended_by = True, "last_base"
+    world.win_state = {0: 1, 1: -1, 2: -1, 3: 1, 4: -1, 5: -1}
+    assert R.outcome(world) == (["Team 0 won: P0 P3"], R.TEAM_COLOURS[0], "one base is left")
+    image = panel(frame(world, stage))
+    game_over = np.argwhere((image == R.GAME_OVER).all(axis=2))
+    below = image[game_over[:, 0].max() + 1:game_over[:, 0].max() + 40]
+    assert (below == R.TEAM_COLOURS[0]).all(axis=2).sum() > 30  # the winners' line, in their colour
+    custom_world = make_world(parse_map(["1.2.3.4.5.6.7.8."]), custom_stage(8, "navigation"))
+    custom_world.over, custom_world.win_state = True, dict.fromkeys(range(8), 1)
+    winners, _, reason = R.outcome(custom_world)
+    assert winners == ["Team 0 won: P0 P1 P2 P3", "P4 P5 P6 P7"] and reason == ""
+    assert all(len(line) <= R.OUTCOME_CHARS for line in winners)
+
+
+def test_bullets_are_drawn_large_on_their_centre():
+    world, stage, _ = stage_world(4)
+    world.bullets.append(Bullet(0, 100, 300, "up"))  # the 4 x 4 square (100..103, 300..303)
+    image = frame(world, stage)
+    half = R.BULLET_SIZE // 2
+    core = [(x, y) for x in range(102 - half, 102 + half) for y in range(302 - half, 302 + half)]
+    assert R.BULLET_SIZE >= 8 and all(at(image, x, y) == R.BULLET_COLOUR for x, y in core)
+    ring = [(102 - half - 1, 302), (102 + half, 302), (102, 302 - half - 1), (102, 302 + half)]
+    assert all(at(image, x, y) == R.BULLET_RING for x, y in ring)
+    assert (frame(world, stage) == image).all()  # frames stay deterministic
+
+
+# ---------------------------------------------------------------------------------- human mode
+
+
+class CountingDisplay:
+    """Counts pygame's display flips and the frame rates the window's clock is asked to keep (the
+    real pygame calls still run: the dummy driver shows the frames nowhere)."""
+
+    def __init__(self, monkeypatch):
+        self.flips = 0
+        self.rates: list[float] = []
+        flip, clock = pygame.display.flip, pygame.time.Clock
+        counter = self
+
+        def counted_flip():
+            counter.flips += 1
+            flip()
+
+        class Clock:
+            def __init__(self):
+                self.clock = clock()
+
+            def tick(self, fps=0):
+                counter.rates.append(fps)
+                return self.clock.tick(fps)
+
+        monkeypatch.setattr(pygame.display, "flip", counted_flip)
+        monkeypatch.setattr(pygame.time, "Clock", Clock)
+
+
+def test_human_mode_draws_once_a_round_inside_step_without_render(monkeypatch):
+    """PettingZoo's convention: a stage-4 episode in ``human`` mode that never calls ``render()``
+    updates the window after ``reset()`` and once a round (not once a decision), each frame kept to
+    ``metadata["render_fps"]`` (raised on this instance to 1000 so that the test takes no time)."""
+    display = CountingDisplay(monkeypatch)
+    env = arena_envs.tank_battle_v0.env(stage=4, render_mode="human", max_rounds=12)
+    raw = env.unwrapped
+    raw.metadata = {**raw.metadata, "render_fps": 1000}
+    env.reset(seed=0)
+    env.action_space("tank_0").seed(0)  # one space object for both tanks
+    assert display.flips == 1 and pygame.display.get_surface().get_size() == (R.WIDTH, R.HEIGHT)
+    decisions = 0
+    for agent in env.agent_iter():
+        observation, _, termination, truncation, _ = env.last()
+        rounds, flips = raw.world.rounds_played, display.flips
+        if termination or truncation:
+            env.step(None)
+            continue
+        env.step(env.action_space(agent).sample(observation["action_mask"]))
+        decisions += 1
+        assert display.flips - flips == raw.world.rounds_played - rounds  # a flip exactly when a round ends
+        shown = frame_array(pygame.display.get_surface())
+        assert (shown == frame_array(raw._draw_frame())).all()  # the window shows the current state
+    assert raw.world.rounds_played == 12 and sum(sum(c.values()) for c in raw.invalid_counts.values()) == 0
+    assert display.flips == 1 + 12 and decisions == 2 * 12
+    assert display.rates == [1000] * display.flips
+    env.close()
+    assert not pygame.display.get_init()
+
+
+def test_a_render_call_after_every_decision_draws_nothing_more(monkeypatch):
+    """A loop written for environments that draw only on ``render()`` (the issue's: a 4-fps wait per
+    decision) draws and waits once a round all the same; a closed window is opened again."""
+    display = CountingDisplay(monkeypatch)
+    env = arena_envs.tank_battle_v0.env(stage=4, render_mode="human", max_rounds=3)
+    env.unwrapped.metadata = {**env.unwrapped.metadata, "render_fps": 1000}
+    env.reset(seed=0)
+    assert env.render() is None and display.flips == 1
+    for agent in env.agent_iter():
+        observation, _, termination, truncation, _ = env.last()
+        env.step(None if termination or truncation else env.action_space(agent).sample(observation["action_mask"]))
+        env.render()
+    assert display.flips == len(display.rates) == 1 + 3
+    env.close()
+    env.render()
+    assert display.flips == 5 and pygame.display.get_surface() is not None
+    env.close()
+
+
+def test_human_mode_keeps_to_the_default_render_fps(monkeypatch):
+    """The class's ``render_fps`` (4) is what the window keeps when the instance does not change it."""
+    display = CountingDisplay(monkeypatch)
+    env = arena_envs.tank_battle_v0.env(stage=1, render_mode="human", max_rounds=1)
+    env.reset(seed=0)
+    env.step({"op": 0, "target": 0, "coop": 0, "coop_partner": 0, "reply": [0] * 8})
+    assert display.rates == [4, 4] and env.unwrapped.metadata["render_fps"] == 4
+    env.close()
+
+
+def test_the_tank_pages_human_example_plays_legal_moves_and_draws_once_a_round(monkeypatch):
+    """docs/envs/tank_battle.md's first example, run as written (render_fps raised to 1000 for the
+    test): no answer is invalid (it once answered ``Target 101``, tank_1's own base in stage 4),
+    and the window is updated after reset and once a round."""
+    (example, *_) = [e for e in extract(ROOT / "docs/envs/tank_battle.md") if e.lang == "python"]
+    assert 'render_mode="human"' in example.code and "render()" not in example.code
+    monkeypatch.setitem(TankBattleEnv.metadata, "render_fps", 1000)
+    display = CountingDisplay(monkeypatch)
+    namespace: dict = {}
+    exec(compile(example.code, example.id, "exec"), namespace)
+    raw = namespace["env"].unwrapped
+    assert raw.stage.number == 4 and raw.world.over
+    assert raw.invalid_counts == {a: {"unparseable": 0, "illegal": 0, "fallback": 0} for a in raw.possible_agents}
+    assert display.flips == 1 + raw.world.rounds_played

@@ -33,7 +33,9 @@ the rest the same way for every game:
 * pickling and ``copy.deepcopy`` keep the whole state (mid-episode too); the constructor arguments
   are captured once here (gymnasium's ``EzPickle``), so ``type(env)(*env._ezpickle_args,
   **env._ezpickle_kwargs)`` builds a fresh copy of any game;
-* the JSON episode record, the metrics hook and ``render_mode="ansi"``.
+* the JSON episode record, the metrics hook and ``render_mode="ansi"``;
+* ``render_mode="human"`` shows the game by itself, as PettingZoo's games do: after ``reset()`` and
+  after every ``step()`` that changed it, with no ``render()`` call (:meth:`TextAECEnv.render`).
 
 Hooks a subclass implements: ``_start_game``, ``_parse_text``, ``_from_native``, ``_validate``,
 ``_apply``, ``_fallback``, ``_next_agent``, ``_text``, ``_features``, ``_action_mask``,
@@ -220,6 +222,9 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
             self._refresh_info(agent, None)
         self._finished = {a for a in self.agents if self.terminations[a] or self.truncations[a]}
         self._done_count = self._count_done()
+        self._human_shown = None
+        if self.render_mode == "human":
+            self._show_human()
 
     def observe(self, agent: str) -> dict[str, Any]:
         if self.record is None:
@@ -249,6 +254,14 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         return result
 
     def step(self, action: Any) -> None:
+        """PettingZoo's ``step()`` (the module docstring says what it takes); in ``human`` mode it
+        then shows the game if the step changed it."""
+        self._step(action)
+        if self.render_mode == "human":
+            self._show_human()
+
+    def _step(self, action: Any) -> None:
+        """The step itself: a move, an invalid answer asked again, or a finished agent's ``None``."""
         if self.record is None:
             raise _not_reset("step")
         if not self.agents:
@@ -369,25 +382,61 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
 
     #: The pygame window of a game that draws frames (opened by the first ``human`` frame).
     _frame_window: FrameWindow | None = None
+    #: A game that counts its pictures sets this (the tank battle: one a round); ``human`` mode draws
+    #: a frame when it changes. ``None``: any step may change the picture.
+    frame_id: int | None = None
+    #: What ``human`` mode showed last: the ``frame_id`` drawn or the text printed (``None``: nothing yet).
+    _human_shown: Any = None
 
     def render(self) -> str | np.ndarray | None:
         """``ansi``: the game's text; ``human``: that text printed, or, in a game that lists
-        ``rgb_array`` among its render modes, the frame shown in a window; ``rgb_array``: the frame."""
+        ``rgb_array`` among its render modes, the frame shown in a window; ``rgb_array``: the frame.
+
+        ``human`` needs no call: ``reset()`` and every ``step()`` that changed the game show it (a
+        game that draws: the frame, when ``frame_id`` changed or, without one, after every step,
+        kept to ``_frame_rate()``; a text game: the lines of its text from the first one that
+        differs from the text shown before). A call prints the whole text again; in a game that
+        draws it does nothing while the window shows the current ``frame_id``, so a loop that
+        calls ``render()`` after every decision is not slowed down twice."""
         if self.render_mode is None:
             return None
-        if self.render_mode in FRAME_MODES and "rgb_array" in self.metadata["render_modes"]:
+        if self._draws_frames():
+            if self.render_mode == "human" and self._showing():
+                return None
             frame = self._draw_frame()
             if self.render_mode == "rgb_array":
                 return frame_array(frame)
             if self._frame_window is None:
                 self._frame_window = FrameWindow(self._frame_title(), self._frame_rate())
             self._frame_window.show(frame)
+            self._human_shown = self.frame_id
             return None
         text = encodable(self._render_text())
         if self.render_mode == "human":
             print(text)
+            self._human_shown = text
             return None
         return text
+
+    def _draws_frames(self) -> bool:
+        """Whether ``render()`` makes frames (a game that lists ``rgb_array``, in a frame mode)."""
+        return self.render_mode in FRAME_MODES and "rgb_array" in self.metadata["render_modes"]
+
+    def _showing(self) -> bool:
+        """Whether the open ``human`` window shows the current picture (a game with a ``frame_id``)."""
+        return self.frame_id is not None and self.frame_id == self._human_shown \
+            and self._frame_window is not None and self._frame_window.is_open
+
+    def _show_human(self) -> None:
+        """``human`` mode after ``reset()`` or ``step()``: show what changed (see :meth:`render`)."""
+        if self._draws_frames():
+            self.render()
+            return
+        text = encodable(self._render_text())
+        new = text if self._human_shown is None else new_lines(self._human_shown, text)
+        self._human_shown = text
+        if new:
+            print(new)
 
     def close(self) -> None:
         """Release the frame window, if one was opened."""
@@ -489,6 +538,18 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
 
     def _render_text(self) -> str:
         raise NotImplementedError
+
+
+def new_lines(shown: str, text: str) -> str:
+    """The lines of ``text`` from the first one that differs from ``shown``'s ("" when none does):
+    what a text game's ``human`` mode prints after a step (a log that grew: its new lines)."""
+    old, lines = shown.split("\n"), text.split("\n")
+    same = 0
+    for before, now in zip(old, lines):
+        if before != now:
+            break
+        same += 1
+    return "\n".join(lines[same:])
 
 
 def _not_reset(call: str) -> AssertionError:

@@ -23,6 +23,11 @@ Observations. ``text``: the stage's prompt (:mod:`arena_envs.tank_battle.text`);
 the ``(25, 64, 64)`` uint8 grid of :mod:`arena_envs.tank_battle.grid`; ``action_mask``. ``obs_mode``
 chooses what is computed: ``"both"`` (default), ``"text"`` (the grid is all zeros) or ``"grid"``
 (the text is empty), so a learner that reads only the grid does not pay for the text.
+
+Rendering. ``render_mode="human"`` draws the game in a pygame window by itself, as PettingZoo's
+games do: after ``reset()`` and once a round (``frame_id`` counts the pictures), at most
+``metadata["render_fps"]`` rounds a second; with ``render_every_tick`` after every tick of the round
+too. ``"rgb_array"`` returns the frame, ``"ansi"`` the character map (:mod:`.render`).
 """
 from __future__ import annotations
 
@@ -94,6 +99,8 @@ class TankBattleEnv(TextAECEnv):
 
     metadata: ClassVar[dict[str, Any]] = {"name": "tank_battle_v0", "render_modes": ["human", "rgb_array", "ansi"],
                                           "render_fps": 4, "is_parallelizable": True}
+    #: the number of the picture: 0 after reset, one more a round (and a tick when animated)
+    frame_id: int = 0
 
     def __init__(self, stage: int = 1, *, variant: str = "default", action_mode: str = "dict",
                  obs_mode: str = "both", lang: str = "en", parser: str = "reference", macc: str = "reference",
@@ -567,9 +574,10 @@ class TankBattleEnv(TextAECEnv):
         return draw_frame(self.world, self.stage, self._frame_info())
 
     def _frame_rate(self) -> float:
-        """``render_fps`` rounds a second; animated (``render_every_tick``), as many rounds' worth of ticks."""
+        """``render_fps`` rounds a second; animated (``render_every_tick``), as many rounds' worth of
+        frames (a frame per tick and the round's own)."""
         fps = float(self.metadata["render_fps"])
-        return fps * ROUND_TICKS if self.render_every_tick else fps
+        return fps * (ROUND_TICKS + 1) if self.render_every_tick else fps
 
     def _frame_title(self) -> str:
         return f"Tank Battle – Stage {self.stage.number}"

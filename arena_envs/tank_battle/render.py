@@ -33,9 +33,12 @@ PIECE = 8
 OFFSET = (32, 32)  # the play field's top-left corner in the frame
 PANEL_X = 576  # the side panel starts here
 PANEL_PAD = 10
+#: the panel's dark box, level with the field, so that every text colour reads on it (contrast >= 4.5)
+PANEL_BOX = (PANEL_X, OFFSET[1], WIDTH - PANEL_X - 16, FIELD)
 
 FRAME_COLOUR = (95, 87, 79)
 FIELD_COLOUR = (0, 0, 0)
+PANEL_COLOUR = (0, 0, 0)
 BRICK = (164, 74, 36)
 BRICK_EDGE = (110, 48, 22)  # the 1-px border of every piece, so partly shot tiles show
 STEEL = (160, 160, 170)
@@ -44,6 +47,10 @@ GOLD = (230, 200, 60)
 NPC_BODY = (170, 170, 170)
 SPAWN_OUTLINE = (70, 70, 70)
 BULLET_COLOUR = (255, 255, 255)
+#: a bullet (4 x 4 in the world) is drawn as an 8 x 8 white square on its centre, in a 1-px black ring
+#: that sets it off from bricks, steel and tanks
+BULLET_SIZE = 8
+BULLET_RING = (0, 0, 0)
 FROZEN = (0, 255, 255)
 FROZEN_ALPHA = 110
 PLAYER_ID = (255, 255, 255)
@@ -61,6 +68,10 @@ FONT_SIZE = 12
 LINE_HEIGHT = 16
 PANEL_CHARS = 31  # characters per panel line (236 px at 7.2 px per character of the 12-px font)
 MAX_MESSAGES = 6  # cooperation messages shown at the bottom of the panel
+OUTCOME_CHARS = 24  # characters per line of the winner, in the 14-px bold font
+#: why a game ended (``World.ended_by``), as the panel says it under GAME OVER
+END_WORDS = {"touch": "the goal was reached", "last_base": "one base is left", "timeout": "time is up",
+             "no_players": "no player tank is left", "no_bases": "no base is left"}
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,23 @@ def panel_lines(world: World, stage: Stage, info: FrameInfo) -> list[tuple[str, 
     return lines
 
 
+def outcome(world: World) -> tuple[list[str], tuple[int, int, int], str]:
+    """What the panel says under ``GAME OVER``: who won (``P1 won``, ``Team 0 won: P0 P2``, ``Won: P0
+    P1`` or ``No winner``, wrapped to :data:`OUTCOME_CHARS`), in the winners' colour when they are one
+    team, and why the game ended (:data:`END_WORDS`, "" when it is not over)."""
+    winners = sorted(p for p, state in world.win_state.items() if state == 1)
+    teams = sorted({world.team_of(p) for p in winners})
+    names = " ".join(f"P{p}" for p in winners)
+    if not winners:
+        who = "No winner"
+    elif len(winners) == 1:
+        who = f"{names} won"
+    else:
+        who = f"Team {teams[0]} won: {names}" if len(teams) == 1 else f"Won: {names}"
+    colour = team_colour(teams[0]) if len(teams) == 1 else TEXT
+    return textwrap.wrap(who, OUTCOME_CHARS), colour, END_WORDS.get(world.ended_by or "", "")
+
+
 def message_lines(info: FrameInfo) -> list[str]:
     """The last cooperation messages, ``{src} -> {dst}: {text}`` wrapped to the panel's width."""
     lines: list[str] = []
@@ -147,6 +175,7 @@ class _Cache:
         self.background = pygame.Surface((WIDTH, HEIGHT))
         self.background.fill(FRAME_COLOUR)
         self.background.fill(FIELD_COLOUR, (*OFFSET, FIELD, FIELD))
+        self.background.fill(PANEL_COLOUR, PANEL_BOX)
         self.texts: dict[tuple[str, tuple[int, int, int], int], pygame.Surface] = {}
         self.terrain = pygame.Surface((FIELD, FIELD))
         self.drawn_bricks: np.ndarray | None = None  # the bricks the terrain layer shows
@@ -224,8 +253,8 @@ def _darker(colour: tuple[int, int, int]) -> tuple[int, int, int]:
 
 def draw_frame(world: World, stage: Stage, info: FrameInfo | None = None) -> pygame.Surface:
     """The 832 x 576 frame of spec §5: the frame colour, the play field at (32, 32) with bricks
-    (each remaining 8 x 8 piece), steel, water, bases, NPC spawn outlines, tanks, bullets and frozen
-    overlays, and the side panel."""
+    (each remaining 8 x 8 piece), steel, water, bases, NPC spawn outlines, tanks, bullets
+    (:data:`BULLET_SIZE`) and frozen overlays, and the side panel on its dark box (:data:`PANEL_BOX`)."""
     import pygame
 
     info = info or FrameInfo()
@@ -254,7 +283,10 @@ def draw_frame(world: World, stage: Stage, info: FrameInfo | None = None) -> pyg
         if tank.frozen and info.blink_on:
             frame.blit(cache.frozen, rect)
     for bullet in world.bullets:
-        frame.fill(BULLET_COLOUR, (ox + bullet.x, oy + bullet.y, 4, 4))
+        core = pygame.Rect(0, 0, BULLET_SIZE, BULLET_SIZE)
+        core.center = (ox + bullet.x + 2, oy + bullet.y + 2)  # the centre of its 4 x 4 square
+        frame.fill(BULLET_RING, core.inflate(2, 2))
+        frame.fill(BULLET_COLOUR, core)
     _draw_panel(frame, cache, world, stage, info)
     return frame
 
@@ -267,7 +299,15 @@ def _draw_panel(frame: pygame.Surface, cache: _Cache, world: World, stage: Stage
             frame.blit(cache.text(line, colour), (x, y))
         y += LINE_HEIGHT
     if world.over:
+        y += LINE_HEIGHT // 2
         frame.blit(cache.text("GAME OVER", GAME_OVER, 2), (x, y))
+        y += cache.letter_font.get_linesize()
+        winner, colour, reason = outcome(world)
+        for line in winner:
+            frame.blit(cache.text(line, colour, 1), (x, y))
+            y += cache.id_font.get_linesize()
+        if reason:
+            frame.blit(cache.text(reason, DIM_TEXT), (x, y))
     messages = message_lines(info)
     if messages:
         y = HEIGHT - OFFSET[1] - LINE_HEIGHT * (len(messages) + 1)
