@@ -245,7 +245,7 @@ def test_an_animated_window_shows_a_round_in_the_time_of_one_frame(monkeypatch):
     ({"stage": 9}, "stage must be one of 1-7, got 9"),
     ({"stage": 4, "variant": "no_coop"}, "variant 'no_coop' exists for stages 5-7, got stage 4"),
     ({"action_mode": "text"}, "action_mode must be one of dict, discrete, got 'text'"),
-    ({"obs_mode": "pixels"}, "obs_mode must be one of both, text, grid, got 'pixels'"),
+    ({"obs_mode": "pixels"}, "obs_mode must be one of both, text, grid, numeric, got 'pixels'"),
     ({"layout_seed": -1}, "layout_seed must be an integer >= 0, got -1"),
     ({"npc_total": 11}, "npc_total must be an integer in 0..10, got 11"),
     ({"npc_act_prob": 1.5}, r"npc_act_prob must be a finite number in \[0, 1\], got 1.5"),

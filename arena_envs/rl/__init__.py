@@ -7,7 +7,7 @@ environment of numeric observations (RLlib's PettingZoo wrapper takes it; ``base
 Neither needs an RL library: stable-baselines3 training, the ``sb3:PATH`` policy and ``arena train``
 live in ``baselines.rl`` (the ``rl`` extra).
 """
-from arena_envs.rl.actions import FlatActions
+from arena_envs.core.flat_actions import FlatActions
 from arena_envs.rl.learner_env import LearnerEnv
 from arena_envs.rl.numeric_aec import NumericAEC
 from arena_envs.rl.opponents import SELF, FunctionPolicy, SnapshotPolicy, SnapshotPool, as_policy, random_action

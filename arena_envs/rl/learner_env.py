@@ -14,7 +14,7 @@ act again or its episode is over. What the learner gets:
   AEC game (the same seat acts next, with the penalty as reward);
 * ``action_masks()``: the seat's mask as one flat boolean vector, for sb3-contrib's
   ``MaskablePPO``; the action space is the seat's own, a ``Dict`` one flattened
-  (:class:`~arena_envs.rl.actions.FlatActions`).
+  (:class:`~arena_envs.core.flat_actions.FlatActions`).
 
 Seeding follows the runner: ``reset(seed=S)`` starts a sequence of episodes; episode ``k`` resets
 the game with the environment seed of :func:`arena_envs.runner.seeding.episode_seeds` (``S``,
@@ -42,7 +42,7 @@ from pettingzoo import AECEnv
 
 from arena_envs.core import Policy
 from arena_envs.core.episode_context import episode_scope
-from arena_envs.rl.actions import FlatActions
+from arena_envs.core.flat_actions import FlatActions
 from arena_envs.rl.opponents import SELF, SnapshotPolicy, SnapshotPool, as_policy
 from arena_envs.rl.private_loop import PrivateLoop
 from arena_envs.runner.seeding import episode_seeds

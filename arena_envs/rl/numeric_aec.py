@@ -11,7 +11,7 @@ inside ``reset``/``step`` by its policy (a :class:`~arena_envs.core.Policy`, a p
   RLlib's action-masking modules read); a ``Discrete(n, start=s)`` seat acts in ``Discrete(n)``
   and ``s`` is added back;
 * other actions (``Box``, ``MultiDiscrete``, a ``Dict`` flattened by
-  :class:`~arena_envs.rl.actions.FlatActions`): the bare feature array, no mask;
+  :class:`~arena_envs.core.flat_actions.FlatActions`): the bare feature array, no mask;
 * rewards, flags and infos as the game's ``last()`` reports them for the seat (its rewards since
   its previous action); ``rewards`` holds what each learner got during the last ``step``, the other
   seats' moves included.
@@ -43,7 +43,7 @@ from pettingzoo import AECEnv
 
 from arena_envs.core import Policy
 from arena_envs.core.episode_context import episode_scope
-from arena_envs.rl.actions import FlatActions
+from arena_envs.core.flat_actions import FlatActions
 from arena_envs.rl.learner_env import MAX_EMPTY_EPISODES, fresh_copy, is_async_policy, never_acted_error, numeric_space
 from arena_envs.rl.opponents import SELF, as_policy
 from arena_envs.rl.private_loop import PrivateLoop

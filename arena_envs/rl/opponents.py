@@ -4,7 +4,7 @@ An opponent is a :class:`~arena_envs.core.Policy` (rule, random, trained RL or L
 ``aact``), a plain function ``f(observation, info) -> action``, or :data:`SELF`: a frozen
 snapshot of the learner (self-play). Snapshots are functions ``f(observation, action_mask) ->
 action`` of the learner's numeric observation and flat mask, returning an action of the
-learner's RL action space (:class:`arena_envs.rl.actions.FlatActions`); the training loop adds
+learner's RL action space (:class:`arena_envs.core.flat_actions.FlatActions`); the training loop adds
 them to the view's :class:`SnapshotPool` (``LearnerEnv.add_snapshot``), and each :data:`SELF`
 seat draws one of the kept snapshots per episode.
 """
@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import Policy
-from arena_envs.rl.actions import FlatActions
+from arena_envs.core.flat_actions import FlatActions
 
 #: The opponent entry that means "a frozen snapshot of the learner".
 SELF = "self"

@@ -22,7 +22,9 @@ its next text says why; ``max_retries=k`` asks again up to k times first.
 Observations. ``text``: the stage's prompt (:mod:`arena_envs.tank_battle.text`); ``observation``:
 the ``(25, 64, 64)`` uint8 grid of :mod:`arena_envs.tank_battle.grid`; ``action_mask``. ``obs_mode``
 chooses what is computed: ``"both"`` (default), ``"text"`` (the grid is all zeros) or ``"grid"``
-(the text is empty), so a learner that reads only the grid does not pay for the text.
+(the text is empty), so a learner that reads only the grid does not pay for the text; ``"numeric"``
+computes what ``"grid"`` does, and through ``env()``, ``raw_env()`` and ``parallel_env()`` gives the
+numeric view of every game (:mod:`arena_envs.core.numeric_view`: the grid and the flat mask).
 
 Rendering. ``render_mode="human"`` draws the game in a pygame window by itself, as PettingZoo's
 games do: after ``reset()`` and once a round (``frame_id`` counts the pictures), at most
@@ -59,7 +61,7 @@ MAX_PLAYERS = 8
 MAX_ROUNDS = 10_000
 MAX_NPCS = 10
 ACTION_MODES = ("dict", "discrete")
-OBS_MODES = ("both", "text", "grid")
+OBS_MODES = ("both", "text", "grid", "numeric")
 LANGS = ("en", "zh")
 PARSERS = ("reference", "strict")
 #: how MAcc counts moves: "reference" only those of format-valid answers (as BattleAgentBench's
@@ -418,7 +420,7 @@ class TankBattleEnv(TextAECEnv):
 
     # ---------------------------------------------------------------- observations
     def _text(self, agent: str, note: str | None) -> str:
-        if self.obs_mode == "grid":
+        if self.obs_mode in ("grid", "numeric"):
             return ""
         player = self._player(agent)
         if note is None:

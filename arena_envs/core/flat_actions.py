@@ -2,7 +2,7 @@
 
 ``Discrete``, a 1-D ``MultiDiscrete`` and ``Box`` spaces pass through unchanged. A ``Dict`` of
 ``Discrete`` and 1-D ``MultiDiscrete`` parts (the tank battle's ``dict`` mode, the Pirate Game's
-proposal and vote) becomes one ``MultiDiscrete`` over its parts in key order, and its mask one
+coins and vote) becomes one ``MultiDiscrete`` over its parts in key order, and its mask one
 flat boolean vector, the layout sb3-contrib's ``MaskablePPO`` reads for a ``MultiDiscrete``.
 
 A part whose mask allows nothing (a part that does not apply to this decision, e.g. the
