@@ -85,6 +85,8 @@ SCALED: tuple[tuple[str, str, str], ...] = (
     ("docs/rl.md", "python examples/rl_auction_ppo.py ", "python examples/rl_auction_ppo.py --steps 2048 "),
     ("docs/rl.md", "python examples/rl_tank_stage1.py ", "python examples/rl_tank_stage1.py --steps 1024 "),
     ("docs/rl.md", "python examples/rl_tank_stage4.py ", "python examples/rl_tank_stage4.py --steps 1024 "),
+    ("docs/rl_numeric.md", "public_goods --steps 20000", "public_goods --steps 512 --copies 1 --eval-episodes 1"),
+    ("docs/rl_numeric.md", "tank --steps 8192", "tank --steps 256 --copies 1 --eval-episodes 1"),
     ("docs/rllib.md", "--iterations 20", "--iterations 2"),
     ("docs/rllib.md", "iterations=20", "iterations=2"),
     ("docs/runner.md", "--episodes 50 --concurrency 16", f"--episodes 2 --concurrency 16 {ONE_ITEM}"),
