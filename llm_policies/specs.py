@@ -32,6 +32,8 @@ OPTIONS is a URL query string, ``key=value`` joined by ``&`` (percent-encode a c
     max_batch=64  window=0.02  max_model_len=8192  enforce_eager=0   (vllm-local; eager skips
                                                        torch.compile: faster start, slower steps)
     device=cpu  dtype=auto  max_batch=16  window=0.02  (hf; concurrent requests generated together)
+    threads=N                                          (hf: torch threads, 1 to the usable cores; default
+                                                       one per usable core, fewer if OMP_NUM_THREADS says)
 
 Backends are shared per process: every policy built from the same target reuses one HTTP client
 pool, one ``vllm.LLM`` or one loaded model, so concurrent episodes batch together.
@@ -51,6 +53,7 @@ from urllib.parse import parse_qsl
 from arena_envs.core.answers import excerpt
 from arena_envs.core.extras import MissingExtra, needs_extra
 from arena_envs.core.policy import Policy
+from llm_policies.cpu_cores import check_threads
 from llm_policies.retry import MAX_ATTEMPTS, Backoff
 from llm_policies.server_settings import check_timeout, server_url
 from llm_policies.types import DEFAULT_URL, Backend
@@ -68,7 +71,8 @@ SPEC_OPTIONS: dict[str, dict[str, str]] = {
           "max_position_ratio": "1.0 (deepfund)"},
     "vllm": {"timeout": "120", "retries": "4", "servers": "none", "failover": "1", "probe": "60"},
     "vllm-local": {"max_batch": "64", "window": "0.02", "max_model_len": "8192", "enforce_eager": "0"},
-    "hf": {"device": "cpu", "dtype": "auto", "max_batch": "16", "window": "0.02"},
+    "hf": {"device": "cpu", "dtype": "auto", "max_batch": "16", "window": "0.02",
+           "threads": "one per usable core (OMP_NUM_THREADS if fewer)"},
 }
 _POLICY_OPTIONS = set(SPEC_OPTIONS["*"])
 #: The options each trading agent takes beyond the common ones.
@@ -259,6 +263,8 @@ def check_local_model(target: LLMTarget) -> None:
             _number(target.options, key, kind, 0)
     if "enforce_eager" in _BACKEND_OPTIONS[target.kind]:
         _flag(target.options, "enforce_eager", False)
+    if "threads" in _BACKEND_OPTIONS[target.kind]:
+        _threads(target.options)
 
 
 def _vllm(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
@@ -289,10 +295,11 @@ def _vllm_local(model: str, urls: tuple[str, ...], options: dict[str, str]) -> B
 def _hf(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
     from llm_policies.backends.hf_transformers import TransformersBackend
 
+    threads = _threads(options)
     try:
         return TransformersBackend(model, device=options.get("device", "cpu"), dtype=options.get("dtype", "auto"),
                                    max_batch=_number(options, "max_batch", int, 16),
-                                   window=_number(options, "window", float, 0.02))
+                                   window=_number(options, "window", float, 0.02), threads=threads)
     except (OSError, ValueError) as err:  # transformers' "not found / cannot download / not a model" errors
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(f"model {model!r} cannot be loaded ({reason}); hf: takes a local model folder or a "
@@ -347,6 +354,12 @@ def _retries(options: dict[str, str]) -> int:
         raise ValueError(f"option retries (attempts in all) must be from 1 to {MAX_ATTEMPTS}, "
                          f"got {excerpt(options['retries'])}")
     return value
+
+
+def _threads(options: dict[str, str]) -> int | None:
+    """The ``threads`` option (hf): 1 to the cores this process may run on; None when not given."""
+    value = _number(options, "threads", int, None)
+    return None if value is None else check_threads(value, "option threads")
 
 
 def _seconds(options: dict[str, str], key: str, default: float) -> float:

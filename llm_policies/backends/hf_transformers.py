@@ -18,6 +18,13 @@ checked on the generated text (the valid answer in it is kept, see
 :func:`llm_policies.extraction.extract_answer`). Either way an answer that still misses the form is
 asked for again, with the reason, up to ``constraint_retries`` times; the retries of one batch are
 generated together too.
+
+Threads: the model computes on ``threads`` threads (default
+:func:`~llm_policies.cpu_cores.default_threads`, one per usable core). ``torch.set_num_threads`` is
+process-wide but reaches a thread only once, the first time it computes, and batches run in the
+event loop's worker threads; so the backend sets it when it loads the model and again, in the
+generating thread, before each batch. Two ``hf:`` backends of one process with different
+``threads`` each compute on their own count; other torch work in the process sees the last one set.
 """
 from __future__ import annotations
 
@@ -30,6 +37,7 @@ from typing import Any
 from arena_envs.core.answers import AnswerConstraint
 from arena_envs.core.extras import needs_extra
 from llm_policies.backends.microbatch import MicroBatcher
+from llm_policies.cpu_cores import check_threads, default_threads
 from llm_policies.cpu_dtype import resolve_dtype
 from llm_policies.extraction import extract_answer
 from llm_policies.types import ChatRequest, ChatResponse, Message, Sampling, weights_description
@@ -166,11 +174,14 @@ class TransformersBackend:
     a worker thread, so the event loop stays free."""
 
     def __init__(self, model: str, *, device: str = "cpu", dtype: str = "auto", guided: bool = True,
-                 constraint_retries: int = 2, max_batch: int = 16, window: float = 0.02):
+                 constraint_retries: int = 2, max_batch: int = 16, window: float = 0.02,
+                 threads: int | None = None):
         torch, transformers = _import_stack()
         if constraint_retries < 0:
             raise ValueError(f"constraint_retries must be >= 0, got {constraint_retries}")
+        self.threads = default_threads() if threads is None else check_threads(threads)
         self._torch = torch
+        self._use_threads()
         self._transformers = transformers
         self.model_name = model
         self.device = device
@@ -193,11 +204,16 @@ class TransformersBackend:
                                                                               max_batch=max_batch, window=window)
 
     def describe(self) -> dict[str, Any]:
-        """The weights (folder or hub id), the hash of their ``config.json``, device, dtype and the
-        grammar engine in effect."""
+        """The weights (folder or hub id), the hash of their ``config.json``, device, dtype, threads
+        and the grammar engine in effect."""
         return {**weights_description(self.model_name), "device": self.device, "dtype": str(self.model.dtype),
-                "grammar_engine": "xgrammar" if self.grammar_guided else
+                "threads": self.threads, "grammar_engine": "xgrammar" if self.grammar_guided else
                 "none: answers checked after generation (guided=check)" if self.guided else "none"}
+
+    def _use_threads(self) -> None:
+        """Make the calling thread compute on ``self.threads`` threads (module docstring)."""
+        if self._torch.get_num_threads() != self.threads:
+            self._torch.set_num_threads(self.threads)
 
     @property
     def grammar_guided(self) -> bool:
@@ -217,6 +233,7 @@ class TransformersBackend:
     def generate_batch(self, requests: Sequence[ChatRequest]) -> list[ChatResponse]:
         """The responses to ``requests`` (same order), generated together."""
         with self._lock, self._torch.inference_mode():
+            self._use_threads()
             results: dict[int, ChatResponse] = {}
             guided = [r.constraint if self.guided else None for r in requests]
             chosen = [i for i, c in enumerate(guided) if c is not None and c.kind == "choice"]
