@@ -61,9 +61,11 @@ def test_run_prints_results_and_leaderboard_then_resumes_by_default_folder(tmp_p
             "--concurrency", "2", "--env-arg", "max_retries=1")
     first = arena(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
-    out = tmp_path / "results" / "auction_v0-seed5"
-    assert f"results: {Path('results') / 'auction_v0-seed5'} (4 episodes played, 0 already there" in first.stdout
-    table = first.stdout.splitlines()[1:]
+    name = Path("results") / "auction_v0-max_retries=1-rule,rule-K=2,random-4ep-seed5"  # the configuration's
+    out = tmp_path / name
+    assert first.stdout.splitlines()[0] == f"results folder: {name}"  # first, before the run
+    assert f"results: {name} (4 episodes played, 0 already there" in first.stdout
+    table = first.stdout.splitlines()[2:]
     assert table[0].split()[:5] == ["#", "policy", "mu", "sigma", "games"]
     assert {line.split()[1] for line in table[2:-1]} == {"rule", "rule:K=2", "random"}
     assert table[-1].startswith("game means: ")  # the auction's episode-level metrics

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from arena_envs.core import Policy
+from arena_envs.core import Policy, PolicyFault
 from arena_envs.core.episode_context import current_episode
 from arena_envs.runner.ray_runner import RayOptions
-from arena_envs.runner.runner import RunConfig, RunError, run
+from arena_envs.runner.runner import RunConfig, RunError, RunFault, run
 from baselines.random_policy import RandomPolicy
 from tests.process_helpers import arena_command, kill_during_run, process_tree, run_in_repo, wait_gone
 from tests.results_helpers import folder_content
@@ -118,11 +118,17 @@ def test_a_killed_worker_is_reported_and_its_episodes_played_again_once(tmp_path
 
 
 class FailsInOneEpisode(RandomPolicy):
+    error: type[Exception] = RuntimeError
+
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
         key = current_episode()
         if isinstance(key, tuple) and key[1] == FAILING_EPISODE:
-            raise RuntimeError("broken on purpose")
+            raise self.error("broken on purpose")
         return super().act(observation, info)
+
+
+class FaultyInOneEpisode(FailsInOneEpisode):
+    error = PolicyFault  # its own fault: the run's error says so, from a worker too
 
 
 def failing_policies(spec: str, env: str) -> Policy:
@@ -135,7 +141,10 @@ def test_a_policy_error_in_a_worker_stops_the_run_like_a_local_one(tmp_path, ray
         run(config, tmp_path / "local", policy_factory=failing_policies)
     with pytest.raises(RunError) as on_ray:
         run(config, tmp_path / "ray", policy_factory=failing_policies, ray=RayOptions(workers=2, batch=2))
-    assert str(on_ray.value) == str(local.value)
+    assert str(on_ray.value) == str(local.value) and type(on_ray.value) is type(local.value) is RunError
+    with pytest.raises(RunFault, match="PolicyFault: broken on purpose"):
+        run(config, tmp_path / "fault", policy_factory=lambda spec, env: FaultyInOneEpisode(),
+            ray=RayOptions(workers=2, batch=2))
     assert f"in episode {FAILING_EPISODE} " in str(local.value)
     kept = [json.loads(line)["episode"] for line in (tmp_path / "ray" / "episodes.jsonl").read_text().splitlines()]
     assert kept and FAILING_EPISODE not in kept

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from arena_envs.core import PolicyFault
 from arena_envs.registration import env_module
 from arena_envs.runner import cli
 from arena_envs.runner import policy_registry as registry
@@ -81,8 +82,22 @@ def test_a_bare_model_file_is_checked_against_the_seats_spaces(trained, tmp_path
     game = env_module("public_goods_v0").env()
     game.reset(seed=0)
     policy.bind(game.unwrapped)
-    with pytest.raises(ValueError, match=r"sees observations Box\(-inf, inf, \(65,\), float32\), seat player_0 gives"):
+    with pytest.raises(PolicyFault, match=r"sees observations Box\(-inf, inf, \(65,\), float32\), seat player_0 gives"):
         policy.reset("player_0", 0)
+
+
+def test_a_run_stopped_by_a_models_own_fault_says_resuming_will_not_help(trained, tmp_path, capsys):
+    bare = tmp_path / "bare.zip"
+    shutil.copy(trained / "model.zip", bare)  # no model.json: nothing tells the game before the seat
+    out = tmp_path / "run"
+    args = ["run", "public_goods_v0", "--players", f"sb3:{bare},random*4", "--env-arg", "n_players=5", "--episodes",
+            "2", "--out", str(out), "--no-progress"]
+    assert cli.main(args) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "raised in episode 0 (seat player_0, step 0): PolicyFault: model" in err[0]
+    assert err[1] == (f"arena: finished episodes are kept in {out}; resuming will not help: the policy fails the same "
+                      "way whenever these episodes are played again (its own fault, not a passing one); change the "
+                      "players or the --env-arg (the changed run needs its own folder)")
 
 
 @pytest.mark.parametrize(("spec", "message"), [

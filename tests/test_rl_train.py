@@ -146,7 +146,7 @@ def test_self_play_trains_against_snapshots_and_is_evaluated_against_itself(tmp_
     (["auction_v0", "--opponents", "rule*2", "--seat", "player_7"],
      "learner seat 'player_7' is not a seat of this environment; seats: bidder_1, bidder_2, bidder_3"),
     (["pirate_game_v0", "--algo", "dqn", "--opponents", "nash*9"],
-     "dqn needs a Discrete action space, this seat's is MultiDiscrete("),
+     "dqn needs a Discrete action space, this seat's is MultiDiscrete([10 10"),
     (["auction_v0", "--opponents", "rule"],
      "auction_v0 has 3 seats (bidder_1, bidder_2, bidder_3): the learner and 2 opponents expected, "
      "--opponents gives 1 (rule)"),
@@ -181,7 +181,8 @@ def test_a_folder_of_another_training_is_refused(tmp_path, arena_train, capsys):
 
 
 def test_the_tank_battle_trains_a_grid_cnn_with_the_learner_defaults(tmp_path, monkeypatch):
-    from arena_envs.runner.runner import RunConfig, RunError, run
+    from arena_envs.runner.policy_specs import SpecError
+    from arena_envs.runner.runner import RunConfig, run
     from baselines.rl.models import GridCNN, load_model
 
     summary = train(TrainConfig(env="tank_battle_v0", steps=64, eval_episodes=1,
@@ -191,10 +192,40 @@ def test_the_tank_battle_trains_a_grid_cnn_with_the_learner_defaults(tmp_path, m
     meta = json.loads((summary.out / "model.json").read_text())
     assert meta["env_kwargs"] == {"action_mode": "discrete", "obs_mode": "grid"}
     assert meta["observation_space"] == "Box(0, 255, (25, 64, 64), uint8)" and meta["action_space"] == "Discrete(6)"
-    # the model plays the stage in `arena run` with the discrete actions it learnt (the text is still built there)
+    # the model plays the stage in `arena run` with the discrete actions it learnt, which it carries; not
+    # obs_mode="grid", which only spared the learner the text (other players may read it)
     monkeypatch.setitem(registry.PREFIXES, "sb3", "baselines.rl.sb3_policy:policy_from_spec")
-    played = run(RunConfig(env="tank_battle_v0", players=(f"sb3:{summary.out}",), episodes=1,
-                           env_kwargs={"action_mode": "discrete"}), tmp_path / "run")
-    assert len(played.episodes) == 1
-    with pytest.raises(RunError, match=r"acts in Discrete\(6\), seat tank_0 takes MultiDiscrete"):
-        run(RunConfig(env="tank_battle_v0", players=(f"sb3:{summary.out}",), episodes=1), tmp_path / "dict")
+    played = run(RunConfig(env="tank_battle_v0", players=(f"sb3:{summary.out}",), episodes=1), tmp_path / "run")
+    assert len(played.episodes) == 1 and played.config.env_kwargs == {"action_mode": "discrete"}
+    with pytest.raises(SpecError, match=r"trained with action_mode='discrete' and this run sets action_mode='dict'; "
+                                        r"give --env-arg action_mode=discrete \(or leave action_mode out\)$"):
+        run(RunConfig(env="tank_battle_v0", players=(f"sb3:{summary.out}",), episodes=1,
+                      env_kwargs={"action_mode": "dict"}), tmp_path / "dict")
+    assert not (tmp_path / "dict").exists()  # refused before any folder
+
+
+def test_arena_run_plays_a_tank_model_trained_with_learner_settings_with_no_extra_argument(
+        tmp_path, arena_train, monkeypatch, capsys):
+    """The researcher's day: `arena train` on stage 4 (learner settings applied), then `arena run` with
+    the model and a rule tank, no --env-arg: the model brings its stage, rounds and discrete actions."""
+    monkeypatch.setitem(registry.PREFIXES, "sb3", "baselines.rl.sb3_policy:policy_from_spec")
+    model = tmp_path / "tank4"
+    assert arena_train("tank_battle_v0", "--env-arg", "stage=4", "--env-arg", "max_rounds=3", "--opponents", "rule",
+                       "--steps", "32", "--algo-arg", "n_steps=32", "--algo-arg", "batch_size=32", "--algo-arg",
+                       "n_epochs=1", "--eval-episodes", "1", "--no-progress", "--out", str(model)) == 0
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    players = f"sb3:{model},rule"
+    assert cli.main(["run", "tank_battle_v0", "--players", players, "--episodes", "2", "--no-progress"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    folder = Path(first.removeprefix("results folder: "))
+    assert folder.parent == Path("results") and folder.name.startswith("tank_battle_v0-sb3-tank4,rule-2ep-seed0-")
+    config = json.loads((folder / "run.json").read_text())["config"]
+    assert config["env_kwargs"] == {"stage": 4, "max_rounds": 3, "action_mode": "discrete"}
+    assert len((folder / "episodes.jsonl").read_text().splitlines()) == 2
+    # another setting of the command is refused before the first episode, in one line naming the --env-arg
+    assert cli.main(["run", "tank_battle_v0", "--players", players, "--episodes", "2", "--no-progress",
+                     "--env-arg", "stage=3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "trained with stage=4 and this run sets stage=3; give --env-arg stage=4" in err
+    assert sorted(p.name for p in Path("results").iterdir()) == [folder.name]

@@ -15,11 +15,12 @@ from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner import RunConfig, RunError, run
 from arena_envs.runner.episode import _sync_hooks
-from arena_envs.runner.policy_specs import make_policy
+from arena_envs.runner.policy_specs import SpecError, make_policy
 from arena_envs.runner.results import EpisodeLines, Seats, dumps, dumps_with, read_record, read_steps, to_jsonable
 from arena_envs.runner.seeding import episode_seeds, seat_players
 from baselines.human import HumanPolicy
 from baselines.random_policy import RandomPolicy
+from tests._tiny_game import env as tiny_env
 from tests.results_helpers import folder_content
 
 TINY = "tests._tiny_game:env"
@@ -370,3 +371,43 @@ def test_the_base_async_hooks_are_skipped_only_where_they_are_inherited():
     assert _sync_hooks(Async()) == (False, True, False)
     assert _sync_hooks(patched) == (True, False, False)
     assert _sync_hooks(Traced()) == (True, True, True)
+
+
+class Trained(RandomPolicy):
+    """A random player that carries environment settings, as a trained model does."""
+
+    def __init__(self, **settings):
+        super().__init__()
+        self.env_settings = settings
+
+
+def carriers(settings):
+    """A policy factory: ``spec`` -> a :class:`Trained` with ``settings[spec]``."""
+    return lambda spec, env: Trained(**settings.get(spec, {}))
+
+
+def test_the_settings_players_carry_join_the_run_and_its_run_json(tmp_path):
+    config = RunConfig(TINY, ("a", "b", "c"), episodes=2, env_kwargs={"n_players": 3})
+    summary = run(config, tmp_path / "r", policy_factory=carriers({"a": {"rounds": 2}, "b": {"rounds": 2}}))
+    stored = json.loads((tmp_path / "r" / "run.json").read_text())["config"]
+    assert summary.config.env_kwargs == stored["env_kwargs"] == {"n_players": 3, "rounds": 2}
+    assert all(e["steps"] == 3 * 2 for e in summary.episodes)  # two rounds of three decisions
+    again = run(config, tmp_path / "r", policy_factory=carriers({"a": {"rounds": 2}}))  # the same command resumes
+    assert (again.played, again.resumed) == (0, 2)
+
+
+@pytest.mark.parametrize(("given", "settings", "own_builder", "message"), [
+    ({"rounds": 3}, {"b": {"rounds": 2}}, False, "player 'b' was trained with rounds=2 and this run sets rounds=3; "
+                                                 "give --env-arg rounds=2 (or leave rounds out)"),
+    ({}, {"a": {"rounds": 2}, "c": {"rounds": 5}}, False, "players 'a' and 'c' need other values of the environment "
+                                                          "setting rounds (2 and 5); they cannot play in one run"),
+    # the caller builds the environment itself: a missing setting cannot be added, so it is named
+    ({}, {"a": {"label": "5"}}, True, "player 'a' needs the environment setting label='5' (it was trained with "
+                                      "it); add --env-arg 'label=\"5\"'"),
+])
+def test_settings_a_run_cannot_take_are_refused_before_any_folder(tmp_path, given, settings, own_builder, message):
+    config = RunConfig(TINY, ("a", "b", "c"), episodes=1, env_kwargs=given)
+    with pytest.raises(SpecError) as caught:
+        run(config, tmp_path / "r", policy_factory=carriers(settings), make_env=tiny_env if own_builder else None)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    assert not (tmp_path / "r").exists()

@@ -6,7 +6,7 @@ from arena_envs.core.entry_points import entry_points, parallel_entry_point
 from arena_envs.core.extras import MissingExtra, needs_extra, require
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
 from arena_envs.core.package_data import data_file, read_bytes, read_text
-from arena_envs.core.policy import Policy
+from arena_envs.core.policy import Policy, PolicyFault
 from arena_envs.core.prompt_options import DEFAULT_HISTORY_WINDOW, PromptOptions
 from arena_envs.core.records import EpisodeRecord
 from arena_envs.core.simultaneous import SimultaneousPhase
@@ -32,6 +32,7 @@ __all__ = [
     "InvalidAnswer",
     "MissingExtra",
     "Policy",
+    "PolicyFault",
     "PromptOptions",
     "SharedTranscripts",
     "SimultaneousPhase",

@@ -6,13 +6,23 @@ then ``act`` or ``aact`` for every decision of that seat, and ``finish``/``afini
 seat's episode is over (terminated or truncated), with its last observation. ``act`` returns a
 native action or a string (raw text that the environment parses). ``trace()`` returns JSON-safe
 details of the last decision, or of the finishing work, (raw LLM text, token counts...) for the
-step log.
+step log. A policy that needs the environment built in a certain way (a trained network: the
+settings it was trained with) says so in ``env_settings``; a policy that cannot play as it is raises
+:class:`PolicyFault`.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from pettingzoo import AECEnv
+
+
+class PolicyFault(Exception):
+    """Raised by a policy that cannot play this game or seat as it is (a trained model whose
+    observation or action space is not the seat's): its own fault, which playing the same episodes
+    again repeats, unlike a passing one (a server that did not answer)."""
 
 
 class Policy:
@@ -24,6 +34,11 @@ class Policy:
     #: False when the policy reads only ``observation`` and ``action_mask`` (an RL network): a
     #: driver that can skip building the text (:class:`arena_envs.rl.LearnerEnv`) then does.
     reads_text: bool = True
+
+    #: Environment keyword arguments the policy needs (a trained model's training settings, such as
+    #: the tank battle's ``action_mode="discrete"``): a runner builds the environment with them where
+    #: its own arguments leave them out, and refuses, before any episode, a run that sets them otherwise.
+    env_settings: Mapping[str, Any] = MappingProxyType({})
 
     def bind(self, env: AECEnv) -> None:
         """Called once per episode before :meth:`reset`; ``env`` is the unwrapped environment."""

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 from arena_envs.evaluation.formatting import FLAG
-from arena_envs.evaluation.settings import LLM_PREFIXES, SETTINGS
+from arena_envs.evaluation.settings import SETTINGS
 from arena_envs.runner.cli_errors import (
     USER_ERRORS,
     UsageError,
@@ -29,6 +28,7 @@ from arena_envs.runner.cli_errors import (
     report_run_stopped,
     report_user_error,
 )
+from arena_envs.runner.folders import eval_folder
 from arena_envs.runner.policy_specs import game_env_arg
 from arena_envs.runner.runner import RunError
 from arena_envs.runner.validity import FLAG_FALLBACK_SHARE, percent
@@ -48,25 +48,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--games", default="all", help=f"all (default) or a comma-separated subset of {', '.join(SETTINGS)}")
     p.add_argument("--episodes", type=int, help="episodes of every part (default: the paper's counts)")
     p.add_argument("--quick", action="store_true", help="few episodes per game (1 per part)")
-    p.add_argument("--out", type=path_arg, help="folder (default: results/eval-<model>-seed<S>, -quick added with "
-                   "--quick; with --compare: results/compare)")
+    p.add_argument("--out", type=path_arg, help="folder (default: results/eval-<backend>-<model>-seed<S>, -quick "
+                   "added with --quick, a short hash when the spec says more; printed at the start; with --compare: "
+                   "results/compare)")
     p.add_argument("--seed", type=int, default=0, help="run seed of every run (default 0)")
     p.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once over all runs (default 1)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--env-arg", action="append", default=[], metavar="GAME.KEY=VALUE",
                    help="environment keyword argument of one game, JSON value when it parses (repeatable)")
     return p
-
-
-def model_slug(spec: str) -> str:
-    """A folder-name form of ``spec``: an LLM spec's model name (last path part), else the spec."""
-    kind, _, rest = spec.partition(":")
-    name = spec
-    if kind in LLM_PREFIXES:
-        target = rest.partition("?")[0]
-        name = target.rpartition("@")[0] or target if kind == "vllm" else target
-        name = name.rstrip("/").rpartition("/")[2] or name
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-") or "model"
 
 
 def env_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -100,9 +90,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     if not args.spec:
         raise UsageError("give the SPEC of the policy to evaluate (vllm:MODEL@URL, random...), or --compare DIR DIR")
     games = None if args.games.strip() == "all" else [g.strip() for g in args.games.split(",")]
-    suffix = "-quick" if args.quick else ""
-    out = Path(args.out) if args.out else Path("results") / f"eval-{model_slug(args.spec)}-seed{args.seed}{suffix}"
+    out = Path(args.out) if args.out else eval_folder(args.spec, args.seed, args.quick)
     progress = not args.no_progress and sys.stderr.isatty()
+    print(f"evaluation folder: {out}", flush=True)
     try:
         report = evaluate(args.spec, out, games=games, episodes=args.episodes, quick=args.quick, seed=args.seed,
                           concurrency=args.concurrency, progress=progress, env_overrides=env_overrides(args.env_arg))

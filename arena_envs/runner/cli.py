@@ -20,9 +20,11 @@
 Commands such as ``serve`` and ``train`` come from the ``arena_envs.commands`` entry points
 (:mod:`arena_envs.runner.policy_registry`); their arguments go to the registered function unparsed.
 
-User errors print one line on stderr and exit with status 2; a run stopped by a failing policy or
-environment, or by an OS error (disk full, read-only folder: one line naming the path and the
-cause), exits with status 1 (finished episodes are kept; the same command resumes). A second run
+``arena run`` prints its results folder first (default: :func:`arena_envs.runner.folders.run_folder`,
+a name of the configuration). User errors print one line on stderr and exit with status 2; a run
+stopped by a failing policy or environment, or by an OS error (disk full, read-only folder: one line
+naming the path and the cause), exits with status 1 (finished episodes are kept; the same command
+resumes, except after a policy's own fault, which the line says). A second run
 into a folder that a run is writing is refused (one line naming the writer's pid). Set
 ``ARENA_DEBUG=1`` to get the traceback of a user error.
 """
@@ -52,6 +54,7 @@ from arena_envs.runner.cli_errors import (
     report_run_stopped,
     report_user_error,
 )
+from arena_envs.runner.folders import run_folder
 from arena_envs.runner.leaderboard import leaderboard_text
 from arena_envs.runner.policy_specs import load_object, parse_value, policy_options, split_players
 from arena_envs.runner.ray_cluster import LOCAL
@@ -109,12 +112,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     players = split_players(args.players)
     config = RunConfig(env=args.env, players=tuple(players), episodes=args.episodes, seed=args.seed,
                        env_kwargs=env_args(args.env_arg), rotate=not args.fixed_seats)
-    out = Path(args.out) if args.out else Path("results") / f"{args.env.replace(':', '.')}-seed{args.seed}"
+    out = Path(args.out) if args.out else run_folder(config.env, config.env_kwargs, config.players, config.episodes,
+                                                     config.seed, config.rotate)
     # no bar in non-interactive runs, nor over a human player's prompts
     progress = not args.no_progress and sys.stderr.isatty() and all(p.split(":")[0] != "human" for p in players)
     if args.record:  # fail before playing, not after
         check_drawable(config.env, dict(config.env_kwargs))
     ray = ray_options(args)
+    print(f"results folder: {out}", flush=True)
     try:
         summary = run(config, out, concurrency=args.concurrency, progress=progress, plots=not args.no_plots, ray=ray)
     except RunError as err:
@@ -205,7 +210,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--players", required=True, help="comma-separated policy specs, one per seat (rule,rule,random)")
     r.add_argument("--episodes", type=int, required=True)
     r.add_argument("--seed", type=int, default=0)
-    r.add_argument("--out", type=path_arg, help="results folder (default: results/<env>-seed<S>)")
+    r.add_argument("--out", type=path_arg, help="results folder (default: results/ and a name of the env, "
+                   "--env-arg values, players, episodes and seed, printed at the start)")
     r.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once (default 1)")
     r.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
                    help="environment keyword argument, JSON value when it parses (repeatable)")

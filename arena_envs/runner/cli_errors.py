@@ -1,6 +1,7 @@
 """How the ``arena`` commands fail: a user error is one line on stderr and exit status 2
 (``ARENA_DEBUG=1`` re-raises it, for the traceback); a run stopped by a failing policy or
-environment says where its finished episodes are kept, exit status 1; an OS error (disk full,
+environment says where its finished episodes are kept and whether the same command resumes it
+(not after a policy's own fault), exit status 1; an OS error (disk full,
 read-only, permission) is one line naming the path and the cause, exit status 1."""
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from arena_envs.core.cli_parser import OneLineParser as OneLineParser  # re-exported: the commands' parser
 from arena_envs.core.extras import MissingExtra
+from arena_envs.runner.episode import RunFault
 from arena_envs.runner.policy_specs import SpecError
 from arena_envs.runner.results import ResultsError
 
@@ -71,9 +73,15 @@ def report_os_error(err: OSError) -> int:
 
 
 def report_run_stopped(err: Exception, out: str | Path) -> int:
-    """Print why a run stopped and that its finished episodes in ``out`` are kept; the exit status 1."""
-    print(f"arena: run stopped: {err}\narena: finished episodes are kept in {out}; "
-          "run the same command again to resume", file=sys.stderr)
+    """Print why a run stopped, that its finished episodes in ``out`` are kept, and whether the same
+    command resumes it (not after a policy's own fault: :class:`RunFault`); the exit status 1."""
+    if isinstance(err, RunFault):
+        advice = ("resuming will not help: the policy fails the same way whenever these episodes are played "
+                  "again (its own fault, not a passing one); change the players or the --env-arg (the changed run "
+                  "needs its own folder)")
+    else:
+        advice = "run the same command again to resume"
+    print(f"arena: run stopped: {err}\narena: finished episodes are kept in {out}; {advice}", file=sys.stderr)
     return 1
 
 

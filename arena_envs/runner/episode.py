@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pettingzoo import AECEnv
 
-from arena_envs.core import Policy
+from arena_envs.core import Policy, PolicyFault
 from arena_envs.core.episode_context import episode_scope
 from arena_envs.runner.results import EpisodeLines, Seats, dumps, dumps_with, utf8
 from arena_envs.runner.seeding import episode_seeds, seat_players
@@ -34,6 +34,11 @@ _NO_INVALID = dumps(dict.fromkeys(INVALID_KINDS, 0))
 
 class RunError(RuntimeError):
     """A policy or the environment raised during an episode; the run stopped, finished episodes are kept."""
+
+
+class RunFault(RunError):
+    """A run stopped by a policy's own fault (:class:`~arena_envs.core.PolicyFault`): playing the same
+    episodes again fails the same way, so resuming does not help."""
 
 
 class PlayedEpisode(NamedTuple):
@@ -222,7 +227,8 @@ def _invalid_json(invalid: dict[str, dict[str, int]], seats: Seats) -> str:
 
 
 def _policy_failed(label: str, agent: str, episode: int, step: int, err: Exception) -> RunError:
-    return RunError(f"policy {label!r} raised in episode {episode} (seat {agent}, step {step}): {described(err)}")
+    kind = RunFault if isinstance(err, PolicyFault) else RunError
+    return kind(f"policy {label!r} raised in episode {episode} (seat {agent}, step {step}): {described(err)}")
 
 
 def described(err: BaseException) -> str:

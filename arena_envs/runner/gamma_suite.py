@@ -36,6 +36,7 @@ from arena_envs.gamma.history import GAME_LABELS, GAMES
 from arena_envs.gamma.scoring import score as gamma_score
 from arena_envs.gamma.scoring import table_row
 from arena_envs.registration import env_module
+from arena_envs.runner.cli import env_args
 from arena_envs.runner.cli_errors import (
     USER_ERRORS,
     OneLineParser,
@@ -45,6 +46,7 @@ from arena_envs.runner.cli_errors import (
     report_run_stopped,
     report_user_error,
 )
+from arena_envs.runner.folders import gamma_folder
 from arena_envs.runner.policy_specs import game_env_arg, keyword_parameters, split_players
 from arena_envs.runner.results import ResultsError, dumps, dumps_indented, iter_log, write_durably
 from arena_envs.runner.runner import RunConfig, RunError, run
@@ -199,7 +201,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--players", required=True, help="policy spec for every seat, or one per seat (comma-separated)")
     p.add_argument("--runs", type=int, default=DEFAULT_RUNS, help=f"runs per game (default {DEFAULT_RUNS})")
     p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
-    p.add_argument("--out", type=path_arg, help="results folder (default: results/gamma-seed<S>)")
+    p.add_argument("--out", type=path_arg, help="results folder (default: results/gamma- and a name of the "
+                   "--env-arg values, players, runs and seed, printed at the start)")
     p.add_argument("--games", help=f"comma-separated subset of {', '.join(GAMES)}")
     p.add_argument("--env-arg", action="append", default=[], metavar="[GAME.]KEY=VALUE",
                    help="environment keyword argument for one game or (no GAME.) all of them (repeatable)")
@@ -212,12 +215,17 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """``arena run gamma ...``; exit status 0, 1 (a policy, the env or the OS failed; resumable) or 2 (usage)."""
     args = parser().parse_args(argv)
-    out = Path(args.out) if args.out else Path("results") / f"gamma-seed{args.seed}"
     try:
         games = [g.strip() for g in args.games.split(",")] if args.games else list(GAMES)
-        result = play_suite(split_players(args.players), out, runs=args.runs, seed=args.seed, games=games,
-                            env_kwargs=_env_args(args.env_arg, games), concurrency=args.concurrency,
-                            progress=not args.no_progress and sys.stderr.isatty(), plots=not args.no_plots)
+        players, env_kwargs = split_players(args.players), _env_args(args.env_arg, games)
+        out = Path(args.out) if args.out else gamma_folder(players, env_args(args.env_arg), args.runs, args.seed)
+    except USER_ERRORS as err:
+        return report_user_error(err)
+    print(f"results folder: {out}", flush=True)
+    try:
+        result = play_suite(players, out, runs=args.runs, seed=args.seed, games=games, env_kwargs=env_kwargs,
+                            concurrency=args.concurrency, progress=not args.no_progress and sys.stderr.isatty(),
+                            plots=not args.no_plots)
     except RunError as err:
         return report_run_stopped(err, out)
     except KeyboardInterrupt:

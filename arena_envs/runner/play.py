@@ -2,9 +2,10 @@
 
 The person's seat is the registry's ``human`` policy (it shows the observation's text and reads one
 line), in the tank battle its ``keyboard`` policy (the game's pygame window); the opponents are
-policy specs, by default the environment's ``rule`` policy (else ``random``). The seeds come from
-:func:`arena_envs.runner.seeding.episode_seeds` (episode 0 of a run seeded with ``--seed``), so the
-same seed and the same answers replay the same game.
+policy specs, by default the environment's ``rule`` policy (else ``random``); the settings an
+opponent's trained model carries join ``env_kwargs`` (:mod:`arena_envs.runner.env_settings`). The
+seeds come from :func:`arena_envs.runner.seeding.episode_seeds` (episode 0 of a run seeded with
+``--seed``), so the same seed and the same answers replay the same game.
 
 Each prompt ends with the legal answers (the environment's answer constraint); ``help`` repeats
 them, ``quit`` (or the end of the input) abandons the game. JSON answers may be typed bare: the
@@ -32,6 +33,7 @@ from arena_envs.core.arguments import listing
 from arena_envs.gamma.answer import EXPLANATION_KEY
 from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.cli_errors import UsageError
+from arena_envs.runner.env_settings import env_arg, settled_env_kwargs
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.run_config import env_factory
 from arena_envs.runner.seeding import episode_seeds
@@ -200,6 +202,14 @@ async def _play(env_name: str, seat: int, opponents: list[str], seed: int, env_k
     try:
         for agent, spec in zip(agents, specs):
             policies[agent] = make_policy(spec, env_name)
+        settled = settled_env_kwargs(env_kwargs, specs, list(policies.values()))
+        if settled != env_kwargs:  # an opponent's trained model carries settings the command left out
+            env.close()
+            env = env_factory(env_name, settled)()
+            raw = env.unwrapped
+            if list(raw.possible_agents) != agents:
+                added = " ".join(env_arg(key, settled[key]) for key in settled if key not in env_kwargs)
+                raise UsageError(f"the opponents' settings change the seats of {env_name}; give them: {added}")
         others = ", ".join(f"{a}: {s}" for a, s in zip(agents, specs) if a != me)
         print(f"{env_name}, seed {seed}: you are {me}" + (f"; {others}" if others else ""), file=output, flush=True)
         env.reset(seed=seeds.env)

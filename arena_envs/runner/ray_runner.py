@@ -38,7 +38,7 @@ from arena_envs.runner.episode import EpisodePlayer, PlayedEpisode, RunError, pl
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.ray_cluster import LOCAL, import_ray, ray_session
 from arena_envs.runner.results import SYNC_INTERVAL
-from arena_envs.runner.run_config import EnvFactory, PolicyFactory, RunConfig, env_factory
+from arena_envs.runner.run_config import EnvFactory, PolicyFactory, RunConfig
 from arena_envs.runner.runner import Runner, RunSummary, WorkerFailure
 
 __all__ = ["BatchResult", "EpisodeWorker", "RayOptions", "WorkerFailure", "run_on_ray"]
@@ -49,10 +49,10 @@ IN_FLIGHT = 2  # batches queued per worker: the next one starts while the driver
 
 class BatchResult(NamedTuple):
     """What a worker sends back for a batch: the episodes it finished, in the order they finished,
-    and the one-line error that stopped it (a :class:`RunError`), if any."""
+    and the error that stopped it (a :class:`RunError`, of its own kind), if any."""
 
     done: list[PlayedEpisode]
-    error: str | None
+    error: RunError | None
 
 
 class EpisodeWorker:
@@ -76,7 +76,7 @@ class EpisodeWorker:
         try:
             self._loop.run_until_complete(play_episodes(self.players, iter(episodes), done.append))
         except RunError as err:
-            return BatchResult(done, str(err))
+            return BatchResult(done, type(err)(str(err)))  # its kind and message, without the traceback
         return BatchResult(done, None)
 
 
@@ -115,10 +115,10 @@ def run_on_ray(config: RunConfig, out: str | Path, options: RayOptions, *, concu
     ``concurrency`` is the number of episodes each worker plays at once. ``make_env`` and
     ``policy_factory`` are sent to the workers (cloudpickled: they must be importable there)."""
     import_ray()  # Ray missing: say so before the folder exists
-    make_env = make_env or env_factory(config.env, config.env_kwargs)
     policy_factory = policy_factory or make_policy
     runner = Runner(config, out, concurrency=concurrency, progress=progress, make_env=make_env,
                     policy_factory=policy_factory, sync_interval=sync_interval, plots=plots, on_episode=on_episode)
+    make_env = runner.make_env  # built with the settings the players carry (runner.config holds them)
     for player in runner.release_players():  # built to check the specs; the workers build their own
         player.close()
     local = options.address in (None, LOCAL)
@@ -207,7 +207,7 @@ class _Driver:
                     committed[played.episode] = 1
                     self.runner.commit(played)
             if result.error is not None:
-                raise RunError(result.error)
+                raise result.error
             self._feed(worker)
 
     def _new_actor(self) -> Any:

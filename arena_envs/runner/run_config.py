@@ -58,6 +58,21 @@ class RunConfig:
 
 def env_factory(name: str, kwargs: Mapping[str, Any]) -> EnvFactory:
     """A zero-argument builder of environment ``name`` with ``kwargs`` (checked by building one)."""
+    builder = env_builder(name)
+    kwargs = dict(kwargs)
+    check_keywords(builder, kwargs, f"environment {name}: bad --env-arg")
+    try:
+        builder(**kwargs).close()
+    except (TypeError, ValueError) as err:
+        _check_against_env_class(builder, kwargs, f"environment {name}: bad --env-arg")
+        given = " ".join(f"{key}={excerpt(value, 60)}" for key, value in kwargs.items())
+        raise ValueError(f"environment {name}: bad --env-arg {given}: {err}") from err
+    return lambda: builder(**kwargs)
+
+
+def env_builder(name: str) -> Callable[..., AECEnv]:
+    """The ``env`` function of environment ``name`` (registered, or ``package.module:callable``);
+    a one-line ``ValueError`` when there is none."""
     if ":" in name:
         module, _, attribute = name.partition(":")
         try:
@@ -68,15 +83,7 @@ def env_factory(name: str, kwargs: Mapping[str, Any]) -> EnvFactory:
         if name not in ENVIRONMENTS:
             raise ValueError(f"unknown environment {name!r}; known: {', '.join(sorted(ENVIRONMENTS))}")
         builder = env_module(name).env
-    kwargs = dict(kwargs)
-    check_keywords(builder, kwargs, f"environment {name}: bad --env-arg")
-    try:
-        builder(**kwargs).close()
-    except (TypeError, ValueError) as err:
-        _check_against_env_class(builder, kwargs, f"environment {name}: bad --env-arg")
-        given = " ".join(f"{key}={excerpt(value, 60)}" for key, value in kwargs.items())
-        raise ValueError(f"environment {name}: bad --env-arg {given}: {err}") from err
-    return lambda: builder(**kwargs)
+    return builder
 
 
 def _check_against_env_class(builder: Callable[..., AECEnv], kwargs: dict[str, Any], what: str) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,16 +27,17 @@ from tqdm.auto import tqdm
 
 from arena_envs.core import Policy
 from arena_envs.core.arguments import listing
-from arena_envs.runner.episode import INVALID_KINDS, EpisodePlayer, PlayedEpisode, RunError, play_episodes
+from arena_envs.runner.env_settings import settled_env_kwargs
+from arena_envs.runner.episode import INVALID_KINDS, EpisodePlayer, PlayedEpisode, RunError, RunFault, play_episodes
 from arena_envs.runner.figures import write_run_figures
 from arena_envs.runner.leaderboard import Standings, rating_of, write_leaderboard
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.provenance import session
 from arena_envs.runner.results import SYNC_INTERVAL, ResultsFolder, read_episodes
-from arena_envs.runner.run_config import EnvFactory, PolicyFactory, RunConfig, env_factory
+from arena_envs.runner.run_config import EnvFactory, PolicyFactory, RunConfig, env_builder, env_factory
 
-__all__ = ["INVALID_KINDS", "EnvFactory", "Executor", "PolicyFactory", "RunConfig", "RunError", "RunSummary",
-           "Runner", "WorkerFailure", "arun", "env_factory", "run"]
+__all__ = ["INVALID_KINDS", "EnvFactory", "Executor", "PolicyFactory", "RunConfig", "RunError", "RunFault",
+           "RunSummary", "Runner", "WorkerFailure", "arun", "env_factory", "run"]
 
 
 @dataclass(frozen=True)
@@ -89,26 +90,32 @@ class Runner:
         self.progress = progress
         self.plots = plots
         self.on_episode = on_episode
-        self.make_env = make_env or env_factory(config.env, config.env_kwargs)
         self.policy_factory = policy_factory or make_policy
         self.run_token = uuid.uuid4().hex  # episode keys (run_token, episode) are unique in any process
-        self._envs = [self.make_env()]  # the first worker's
-        self.agents = list(self._envs[0].unwrapped.possible_agents)
+        if make_env is None:
+            env_builder(config.env)  # an unknown environment is named before any player is built
+        team = self.policies()  # bad specs fail here, before any environment or folder
         try:
-            if len(self.agents) != len(config.players):
-                raise ValueError(f"{config.env} has {len(self.agents)} seats ({listing(self.agents, 100)}) "
-                                 f"but players lists {len(config.players)}: {listing(config.players, 100)}")
-            self._teams = [self.policies()]  # bad specs fail here, before the folder is created
+            # the settings the players carry join the run's own (run.json records them)
+            kwargs = settled_env_kwargs(config.env_kwargs, self.labels, team, can_add=make_env is None)
+            self.config = config = replace(config, env_kwargs=kwargs)
+            self.make_env = make_env or env_factory(config.env, kwargs)
+            self._envs = [self.make_env()]  # the first worker's
             try:
+                self.agents = list(self._envs[0].unwrapped.possible_agents)
+                if len(self.agents) != len(config.players):
+                    raise ValueError(f"{config.env} has {len(self.agents)} seats ({listing(self.agents, 100)}) "
+                                     f"but players lists {len(config.players)}: {listing(config.players, 100)}")
                 self.folder = ResultsFolder(out, config.to_dict(), sync_interval,
-                                            session(self.labels, self._teams[0], self.make_env, config.seed))
+                                            session(self.labels, team, self.make_env, config.seed))
             except BaseException:
-                for policy in self._teams[0]:
-                    policy.close()
+                self._envs[0].close()
                 raise
         except BaseException:
-            self._envs[0].close()
+            for policy in team:
+                policy.close()
             raise
+        self._teams = [team]
         self.played = 0
         self.resumed = len(self.folder.finished)
         self._ended = False
@@ -213,8 +220,13 @@ def run(config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: b
     ``ray``: a :class:`arena_envs.runner.ray_runner.RayOptions` plays the episodes on a Ray
     cluster (``concurrency`` is then the episodes in flight per Ray worker); the folder's content
     is the same as a local run's.
-    Raises :class:`RunError` when a policy or the environment raises (finished episodes are kept)
-    and ``ValueError`` for a bad configuration or a folder holding another configuration.
+    The settings the players carry (:attr:`arena_envs.core.Policy.env_settings`, a trained model's)
+    join ``config.env_kwargs`` before the environment is built (:mod:`arena_envs.runner.env_settings`;
+    with ``make_env`` they must be there already); the summary's ``config`` and ``run.json`` hold them.
+    Raises :class:`RunError` when a policy or the environment raises (finished episodes are kept; its
+    :class:`RunFault` when a policy said it cannot play as it is, which resuming repeats) and
+    ``ValueError`` for a bad configuration, settings a player contradicts, or a folder holding another
+    configuration.
     """
     options: dict[str, Any] = dict(concurrency=concurrency, progress=progress, make_env=make_env,
                                    policy_factory=policy_factory, sync_interval=sync_interval, plots=plots,

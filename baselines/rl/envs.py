@@ -23,9 +23,21 @@ LEARNER_DEFAULTS: dict[str, dict[str, Any]] = {"tank_battle_v0": {"action_mode":
                                                "who_is_spy_v0": {"action_mode": "discrete"}}
 
 
+#: Settings that choose only what a game computes for its observations (``obs_mode``: the tank battle's
+#: ``"grid"`` spares a learner the text it does not read); a trained model does not carry them into a
+#: run, whose other players may read the text.
+VIEW_SETTINGS = ("obs_mode",)
+
+
 def learner_env_kwargs(env: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """``kwargs`` with the learner defaults of ``env`` filled in."""
     return {**LEARNER_DEFAULTS.get(env, {}), **kwargs}
+
+
+def carried_settings(trained_with: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a model trained with ``trained_with`` (the resolved keyword arguments its
+    ``model.json`` records) needs in a run: all of them but the :data:`VIEW_SETTINGS`."""
+    return {key: value for key, value in trained_with.items() if key not in VIEW_SETTINGS}
 
 
 def expand_specs(specs: Sequence[str]) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from arena_envs.core.answers import excerpt
 from arena_envs.core.extras import needs_extra
 
 with needs_extra("rl", __name__):
@@ -28,6 +29,8 @@ with needs_extra("rl", __name__):
     from stable_baselines3.common.policies import BasePolicy
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
     from torch import nn
+
+from baselines.rl.envs import learner_env_kwargs
 
 #: ``--algo`` name -> sb3 class.
 ALGORITHMS: dict[str, type[BaseAlgorithm]] = {"ppo": PPO, "maskable_ppo": MaskablePPO, "dqn": DQN}
@@ -69,7 +72,7 @@ def network_for(observation_space: spaces.Space[Any]) -> tuple[str, dict[str, An
 def check_action_space(algo: str, action_space: spaces.Space[Any]) -> None:
     """DQN takes a ``Discrete`` action space only; anything else is a one-line error."""
     if algo == "dqn" and not isinstance(action_space, spaces.Discrete):
-        raise ValueError(f"dqn needs a Discrete action space, this seat's is {action_space}; use ppo or "
+        raise ValueError(f"dqn needs a Discrete action space, this seat's is {excerpt(action_space, 80)}; use ppo or "
                          "maskable_ppo (they take Discrete, MultiDiscrete and Box)")
 
 
@@ -89,12 +92,19 @@ def algo_of_zip(path: Path) -> str:
 
 
 def training_metadata(path: Path) -> dict[str, Any]:
-    """The ``model.json`` of the training that saved ``path`` (beside it, or above ``checkpoints/``); {} if none."""
+    """The ``model.json`` of the training that saved ``path`` (beside it, or above ``checkpoints/``); for a
+    checkpoint of a training that has not finished, its environment, resolved keyword arguments and
+    algorithm from the folder's ``config.json``; {} if none."""
     for folder in (path.parent, path.parent.parent):
         meta = folder / "model.json"
         if meta.exists():
             data: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
             return data
+    config = path.parent.parent / "config.json"
+    if path.parent.name == "checkpoints" and config.exists():
+        trained = json.loads(config.read_text(encoding="utf-8"))
+        return {"env": trained["env"], "env_kwargs": learner_env_kwargs(trained["env"], trained["env_kwargs"]),
+                "algo": trained["algo"]}
     return {}
 
 

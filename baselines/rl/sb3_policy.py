@@ -5,15 +5,19 @@
                                    take the most likely one
 
 The policy reads only the numeric observation and the action mask (``reads_text`` is False), as
-the learner did in training, and answers with the game's native action. A model trained for
-another environment (``model.json`` beside the model, or in the training folder above a
-checkpoint, names it) or whose spaces differ from the seat's (other environment arguments) is
-refused with one line.
+the learner did in training, and answers with the game's native action. It carries the environment
+settings of its training (``env_settings``: the ``env_kwargs`` of ``model.json`` beside the model,
+or in the training folder above a checkpoint, such as the tank battle's ``action_mode="discrete"``;
+not ``obs_mode``, which only spares a learner the text: :func:`baselines.rl.envs.carried_settings`),
+which ``arena run`` applies. A model trained for another
+environment is refused with one line; one whose spaces differ from the seat's (other environment
+arguments) raises :class:`~arena_envs.core.PolicyFault` when it takes the seat.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pettingzoo import AECEnv
@@ -24,9 +28,11 @@ with needs_extra("rl", __name__):
     import torch
     from stable_baselines3.common.base_class import BaseAlgorithm
 
-from arena_envs.core import Policy
+from arena_envs.core import Policy, PolicyFault
+from arena_envs.core.answers import EXCERPT_CHARS, excerpt
 from arena_envs.rl import FlatActions
 from arena_envs.runner.policy_specs import parse_arguments
+from baselines.rl.envs import carried_settings
 from baselines.rl.models import is_maskable, load_model, predict, training_metadata
 
 _SPEC = re.compile(r"^sb3:(?P<path>.+?)(?:\+(?P<args>[A-Za-z_]\w*=.*))?$")
@@ -44,6 +50,7 @@ class Sb3Policy(Policy):
         self.model = model
         self.deterministic = deterministic
         self.metadata = metadata or {}
+        self.env_settings = MappingProxyType(carried_settings(self.metadata.get("env_kwargs") or {}))
         self.name = name
         self.maskable = is_maskable(model.policy)
         self.actions: FlatActions | None = None
@@ -97,18 +104,28 @@ def policy_from_spec(spec: str, env: str) -> Sb3Policy:
     return Sb3Policy(model, deterministic=deterministic, metadata=metadata, name=spec)
 
 
+def _shown(path: Path) -> str:
+    """``path`` as a message shows it: as it is, or quoted in part when long."""
+    text = str(path)
+    return text if len(text) <= EXCERPT_CHARS else excerpt(text)
+
+
 def _model_file(path: Path) -> Path:
-    if path.is_dir():
-        path = path / "model.zip"
-        if not path.exists():
-            raise ValueError(f"{path} does not exist (a training folder holds its model.zip once it has finished)")
-    elif not path.exists():
-        raise ValueError(f"model file {path} does not exist")
-    return path
+    try:
+        folder = path.is_dir()
+        found = (path / "model.zip").exists() if folder else path.exists()
+    except OSError as err:  # a name too long for the file system, a folder that may not be read
+        raise ValueError(f"model path {_shown(path)} cannot be read: {err.strerror}") from None
+    if folder and not found:
+        raise ValueError(f"{_shown(path / 'model.zip')} does not exist (a training folder holds its model.zip "
+                         "once it has finished)")
+    if not found:
+        raise ValueError(f"model file {_shown(path)} does not exist")
+    return path / "model.zip" if folder else path
 
 
 def _check_spaces(policy: Sb3Policy, env: AECEnv, agent: str) -> None:
-    """The seat's numeric observation and (flattened) action spaces must be the model's."""
+    """The seat's numeric observation and (flattened) action spaces must be the model's (else :class:`PolicyFault`)."""
     assert policy.actions is not None
     observation = env.observation_space(agent)["observation"]
     model = policy.model
@@ -116,8 +133,8 @@ def _check_spaces(policy: Sb3Policy, env: AECEnv, agent: str) -> None:
     kwargs = policy.metadata.get("env_kwargs")
     how = f" (trained for {trained} with {kwargs})" if kwargs is not None else ""
     if observation != model.observation_space:
-        raise ValueError(f"model {policy.name} sees observations {model.observation_space}, seat {agent} gives "
+        raise PolicyFault(f"model {policy.name} sees observations {model.observation_space}, seat {agent} gives "
                          f"{observation}{how}")
     if policy.actions.space != model.action_space:
-        raise ValueError(f"model {policy.name} acts in {model.action_space}, seat {agent} takes "
+        raise PolicyFault(f"model {policy.name} acts in {model.action_space}, seat {agent} takes "
                          f"{policy.actions.space}{how}")

@@ -18,7 +18,8 @@ learner (:mod:`baselines.rl.envs`). The network follows the observation
 * ``evaluation.jsonl``: a row per evaluation and opponent type (:mod:`baselines.rl.evaluation`),
   made every ``eval_every`` steps and at the end, when its table is printed;
 * ``model.zip`` and ``model.json`` (environment, resolved keyword arguments, algorithm, seat,
-  spaces, steps, versions) at the end: the policy spec ``sb3:DIR`` plays it.
+  spaces, steps, versions) at the end: the policy spec ``sb3:DIR`` plays it, and carries those
+  keyword arguments into a run (:func:`baselines.rl.envs.carried_settings`).
 * ``.lock``: held while training (a second ``arena train`` into ``out`` is refused in one line
   naming its pid; :class:`arena_envs.runner.results.WriterLock`).
 

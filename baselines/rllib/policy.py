@@ -7,15 +7,18 @@
 
 A seat that was a learner in training is played by its module; another seat by the module whose
 spaces are the seat's (seats rotate in ``arena run``). The policy reads only the numeric
-observation and the mask (``reads_text`` is False), as the learners did. A folder trained for
-another game, or whose spaces fit no seat (other environment arguments), is refused with one line.
-Playing needs no Ray cluster.
+observation and the mask (``reads_text`` is False), as the learners did. It carries the environment
+settings of its training (``env_settings``: the ``env_kwargs`` of ``model.json`` but ``obs_mode``,
+:func:`baselines.rl.envs.carried_settings`), which ``arena run`` applies. A folder trained for
+another game is refused with one line; one whose spaces fit no seat (other environment arguments)
+raises :class:`~arena_envs.core.PolicyFault` when it takes the seat. Playing needs no Ray cluster.
 """
 from __future__ import annotations
 
 import json
 import re
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -28,8 +31,9 @@ with needs_extra("ray", __name__):
     from ray.rllib.core.columns import Columns
     from ray.rllib.core.rl_module.rl_module import RLModule
 
-from arena_envs.core import Policy
+from arena_envs.core import Policy, PolicyFault
 from arena_envs.rl.numeric_aec import LearnerSpaces
+from baselines.rl.envs import carried_settings
 
 _SPEC = re.compile(r"^rllib:(?P<path>[^?]+)(?:\?(?P<query>.*))?$")
 _FLAGS = {"1": True, "true": True, "0": False, "false": False}
@@ -46,6 +50,7 @@ class RllibPolicy(Policy):
                  name: str = "rllib"):
         self.modules = modules
         self.metadata = metadata
+        self.env_settings = MappingProxyType(carried_settings(metadata.get("env_kwargs") or {}))
         self.deterministic = deterministic
         self.name = name
         self.env: AECEnv | None = None
@@ -90,7 +95,7 @@ class RllibPolicy(Policy):
         for module, about in described.items():
             if _fits(about, view):
                 return module
-        raise ValueError(f"no module of {self.name} fits seat {agent} (observations {view.observation_space}, "
+        raise PolicyFault(f"no module of {self.name} fits seat {agent} (observations {view.observation_space}, "
                          f"actions {view.action_space}); trained for {self.metadata['env']} with "
                          f"{self.metadata['env_kwargs']}")
 

@@ -19,7 +19,8 @@ The folder ``out`` receives ``progress.jsonl`` (a row per iteration: sampled ste
 episode return per module, summed over its seats, and per seat), ``modules/<id>/`` (each
 module, saved by RLlib's ``save_to_path``) and, last, ``model.json`` (environment, resolved
 keyword arguments, seats, modules and their spaces, iterations, versions): the policy spec
-``rllib:DIR`` plays it.
+``rllib:DIR`` plays it, and carries those keyword arguments into a run
+(:func:`baselines.rl.envs.carried_settings`).
 
 Reproducibility: RLlib is seeded with ``seed`` (``config.debugging(seed=...)``) and the
 environment's episodes follow the runner's seeds from it, so a run with rule or random players
