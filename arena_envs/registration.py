@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 import pettingzoo
 from pettingzoo import AECEnv
 
+from arena_envs.core.answers import excerpt
+
 
 class EnvEntry(NamedTuple):
     """One registered environment: its entry module (``env()``, ``raw_env()``), whether it offers
@@ -108,7 +110,7 @@ def env_module(name: str) -> ModuleType:
     """The entry module of a versioned environment name, with a clear error for unknown names."""
     if name not in ENVIRONMENTS:
         known = ", ".join(sorted(ENVIRONMENTS))
-        raise KeyError(f"unknown environment {name!r}; known: {known}")
+        raise KeyError(f"unknown environment {excerpt(name)}; known: {known}")
     return importlib.import_module(ENVIRONMENTS[name].module)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from pettingzoo import AECEnv
 
+from arena_envs.core.answers import excerpt
 from baselines.gamma_equilibrium import ElFarolMixed, _EnvPolicy
 
 MISSING = -1.0
@@ -54,7 +55,7 @@ class _FeaturePolicy(_EnvPolicy):
         parameter or the seat's own holdings)."""
         value = self.feature(observation, name)
         if value is None:
-            raise ValueError(f"feature {name!r} is {MISSING} (not observed); it should be observed from round 1")
+            raise ValueError(f"feature {excerpt(name)} is {MISSING} (not observed); it should be observed from round 1")
         return value
 
     def answer(self, value: int, low: float = 0, high: float | None = None) -> int:
@@ -79,7 +80,7 @@ class GuessLevelK(_FeaturePolicy):
     def __init__(self, k: int = 1):
         super().__init__()
         if int(k) != k or k < 0:
-            raise ValueError(f"k must be a whole number >= 0, got {k!r}")
+            raise ValueError(f"k must be a whole number >= 0, got {excerpt(k)}")
         self.k = int(k)
 
     def act(self, observation: Any, info: dict[str, Any]) -> int:

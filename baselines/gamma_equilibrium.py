@@ -20,6 +20,7 @@ import numpy as np
 from pettingzoo import AECEnv
 
 from arena_envs.core import Policy
+from arena_envs.core.answers import excerpt
 
 
 class _EnvPolicy(Policy):
@@ -53,7 +54,7 @@ class ElFarolMixed(_EnvPolicy):
     def __init__(self, p: float | None = None):
         super().__init__()
         if p is not None and not 0 <= p <= 1:
-            raise ValueError(f"p must be in [0, 1], got {p!r}")
+            raise ValueError(f"p must be in [0, 1], got {excerpt(p)}")
         self.p = p
         self.rng = np.random.default_rng()
 

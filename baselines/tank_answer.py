@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from arena_envs.core import Policy
+from arena_envs.core.answers import excerpt
 from arena_envs.tank_battle.env import MAX_PLAYERS, OPS, TARGET_IDS
 from arena_envs.tank_battle.stages import Stage
 from arena_envs.tank_battle.world import Operation, World
@@ -45,7 +46,7 @@ def answer_text(stage: Stage, move: TankMove) -> str:
     #Move_up#`` (the others), plus ``#Cooperation operation: #No_coop#`` and one
     ``Reply_message {src}: Agree``/``Disagree`` line per reply where the stage cooperates."""
     if move.op not in OP_TOKENS:
-        raise ValueError(f"operation {move.op!r} has no answer text; accepted: {', '.join(OP_TOKENS)}")
+        raise ValueError(f"operation {excerpt(move.op)} has no answer text; accepted: {', '.join(OP_TOKENS)}")
     token = f"#{OP_TOKENS[move.op]}#"
     if stage.template in (1, 2):
         return f"#Operation: {token}"
@@ -66,7 +67,7 @@ def native_action(action_mode: str, move: TankMove) -> Any:
     if action_mode == "discrete":
         return op
     if action_mode != "dict":
-        raise ValueError(f"action_mode must be 'dict' or 'discrete', got {action_mode!r}")
+        raise ValueError(f"action_mode must be 'dict' or 'discrete', got {excerpt(action_mode)}")
     if move.target not in TARGET_IDS:
         raise ValueError(f"target {move.target} has no index in a dict action; accepted: {TARGET_IDS}")
     reply = np.zeros(MAX_PLAYERS, dtype=np.int64)
@@ -79,7 +80,7 @@ def player_of(agent: str) -> int:
     """``tank_3`` -> 3."""
     prefix, _, number = agent.rpartition("_")
     if prefix != "tank" or not number.isdigit():
-        raise ValueError(f"a tank battle seat is named tank_<id>, got {agent!r}")
+        raise ValueError(f"a tank battle seat is named tank_<id>, got {excerpt(agent)}")
     return int(number)
 
 
@@ -92,7 +93,7 @@ class TankPolicy(Policy):
 
     def __init__(self, native: bool = False):
         if not isinstance(native, bool):
-            raise ValueError(f"native must be true or false, got {native!r}")
+            raise ValueError(f"native must be true or false, got {excerpt(native)}")
         self.native = native
         self._env: Any = None
         self.player = -1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena_envs.core.answers import excerpt
 from arena_envs.tank_battle.stages import Stage
 from arena_envs.tank_battle.world import World, npc_choice
 from baselines.tank_answer import TankMove, TankPolicy
@@ -19,7 +20,7 @@ class NpcTank(TankPolicy):
     def __init__(self, act_prob: float = 0.4, native: bool = False):
         super().__init__(native)
         if not 0 <= act_prob <= 1:
-            raise ValueError(f"act_prob must be a probability in [0, 1], got {act_prob!r}")
+            raise ValueError(f"act_prob must be a probability in [0, 1], got {excerpt(act_prob)}")
         self.act_prob = act_prob
         self._rng = np.random.default_rng()
 

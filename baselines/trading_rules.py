@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from arena_envs.core.answers import excerpt
 from arena_envs.core.policy import Policy
 from arena_envs.trading.accounting import Order
 
@@ -44,14 +45,14 @@ class SnapshotLike(Protocol):
 
 def _positive_int(name: str, value: Any, least: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
+        raise ValueError(f"{name} must be an integer >= {least}, got {excerpt(value)}")
     return int(value)
 
 
 def _non_negative(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
             or not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        raise ValueError(f"{name} must be a finite number >= 0, got {excerpt(value)}")
     return float(value)
 
 
@@ -112,7 +113,7 @@ class SmaCrossover(RuleTrader):
         self.fast = _positive_int("fast", fast)
         self.slow = _positive_int("slow", slow)
         if self.slow <= self.fast:
-            raise ValueError(f"slow must be greater than fast ({self.fast}), got {slow!r}")
+            raise ValueError(f"slow must be greater than fast ({self.fast}), got {excerpt(slow)}")
 
     def signal(self, closes: np.ndarray) -> Order:
         if len(closes) < self.slow:

@@ -15,6 +15,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from arena_envs.core.answers import excerpt
 from arena_envs.who_is_spy.clues import jaccard, tokens
 from baselines.wis_seat import Seat
 
@@ -97,7 +98,7 @@ class RandomVoter:
 
     def __init__(self, p_abstain: float = 0.0) -> None:
         if not 0.0 <= p_abstain <= 1.0:
-            raise ValueError(f"p_abstain must be in [0, 1], got {p_abstain!r}")
+            raise ValueError(f"p_abstain must be in [0, 1], got {excerpt(p_abstain)}")
         self.p_abstain = p_abstain
 
     def vote(self, seat: Seat, info: Mapping[str, Any], candidates: Sequence[str]) -> str | None:

@@ -18,6 +18,8 @@ from typing import Any
 from pettingzoo import AECEnv
 
 from arena_envs.core import Policy
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import check_choice
 from arena_envs.who_is_spy.rules import contains_keyword
 from baselines.wis_agents import LexiconAgent
 from baselines.wis_seat import Seat, Table
@@ -97,10 +99,9 @@ class InjectionWrapper(_Wrapper):
     clue contain the speaker's own word."""
 
     def __init__(self, base: Policy | None = None, mode: str = "attack", template: str | None = None) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        check_choice("mode", mode, MODES)
         if template is not None and (not isinstance(template, str) or not template.strip()):
-            raise ValueError(f"template must be a non-empty string, got {template!r}")
+            raise ValueError(f"template must be a non-empty string, got {excerpt(template)}")
         super().__init__(base)
         self.mode, self.template = mode, template
         self.name = f"{mode}({getattr(self.base, 'name', 'policy')})"
@@ -113,7 +114,7 @@ class InjectionWrapper(_Wrapper):
         room = table.description_limit - CLUE_RESERVE[table.language] - 1
         size = len(self.injection(longest))
         if size > room:
-            raise ValueError(f"the {self.mode} injection has {size} characters (with the name {longest!r}); "
+            raise ValueError(f"the {self.mode} injection has {size} characters (with the name {excerpt(longest)}); "
                              f"at most {room} leave {CLUE_RESERVE[table.language]} of the "
                              f"{table.description_limit}-character limit to the clue")
 

@@ -36,7 +36,8 @@ from typing import Any
 from arena_envs.auction import metrics as auction_metrics
 from arena_envs.auction import text as auction_text
 from arena_envs.auction.rules import WITHDRAW
-from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.answers import AnswerConstraint, excerpt
+from arena_envs.core.arguments import check_choice
 from arena_envs.core.json_answer import last_json_object
 from llm_policies import auction_prompts as P
 from llm_policies.base import LLMPolicyBase
@@ -55,10 +56,9 @@ class AucArenaBidder(LLMPolicyBase):
                  correct_belief: bool = True, temperature: float = 0.0, max_tokens: int = 256,
                  json_max_tokens: int = 400, cot_max_tokens: int = 384, guided: bool = True):
         super().__init__(backend, temperature=temperature, max_tokens=max_tokens, guided=guided)
-        if plan not in PLAN_VARIANTS:
-            raise ValueError(f"plan must be one of {PLAN_VARIANTS}, got {plan!r}")
+        check_choice("plan", plan, PLAN_VARIANTS)
         if desire is not None and desire not in DESIRES:
-            raise ValueError(f"desire must be one of {DESIRES} or None (the environment's), got {desire!r}")
+            raise ValueError(f"desire must be one of {DESIRES} or None (the environment's), got {excerpt(desire)}")
         self.plan_variant = plan
         self.desire_override = desire
         self.cot = cot

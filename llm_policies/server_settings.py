@@ -8,6 +8,8 @@ from arena_envs.core.answers import excerpt
 
 #: The longest request deadline (the ``timeout`` option) accepted, in seconds: one day.
 MAX_TIMEOUT = 86400.0
+#: The longest host name of a server URL (the DNS limit).
+MAX_HOST_CHARS = 253
 #: The accepted server URL form, as error messages state it.
 URL_FORM = "http(s)://HOST[:PORT][/PATH] with a port from 1 to 65535, no query and no #fragment"
 
@@ -45,6 +47,8 @@ def _url_problem(url: str) -> str | None:
         return "is not an http:// or https:// URL"
     if not parts.hostname:
         return "names no host"
+    if len(parts.hostname) > MAX_HOST_CHARS:
+        return f"has a host longer than {MAX_HOST_CHARS} characters"
     if port == 0:
         return "has a port that is not a number from 1 to 65535"
     if "#" in url:

@@ -109,17 +109,19 @@ def parse_target(spec: str) -> LLMTarget:
     kind, sep, rest = spec.partition(":")
     kind = kind.strip()
     if not sep or kind not in _BACKEND_OPTIONS:
-        raise ValueError(f"LLM policy spec must start with one of {sorted(_BACKEND_OPTIONS)} and ':', got {spec!r}")
+        raise ValueError(f"LLM policy spec must start with one of {sorted(_BACKEND_OPTIONS)} and ':', "
+                         f"got {excerpt(spec)}")
     target, _, query = rest.partition("?")
     options: dict[str, str] = {}
     for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
         if key in options:
-            raise ValueError(f"option {key!r} given twice in {spec!r}")
+            raise ValueError(f"option {excerpt(key)} given twice in {excerpt(spec)}")
         options[key] = value
     allowed = _POLICY_OPTIONS | _BACKEND_OPTIONS[kind]
     unknown = sorted(set(options) - allowed)
     if unknown:
-        raise ValueError(f"unknown option(s) {unknown} in {spec!r}; allowed for {kind}: {sorted(allowed)}")
+        raise ValueError(f"unknown option(s) {excerpt(unknown)} in {excerpt(spec)}; "
+                         f"allowed for {kind}: {sorted(allowed)}")
     urls: tuple[str, ...] = ()
     if kind == "vllm":
         target, *listed = _URL_START.split(target)
@@ -127,15 +129,15 @@ def parse_target(spec: str) -> LLMTarget:
             raise ValueError(f"model {excerpt(target)} holds '@': a server URL goes after the model as "
                              "@http://HOST:PORT/v1")
         if listed and "servers" in options:
-            raise ValueError(f"name the servers either with @URL or with servers=FILE, not both, in {spec!r}")
+            raise ValueError(f"name the servers either with @URL or with servers=FILE, not both, in {excerpt(spec)}")
         urls = _server_urls(listed or (_read_servers(options["servers"]) if "servers" in options else [default_url()]),
-                            repr(spec))
+                            excerpt(spec))
         _flag(options, "failover", True)
         _seconds(options, "probe", 60.0)
         _timeout(options)
         _retries(options)
     if not target:
-        raise ValueError(f"LLM policy spec {spec!r} names no model")
+        raise ValueError(f"LLM policy spec {excerpt(spec)} names no model")
     return LLMTarget(kind, target, urls, options)
 
 
@@ -164,7 +166,7 @@ def _read_servers(path: str) -> list[str]:
     try:
         lines = Path(path).expanduser().read_text(encoding="utf-8").splitlines()
     except OSError as err:
-        raise ValueError(f"cannot read servers file {path!r}: {err.strerror or err}") from None
+        raise ValueError(f"cannot read servers file {excerpt(path)}: {err.strerror or err}") from None
     urls = []
     for number, line in enumerate(lines, 1):
         url = line.split("#", 1)[0].strip()
@@ -186,14 +188,15 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
     check_local_model(target)
     guided = guided_mode(options)
     if guided == "1" and target.kind == "hf" and importlib.util.find_spec("xgrammar") is None:
-        raise MissingExtra(f"{spec!r}: guided=1, answers decoded under the game's grammar (or guided=check: "
+        raise MissingExtra(f"{excerpt(spec)}: guided=1, answers decoded under the game's grammar (or guided=check: "
                            "checked after generation and asked again; guided=0: neither),", "llm", "xgrammar")
     backend = shared_backend(target.kind, target.model, target.urls, options)
     agent = options.get("agent", "generic")
     trading = agent in _TRADING_OPTIONS
     misplaced = sorted(k for k in _TRADING_ONLY if k in options) if not trading else []
     if misplaced:
-        raise ValueError(f"option(s) {misplaced} apply to the trading agents only, not agent={agent}, in {spec!r}")
+        raise ValueError(f"option(s) {misplaced} apply to the trading agents only, not agent={agent}, "
+                         f"in {excerpt(spec)}")
     common: dict[str, Any] = {
         "temperature": _number(options, "temperature", float, 0.5 if trading else 0.0),
         "max_tokens": _number(options, "max_tokens", int, 64 if trading else 256),
@@ -218,7 +221,7 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
         policy = _trading_agent(agent, backend, options, common, env_name, spec)
     else:
         raise ValueError(f"agent must be one of generic, aucarena, {', '.join(_TRADING_OPTIONS)}; "
-                         f"got {agent!r} in {spec!r}")
+                         f"got {excerpt(agent)} in {excerpt(spec)}")
     policy.name = spec
     return policy
 
@@ -230,7 +233,7 @@ def _trading_agent(agent: str, backend: Backend, options: dict[str, str], common
     extra = _TRADING_OPTIONS[agent]
     others = sorted(k for keys in _TRADING_OPTIONS.values() for k in keys if k not in extra and k in options)
     if others:
-        raise ValueError(f"option(s) {others} do not apply to agent={agent} in {spec!r}")
+        raise ValueError(f"option(s) {others} do not apply to agent={agent} in {excerpt(spec)}")
     from llm_policies.trading import AGENTS
 
     kwargs: dict[str, Any] = {key: options[key] if kind is str else _number(options, key, kind, None)
@@ -256,7 +259,7 @@ def check_local_model(target: LLMTarget) -> None:
         return
     model = target.model
     if model.startswith(("/", ".", "~")) and not Path(model).expanduser().is_dir():
-        raise ValueError(f"model folder {model!r} does not exist; {target.kind}: takes a local model folder "
+        raise ValueError(f"model folder {excerpt(model)} does not exist; {target.kind}: takes a local model folder "
                          "or a Hugging Face model id (org/name)")
     for key, kind in (("max_batch", int), ("window", float), ("max_model_len", int)):
         if key in _BACKEND_OPTIONS[target.kind]:
@@ -302,7 +305,7 @@ def _hf(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
                                    window=_number(options, "window", float, 0.02), threads=threads)
     except (OSError, ValueError) as err:  # transformers' "not found / cannot download / not a model" errors
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ValueError(f"model {model!r} cannot be loaded ({reason}); hf: takes a local model folder or a "
+        raise ValueError(f"model {excerpt(model)} cannot be loaded ({reason}); hf: takes a local model folder or a "
                          "Hugging Face model id (org/name) that is cached or can be downloaded") from None
 
 
@@ -316,7 +319,7 @@ def guided_mode(options: dict[str, str]) -> str:
     if value == "check":
         return value
     if value not in _BOOL:
-        raise ValueError(f"option guided must be one of {sorted(_BOOL)} or check, got {options['guided']!r}")
+        raise ValueError(f"option guided must be one of {sorted(_BOOL)} or check, got {excerpt(options['guided'])}")
     return "1" if _BOOL[value] else "0"
 
 
@@ -325,7 +328,7 @@ def _flag(options: dict[str, str], key: str, default: bool) -> bool:
         return default
     value = options[key].strip().lower()
     if value not in _BOOL:
-        raise ValueError(f"option {key} must be one of {sorted(_BOOL)}, got {options[key]!r}")
+        raise ValueError(f"option {key} must be one of {sorted(_BOOL)}, got {excerpt(options[key])}")
     return _BOOL[value]
 
 

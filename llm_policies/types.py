@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.answers import AnswerConstraint, excerpt
 
 #: A chat message as OpenAI-compatible servers and chat templates take it.
 Message = dict[str, str]
@@ -52,7 +52,8 @@ class ChatRequest:
         for message in self.messages:
             role, content = message.get("role"), message.get("content")
             if role not in ("system", "user", "assistant") or not isinstance(content, str):
-                raise ValueError(f"bad chat message {message!r}: needs role system/user/assistant and str content")
+                raise ValueError(f"bad chat message {excerpt(message)}: needs role system/user/assistant and "
+                                 "str content")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from arena_envs.runner.cli import env_args
+from arena_envs.runner.policy_specs import env_args
 from arena_envs.runner.results import read_steps
 
 REPO = Path(__file__).resolve().parents[1]

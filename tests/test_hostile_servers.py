@@ -9,6 +9,7 @@ with exit status 2 and never a traceback or an ``ExceptionGroup``.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import http.server
 import json
 import re
@@ -25,7 +26,7 @@ from arena_envs.core import Policy
 from arena_envs.runner.cli import main
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.runner import RunConfig, RunError, run
-from llm_policies.backends.openai_http import OpenAIHTTPBackend
+from llm_policies.backends.openai_http import MAX_REPLY_BYTES, OpenAIHTTPBackend
 from llm_policies.backends.server_pool import ServerPool
 from llm_policies.retry import Backoff
 from llm_policies.types import BackendError, BackendUnavailable, ChatRequest, ChatResponse, Sampling
@@ -250,6 +251,47 @@ def test_a_pool_moves_off_a_server_that_replies_malformed(serve, capsys) -> None
         pool.close()
     assert bad.posts == 2 and good.posts == 1
     assert f"LLM server {bad.url} is down (malformed reply: body is not JSON" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------ sizes
+
+def endless(handler: Handler) -> None:
+    """A 200 whose body never ends (no length, closed by the server): 1 MiB after 1 MiB."""
+    handler.send_response(200)
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    chunk = b"x" * 2**20
+    while not handler.server.stopping.is_set():
+        handler.wfile.write(chunk)
+
+
+def gzip_bomb(handler: Handler) -> None:
+    """A 200 of about 100 KiB that gzip makes 100 MiB."""
+    body = gzip.compress(b" " * 100 * 2**20, compresslevel=9)
+    handler.send_response(200)
+    handler.send_header("Content-Encoding", "gzip")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+@pytest.mark.parametrize("reply", [raw(b" " * (MAX_REPLY_BYTES + 1)), endless, gzip_bomb],
+                         ids=["one byte over", "endless", "gzip bomb"])
+def test_a_reply_is_read_to_a_bounded_size(serve, reply: Reply) -> None:
+    server = serve(reply)
+    outcome, took = ask(server.url, timeout=20.0, attempts=2)
+    assert isinstance(outcome, BackendUnavailable), outcome
+    assert f"body longer than {MAX_REPLY_BYTES} bytes" in checked_line(outcome, server.url)
+    assert server.posts == 2 and took < 20.0
+
+
+def test_a_model_listing_is_read_to_a_bounded_size(serve) -> None:
+    server = serve(chat(), models=endless)
+    backend = OpenAIHTTPBackend(MODEL, server.url, timeout=20.0)
+    with pytest.raises(BackendUnavailable, match=f"body longer than {MAX_REPLY_BYTES} bytes") as err:
+        backend.preflight(timeout=20.0)
+    checked_line(err.value, server.url)
+    assert asyncio.run(backend.serving(20.0)) is False
 
 
 # ------------------------------------------------------------------------------------ deadlines

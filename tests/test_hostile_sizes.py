@@ -12,7 +12,9 @@
 """
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -20,10 +22,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from arena_envs.core import TextAECEnv
 from arena_envs.core.quoting import quote
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.cli import main
-from arena_envs.runner.policy_specs import SpecError, split_players
+from arena_envs.runner.policy_specs import SpecError, make_policy, split_players
 from arena_envs.runner.run_config import RunConfig
 from arena_envs.tank_battle.parser import parse_answer
 from arena_envs.tank_battle.stages import stage_config
@@ -185,6 +188,57 @@ def test_a_message_quotes_at_most_about_200_characters_of_a_value(game, kwargs):
     refusal(game, kwargs)  # one line of at most SHORT characters
 
 
+
+def _text_arguments(game: str) -> list[str]:
+    """The constructor arguments of ``game`` that take a text (its choices, names, dates, paths)."""
+    classes = [cls for cls in type(env_module(game).raw_env()).__mro__
+               if issubclass(cls, TextAECEnv) and cls is not TextAECEnv and "__init__" in vars(cls)]
+    keywords = [p for cls in classes for p in inspect.signature(cls.__init__).parameters.values()
+                if p.default is not inspect.Parameter.empty]  # those without one are the class's own business
+    return sorted({p.name for p in keywords if isinstance(p.default, str) or "str" in str(p.annotation)})
+
+
+def _quotes_briefly(message: str) -> None:
+    """``message`` is one line quoting at most about 200 characters of :data:`LONG_TEXT`."""
+    longest = max((len(run) for run in re.findall("(?i:\u00e9x)+", message)), default=0)
+    assert "\n" not in message and longest <= 200, message[:500]
+
+
+#: A value no choice accepts, far beyond any quote.
+LONG_TEXT = "\u00e9x" * 50_000
+
+
+@pytest.mark.parametrize("game", sorted(ENVIRONMENTS))
+def test_a_text_argument_is_quoted_in_at_most_about_200_characters(game):
+    """Every text argument of every game, given a 100,000-character value and a list in its place,
+    is taken or refused in one short line naming it."""
+    named = _text_arguments(game)
+    assert named, game
+    for argument in named:
+        for value in (LONG_TEXT, [LONG_TEXT]):
+            try:
+                env_module(game).env(**{argument: value})
+            except ValueError as err:
+                _quotes_briefly(str(err))
+
+
+@pytest.mark.parametrize("spec", [
+    f"rule:{LONG_TEXT}=1",
+    f"{LONG_TEXT}",
+    f"vllm:m?{LONG_TEXT}=1",
+    f"vllm:m?agent={LONG_TEXT}",
+    f"vllm:m?guided={LONG_TEXT}",
+    f"vllm:m?cot={LONG_TEXT}",
+    f"vllm:m?temperature={LONG_TEXT}",
+    f"vllm:m@http://{LONG_TEXT}/v1",
+    f"sb3:{LONG_TEXT}",
+], ids=["rule-arg", "name", "vllm-option", "agent", "guided", "flag", "number", "url", "sb3"])
+def test_a_policy_spec_is_quoted_in_at_most_about_200_characters(spec):
+    with pytest.raises(ValueError) as err:
+        make_policy(spec, "auction_v0")
+    _quotes_briefly(str(err.value))
+
+
 # ------------------------------------------------------------------ runs and the arena command
 
 def test_run_limits_in_python():
@@ -200,10 +254,10 @@ def test_run_limits_in_python():
 @pytest.mark.parametrize("argv, named", [
     (["run", "auction_v0", "--players", "rule,rule,rule", "--episodes", str(10**12)], "1..1000000"),
     (["run", "el_farol_v0", "--players", "rule*99999999999", "--episodes", "1"], "1000 seats"),
-    (["run", "battle_royale_v0", "--players", "rule", "--env-arg", "n_players=100000", "--episodes", "1"],
+    (["run", "battle_royale_v0", "--players", "random", "--env-arg", "n_players=100000", "--episodes", "1"],
      "2..100"),
     (["run", "battle_royale_v0", "--players", "random*1000", "--episodes", "1"], "but players lists 1000"),
-    (["run", "battle_royale_v0", "--players", "rule", "--env-arg", f"hit_rates={[50] * 100_000}",
+    (["run", "battle_royale_v0", "--players", "random", "--env-arg", f"hit_rates={[50] * 100_000}",
       "--episodes", "1"], "2..100"),
     (["run", "gamma", "--players", "random", "--runs", str(10**12)], "1..1000000"),
     (["play", "el_farol_v0", "--players", "random*99999999999"], "1000 seats"),

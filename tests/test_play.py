@@ -1,6 +1,7 @@
 """``arena play``: a person's answers fed on stdin to the real command in a subprocess."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -92,6 +93,12 @@ def test_bare_answers_are_completed_only_where_one_value_is_asked():
     assert answer_text("2", choice) == "Stay" and answer_text("go", choice) == "Go"
     assert answer_text("3", choice) == "3"
     assert "  1. Go\n  2. Stay" in legal_answers(choice)
+
+
+def test_a_bare_answer_nested_past_the_interpreters_depth_is_sent_as_text():
+    number = AnswerConstraint("json", "n", schema={"required": ["chosen_number"]})
+    deep = "[" * 100_000 + "]" * 100_000
+    assert json.loads(answer_text(deep, number)) == {"chosen_number": deep}
 
 
 def test_ctrl_c_at_the_prompt_abandons_the_game_with_status_130():

@@ -242,7 +242,7 @@ def test_an_animated_window_shows_a_round_in_the_time_of_one_frame(monkeypatch):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"stage": 9}, "stage must be one of 1-7, got 9"),
+    ({"stage": 9}, r"stage must be an integer in 1\.\.7, got 9"),
     ({"stage": 4, "variant": "no_coop"}, "variant 'no_coop' exists for stages 5-7, got stage 4"),
     ({"action_mode": "text"}, "action_mode must be one of dict, discrete, got 'text'"),
     ({"obs_mode": "pixels"}, "obs_mode must be one of both, text, grid, numeric, got 'pixels'"),

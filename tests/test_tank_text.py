@@ -32,6 +32,9 @@ TANK_LINE = re.compile(r"^\d+, \(\d+, \d+, (up|down|left|right), \d+\)$")
 TYPED_LINE = re.compile(r"^\d+, \(\d+, \d+\), (up|down|left|right), \d+, \S+$")
 BASE_LINE = re.compile(r"^1\d\d, \(\d+, \d+\)$")
 
+#: The title above the cooperation messages a tank received.
+INBOX = "#Cooperation messages received (each quoted as its sender wrote it):"
+
 
 def world_for(stage) -> SidesWorld:
     """Every player of ``stage`` plus two NPCs; bases as the stage's mode owns them."""
@@ -285,14 +288,14 @@ def test_history_and_received_messages():
     coop.end_round({0: ask, 1: Decision(coop="none")}, world)
     texts = TankTexts(stage)
     text = texts.observation(world, 1, 1, TankMemory(), coop=coop)
-    assert section(text, "#Cooperation messages received:") == [
+    assert section(text, INBOX) == [
         '0: "cover me"', "To answer, add one line per message: Reply_message {src_id}: Agree   (or Disagree)"]
-    assert "#Cooperation messages received:" not in texts.observation(world, 0, 1, TankMemory(), coop=coop)
+    assert INBOX not in texts.observation(world, 0, 1, TankMemory(), coop=coop)
     coop.end_round({0: Decision(coop="none"), 1: Decision(coop="none", replies={0: True})}, world)
     for player in (0, 1):
         text = texts.observation(world, player, 2, TankMemory(), coop=coop)
         assert section(text, "Cooperation history:") == ['0 sent to 1: "cover me"', "1 replied to 0: agreed"]
-        assert "#Cooperation messages received:" not in text
+        assert INBOX not in text
     coop.end_round({0: Decision(coop="stop")}, world)
     zh = TankTexts(stage, "zh").observation(world, 0, 3, TankMemory(), coop=coop)
     assert section(zh, WORDS["zh"]["history"]) == ['0向1发送: "cover me"', "1回复0: 同意",
@@ -432,8 +435,8 @@ def test_fact_33_cooperation_timeline_in_the_texts():
     coop.end_round({p: parse_answer(a, stage) for p, a in parse.items()}, world)  # round 0
     world.play_round({0: "up", 1: "up"})
     round1 = texts.observation(world, 1, 1, TankMemory(), coop=coop)
-    assert section(round1, "#Cooperation messages received:")[0] == '0: "cover me"'
-    assert "#Cooperation messages received:" not in texts.observation(world, 0, 1, TankMemory(), coop=coop)
+    assert section(round1, INBOX)[0] == '0: "cover me"'
+    assert INBOX not in texts.observation(world, 0, 1, TankMemory(), coop=coop)
     answers = {0: parse[1], 1: parse[1] + "\nReply_message 0: Agree"}
     coop.end_round({p: parse_answer(a, stage) for p, a in answers.items()}, world)  # round 1
     world.play_round({0: "up", 1: "up"})

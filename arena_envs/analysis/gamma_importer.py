@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import check_choice
 from arena_envs.gamma.history import GameLog
 from arena_envs.gamma.scoring import score, table_row
 
@@ -176,7 +178,7 @@ def _public_goods(meta: Mapping[str, Any], records: list[dict], players: list[di
         if len(initial) != n:
             raise ValueError(f"random-token Public Goods log lists {len(initial)} players in player_data, not {n}")
     else:
-        raise ValueError(f"Public Goods token_initialization must be 'fixed' or 'random'; got {token_init!r}")
+        raise ValueError(f"Public Goods token_initialization must be 'fixed' or 'random'; got {excerpt(token_init)}")
     params = {"n_players": n, "n_rounds": len(records), "ratio": ratio, "tokens": start, "reset": reset,
               "token_init": token_init, "rand_min": meta.get("rand_min", 11)}
     history: list[dict] = []
@@ -298,8 +300,7 @@ def convert(log_game: str, data: Any, source: str = "") -> GameLog:
     ValueError (one line) when ``data`` is not a γ-Bench run this importer can read; a missing
     field raises KeyError.
     """
-    if log_game not in _CONVERTERS:
-        raise ValueError(f"log_game must be one of {', '.join(LOG_GAMES)}; got {log_game!r}")
+    check_choice("log_game", log_game, LOG_GAMES)
     if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
         raise ValueError("not a γ-Bench log: expected a JSON object with a 'meta' object")
     records, players = data.get("round_records"), data.get("player_data", [])

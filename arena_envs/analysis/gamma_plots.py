@@ -22,6 +22,8 @@ from typing import Any
 
 import matplotlib
 
+from arena_envs.core.answers import excerpt
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
@@ -81,7 +83,7 @@ def round_series(game: str, params: Mapping[str, Any],
         return "share aimed at strongest (cumulative)", shares, 1.0
     if game == "pirate_game_v0":
         return "L1 distance to NE proposal", [pirate_round_stats(params, r)[0] for r in history], 0.0
-    raise ValueError(f"game must be one of {', '.join(GAMES)}; got {game!r}")
+    raise ValueError(f"game must be one of {', '.join(GAMES)}; got {excerpt(game)}")
 
 
 def rounds_figure(logs: Mapping[str, Sequence[Log]]) -> Any:

@@ -133,4 +133,4 @@ def order_items(items: Sequence[Item], order: str, rng: np.random.Generator) -> 
         return tuple(sorted(items, key=lambda item: -item.start_price))
     if order == "random":
         return tuple(items[i] for i in rng.permutation(len(items)))
-    raise ValueError(f"item_order must be one of {ITEM_ORDERS}, got {order!r}")
+    raise ValueError(f"item_order must be one of {ITEM_ORDERS}, got {excerpt(order)}")

@@ -19,6 +19,7 @@ import numpy as np
 
 from arena_envs.auction.rules import AuctionView
 from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import check_choice
 
 #: Default BIP bin edges in percent of the starting price: [0,10) [10,11) [11,20) [20,50) [50,inf).
 BIP_EDGES: tuple[float, ...] = (0, 10, 11, 20, 50)
@@ -105,8 +106,7 @@ def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat
             return ["your status is not valid JSON; reply with the status JSON only"], []
     else:
         parsed = belief
-    if match not in BELIEF_MATCHES:
-        raise ValueError(f"match must be one of {BELIEF_MATCHES}, got {match!r}")
+    check_choice("match", match, BELIEF_MATCHES)
     problem = belief_sanity_problem(parsed)
     if problem:
         return [f"your status JSON is malformed: {problem}"], []

@@ -9,7 +9,7 @@ here; each game declares its own (players, rounds, values) next to its rules and
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from numbers import Integral, Real
 
 import numpy as np
@@ -55,6 +55,13 @@ def check_real(name: str, value: object, low: float | None = None, high: float |
                     if low is not None else f" <= {high:g}" if high is not None else "")
         raise ValueError(f"{name} must be a finite number{accepted}, got {excerpt(value)}")
     return number
+
+
+def check_choice(name: str, value: object, choices: Collection[str]) -> str:
+    """``value`` when it is one of the strings ``choices``, or a ValueError naming the argument."""
+    if not (isinstance(value, str) and value in choices):
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {excerpt(value)}")
+    return value
 
 
 def listing(items: Sequence[str], limit: int = EXCERPT_CHARS) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from arena_envs.core.answers import excerpt
 from arena_envs.core.transcript import check_window, rules_block
 
 #: Reports a transcript shows by default: the full history of every default-length game of the
@@ -22,7 +23,7 @@ class PromptOptions:
 
     def __post_init__(self) -> None:
         if self.persona is not None and not isinstance(self.persona, str):
-            raise ValueError(f"persona must be a str or None, got {self.persona!r}")
+            raise ValueError(f"persona must be a str or None, got {excerpt(self.persona)}")
         check_window(self.history_window)
 
     def rules(self, intro: str, rules: Sequence[str], identity: str | None = None) -> str:

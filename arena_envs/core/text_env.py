@@ -55,7 +55,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, encodable
-from arena_envs.core.arguments import MAX_RETRIES, check_int, check_real
+from arena_envs.core.arguments import MAX_RETRIES, check_choice, check_int, check_real
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
 from arena_envs.core.records import EpisodeRecord, jsonable
 from arena_envs.core.spaces import UnicodeText, array_key, own_copy, prototype
@@ -149,8 +149,8 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         max_cycles: int | None = None,
     ):
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
+        if render_mode is not None:
+            check_choice("render_mode", render_mode, self.metadata["render_modes"])
         self.max_retries = check_int("max_retries", max_retries, 0, MAX_RETRIES)
         self.invalid_action_penalty = check_real("invalid_action_penalty", invalid_action_penalty, high=0)
         if max_cycles is not None:

@@ -23,6 +23,8 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Mapping, Sequence
 
+from arena_envs.core.answers import excerpt
+
 #: Zero-shot chain-of-thought trigger added to a request when the prompt asks for it.
 COT_TRIGGER = "Think it through step by step before you answer."
 
@@ -67,7 +69,7 @@ def request_block(title: str, lines: Sequence[str], instruction: str, note: str 
 def check_window(window: int | None) -> int | None:
     """``window`` if it is a valid history window (``None`` or an int >= 0), else a ValueError."""
     if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 0):
-        raise ValueError(f"history_window must be None or an int >= 0, got {window!r}")
+        raise ValueError(f"history_window must be None or an int >= 0, got {excerpt(window)}")
     return window
 
 

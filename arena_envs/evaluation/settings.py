@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+from arena_envs.core.answers import excerpt
 from arena_envs.evaluation import paper_metrics
 from arena_envs.gamma.history import GAMES as GAMMA_GAMES
 from arena_envs.runner.results import read_episodes
@@ -101,7 +102,7 @@ class PaperSetting:
         if subject == "rule":
             return self.rule
         if subject != "model":
-            raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}, got {subject!r}")
+            raise ValueError(f"subject must be one of {', '.join(SUBJECTS)}, got {excerpt(subject)}")
         return with_agent(spec, self.agent) if self.agent else spec
 
     def players(self, part: Part, spec: str, subject: str, n_seats: int | None = None) -> tuple[str, ...]:

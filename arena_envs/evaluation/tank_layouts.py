@@ -17,6 +17,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import BaseWrapper
 
 from arena_envs import tank_battle_v0
+from arena_envs.core.answers import excerpt
 from arena_envs.runner.seeding import episode_seeds
 
 #: The paper's layouts (shipped as data, spec §2.5) in run order.
@@ -57,5 +58,5 @@ def env(layouts: Sequence[int] = PAPER_LAYOUTS, run_seed: int = 0, **kwargs: Any
     if "layout_seed" in kwargs:
         raise ValueError("layout_seed is chosen per episode from layouts; pass layouts=[...] instead")
     if not layouts or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in layouts):
-        raise ValueError(f"layouts must be a non-empty list of integers >= 0, got {layouts!r}")
+        raise ValueError(f"layouts must be a non-empty list of integers >= 0, got {excerpt(layouts)}")
     return LayoutByEpisode(tank_battle_v0.env(**kwargs), layouts, run_seed)

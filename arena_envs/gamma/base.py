@@ -18,6 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from arena_envs.core import DEFAULT_HISTORY_WINDOW, EpisodeRecord, TextAECEnv, Transcript
+from arena_envs.core.arguments import check_choice
 from arena_envs.gamma import scoring
 from arena_envs.gamma.prompt_variants import GammaPromptOptions, PromptVariant, resolve_prompt_variant
 from arena_envs.gamma.simultaneous_rules import check_int
@@ -59,10 +60,9 @@ class GammaEnv(TextAECEnv):
         max_cycles: int | None = None,
     ):
         variants = scoring.VARIANTS[self.metadata["name"]]
-        if score_variant is not None and score_variant not in variants:
-            raise ValueError(f"score_variant must be one of {variants}, got {score_variant!r}")
-        if fallback_action not in FALLBACKS:
-            raise ValueError(f"fallback_action must be one of {FALLBACKS}, got {fallback_action!r}")
+        if score_variant is not None:
+            check_choice("score_variant", score_variant, variants)
+        check_choice("fallback_action", fallback_action, FALLBACKS)
         self.score_variant = score_variant or variants[0]
         self.fallback_action = fallback_action
         self.prompt = GammaPromptOptions(persona, bool(cot), history_window, resolve_prompt_variant(prompt_variant))

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena_envs.core.arguments import check_real
+from arena_envs.core.arguments import check_choice, check_real
 from arena_envs.gamma.simultaneous_rules import SimultaneousRules
 
 MODES = ("implicit", "explicit")
@@ -34,8 +34,7 @@ class ElFarolRules(SimultaneousRules):
         if not self.min_utility < self.home_utility < self.max_utility:
             raise ValueError("need min_utility < home_utility < max_utility, got "
                              f"{self.min_utility!r}, {self.home_utility!r}, {self.max_utility!r}")
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        check_choice("mode", self.mode, MODES)
 
     def crowded(self, attendance: int, n: int) -> bool:
         """More than the fraction R went (a tiny tolerance keeps 6/10 <= 0.6 exact)."""

@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from arena_envs.core.answers import excerpt
-from arena_envs.core.arguments import check_int
+from arena_envs.core.arguments import check_choice, check_int
 from arena_envs.gamma.simultaneous_rules import MAX_VALUE, SimultaneousRules
 
 TIE_RULES = ("all", "first_in_index_order")
@@ -62,8 +62,7 @@ class GuessRules(SimultaneousRules):
         object.__setattr__(self, "min_value", lo)
         object.__setattr__(self, "max_value", hi)
         object.__setattr__(self, "ratio", as_fraction("ratio", self.ratio))
-        if self.tie_rule not in TIE_RULES:
-            raise ValueError(f"tie_rule must be one of {TIE_RULES}, got {self.tie_rule!r}")
+        check_choice("tie_rule", self.tie_rule, TIE_RULES)
 
     def nash_choice(self) -> int:
         """The equilibrium number: MIN if R < 1, MAX if R > 1, MIN for R = 1 (one of many)."""

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
+from arena_envs.core.arguments import check_choice
+
 #: The eight games in the paper's table order (env names as registered).
 GAMES: tuple[str, ...] = (
     "guess_two_thirds_v0",
@@ -231,8 +233,7 @@ SCHEMAS: dict[str, tuple[type, type]] = {
 
 def missing_keys(game: str, params: dict, history: list[dict]) -> list[str]:
     """Schema keys absent from ``params`` or from any round record (empty list = conforming)."""
-    if game not in SCHEMAS:
-        raise ValueError(f"game must be one of {', '.join(GAMES)}; got {game!r}")
+    check_choice("game", game, GAMES)
     params_type, round_type = SCHEMAS[game]
     missing = [f"params.{k}" for k in params_type.__annotations__ if k not in params]
     for i, record in enumerate(history):

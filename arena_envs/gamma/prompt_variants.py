@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from arena_envs.core.answers import excerpt
 from arena_envs.core.prompt_options import PromptOptions
 
 
@@ -50,19 +51,19 @@ class TemplateVariant:
 
     def __init__(self, name: str, templates: Mapping[str, tuple[str, Sequence[str]]]):
         if not name or not isinstance(name, str):
-            raise ValueError(f"a prompt variant needs a non-empty name, got {name!r}")
+            raise ValueError(f"a prompt variant needs a non-empty name, got {excerpt(name)}")
         self.name = name
         self.templates = {game: (intro, list(rules)) for game, (intro, rules) in templates.items()}
 
     def describe(self, game: str, params: Mapping[str, Any], intro: str, rules: Sequence[str]) -> tuple[str, list[str]]:
         if game not in self.templates:
-            raise ValueError(f"prompt variant {self.name!r} has no text for {game}; "
+            raise ValueError(f"prompt variant {excerpt(self.name)} has no text for {game}; "
                              f"it covers {', '.join(sorted(self.templates)) or 'no game'}")
         intro_t, rules_t = self.templates[game]
         try:
             return intro_t.format(**params), [rule.format(**params) for rule in rules_t]
         except (KeyError, IndexError) as err:
-            raise ValueError(f"prompt variant {self.name!r} for {game} uses {err} which is not among the "
+            raise ValueError(f"prompt variant {excerpt(self.name)} for {game} uses {err} which is not among the "
                              f"game's parameters {sorted(params)}") from None
 
 
@@ -72,7 +73,7 @@ PROMPT_VARIANTS: dict[str, PromptVariant] = {"v1": DefaultVariant()}
 def register_prompt_variant(variant: PromptVariant) -> None:
     """Make ``variant`` available by its name (``prompt_variant="NAME"``, also from ``--env-arg``)."""
     if not isinstance(variant, PromptVariant):
-        raise TypeError(f"expected a PromptVariant (a name and a describe method), got {variant!r}")
+        raise TypeError(f"expected a PromptVariant (a name and a describe method), got {excerpt(variant)}")
     PROMPT_VARIANTS[variant.name] = variant
 
 
@@ -82,10 +83,10 @@ def resolve_prompt_variant(variant: str | PromptVariant) -> PromptVariant:
             return PROMPT_VARIANTS[variant]
         except KeyError:
             registered = ", ".join(sorted(PROMPT_VARIANTS))
-            raise ValueError(f"unknown prompt_variant {variant!r}; registered: {registered}") from None
+            raise ValueError(f"unknown prompt_variant {excerpt(variant)}; registered: {registered}") from None
     if isinstance(variant, PromptVariant):
         return variant
-    raise ValueError(f"prompt_variant must be a registered name or a PromptVariant, got {variant!r}")
+    raise ValueError(f"prompt_variant must be a registered name or a PromptVariant, got {excerpt(variant)}")
 
 
 @dataclass(frozen=True)

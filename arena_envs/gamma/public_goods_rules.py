@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from arena_envs.core.arguments import check_int, check_real
+from arena_envs.core.arguments import check_choice, check_int, check_real
 from arena_envs.gamma.simultaneous_rules import MAX_VALUE, SimultaneousRules
 
 TOKEN_INITS = ("fixed", "random")
@@ -33,8 +33,7 @@ class PublicGoodsRules(SimultaneousRules):
         super().__post_init__()
         check_int("tokens", self.tokens, 1, MAX_VALUE)
         check_real("ratio", self.ratio, 0)
-        if self.token_init not in TOKEN_INITS:
-            raise ValueError(f"token_init must be one of {TOKEN_INITS}, got {self.token_init!r}")
+        check_choice("token_init", self.token_init, TOKEN_INITS)
         if self.token_init == "random" and not 0 <= self.rand_min <= self.tokens - self.n_players + 1:
             raise ValueError(f"token_init='random' draws {self.n_players} distinct integers from "
                              f"[rand_min, tokens]; need 0 <= rand_min <= {self.tokens - self.n_players + 1}, "

@@ -31,6 +31,8 @@ from collections.abc import Callable, Mapping, Sequence
 from statistics import fmean, stdev
 from typing import Any
 
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import check_choice
 from arena_envs.gamma.battle_royale_rules import strongest_opponents
 from arena_envs.gamma.history import GAMES
 from arena_envs.gamma.pirate_rules import ne_proposal as pirate_ne_proposal
@@ -59,7 +61,7 @@ def _mean_over_decisions(history: Sequence[Record], key: str, value: Callable[[A
     """Mean of ``value(x)`` over every decided entry of ``record[key]`` in every round."""
     values = [value(x) for record in history for x in _decided(record[key])]
     if not values:
-        raise ValueError(f"history has no decided {key!r} to score")
+        raise ValueError(f"history has no decided {excerpt(key)} to score")
     return fmean(values)
 
 
@@ -313,12 +315,11 @@ _RAW: dict[str, Callable[..., Any]] = {
 
 
 def _check(game: str, variant: str | None) -> str:
-    if game not in VARIANTS:
-        raise ValueError(f"game must be one of {', '.join(GAMES)}; got {game!r}")
+    check_choice("game", game, GAMES)
     if variant is None:
         return VARIANTS[game][0]
     if variant not in VARIANTS[game]:
-        raise ValueError(f"variant for {game} must be one of {', '.join(VARIANTS[game])}; got {variant!r}")
+        raise ValueError(f"variant for {game} must be one of {', '.join(VARIANTS[game])}; got {excerpt(variant)}")
     return variant
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from arena_envs.core.arguments import check_int
+from arena_envs.core.arguments import check_choice, check_int
 from arena_envs.gamma.simultaneous_rules import MAX_VALUE, SimultaneousRules
 
 MODES = ("first", "second")
@@ -45,15 +45,12 @@ class SealedBidRules(SimultaneousRules):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.tie_break not in TIE_BREAKS:
-            raise ValueError(f"tie_break must be one of {TIE_BREAKS}, got {self.tie_break!r}")
+        check_choice("tie_break", self.tie_break, TIE_BREAKS)
         if self.tie_break == "repo" and self.valuation_rng != "paper":
             raise ValueError(f"tie_break='repo' draws from the repo's valuation generator, so it needs "
                              f"valuation_rng='paper'; got valuation_rng={self.valuation_rng!r}")
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if self.valuation_rng not in VALUATION_RNGS:
-            raise ValueError(f"valuation_rng must be one of {VALUATION_RNGS}, got {self.valuation_rng!r}")
+        check_choice("mode", self.mode, MODES)
+        check_choice("valuation_rng", self.valuation_rng, VALUATION_RNGS)
         check_int("interval", self.interval, 1, MAX_VALUE)
         lo = check_int("valuation_min", self.valuation_min, 0, MAX_VALUE)
         hi = check_int("valuation_max", self.valuation_max, 0, MAX_VALUE)

@@ -38,7 +38,6 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
 
 from arena_envs.core.answers import excerpt
 from arena_envs.core.extras import MissingExtra, install_command, needs_extra
@@ -56,7 +55,7 @@ from arena_envs.runner.cli_errors import (
 )
 from arena_envs.runner.folders import run_folder
 from arena_envs.runner.leaderboard import leaderboard_text
-from arena_envs.runner.policy_specs import load_object, parse_value, policy_options, split_players
+from arena_envs.runner.policy_specs import env_args, load_object, policy_options, split_players
 from arena_envs.runner.ray_cluster import LOCAL
 from arena_envs.runner.replay import check_drawable, record_episodes, replay_episode
 from arena_envs.runner.runner import Executor, RunConfig, RunError, run
@@ -78,17 +77,6 @@ def plain_text(rest: str) -> str:
     return " ".join(_REST_MARKUP.sub(r"\1", rest).split())
 
 
-def env_args(items: Sequence[str], option: str = "--env-arg") -> dict[str, Any]:
-    """``["n_players=5", "order=[3,1]"]`` -> ``{"n_players": 5, "order": [3, 1]}`` (JSON, else string)."""
-    kwargs: dict[str, Any] = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise UsageError(f"{option} expects key=value, got {excerpt(item)}")
-        kwargs[key.strip()] = parse_value(value)
-    return kwargs
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     width = max(map(len, ENVIRONMENTS), default=0)
     for name in sorted(ENVIRONMENTS):
@@ -98,7 +86,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_policies(args: argparse.Namespace) -> int:
     if args.env not in ENVIRONMENTS and ":" not in args.env:
-        raise UsageError(f"unknown environment {args.env!r}; known: {', '.join(sorted(ENVIRONMENTS))}")
+        raise UsageError(f"unknown environment {excerpt(args.env)}; known: {', '.join(sorted(ENVIRONMENTS))}")
     rows = [(name, registry.lookup(args.env, name) or registry.PREFIXES.get(name.removesuffix(":..."), ""),
              policy_options(args.env, name)) for name in registry.policy_names(args.env)]
     name_width = max((len(name) for name, _, _ in rows), default=0)

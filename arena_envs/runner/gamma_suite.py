@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import MAX_EPISODES, check_games, check_int, check_played
 from arena_envs.gamma.history import GAME_LABELS, GAMES
 from arena_envs.gamma.scoring import score as gamma_score
 from arena_envs.gamma.scoring import table_row
 from arena_envs.registration import env_module
-from arena_envs.runner.cli import env_args
 from arena_envs.runner.cli_errors import (
     USER_ERRORS,
     OneLineParser,
@@ -47,7 +47,7 @@ from arena_envs.runner.cli_errors import (
     report_user_error,
 )
 from arena_envs.runner.folders import gamma_folder
-from arena_envs.runner.policy_specs import game_env_arg, keyword_parameters, split_players
+from arena_envs.runner.policy_specs import env_args, game_env_arg, keyword_parameters, split_players
 from arena_envs.runner.results import ResultsError, dumps, dumps_indented, iter_log, write_durably
 from arena_envs.runner.runner import RunConfig, RunError, run
 
@@ -173,7 +173,8 @@ def _env_args(items: Sequence[str], games: Sequence[str]) -> dict[str, dict[str,
         game, name, value = game_env_arg(item, games, prefixed=False)
         targets = [game] if game else [g for g in games if _takes(g, name)]
         if not targets:
-            raise ValueError(f"--env-arg {item!r}: no game of this run takes {name!r}; played: {', '.join(games)}")
+            raise ValueError(f"--env-arg {excerpt(item)}: no game of this run takes {excerpt(name)}; played: "
+                             f"{', '.join(games)}")
         for target in targets:
             kwargs.setdefault(target, {})[name] = value
     return kwargs

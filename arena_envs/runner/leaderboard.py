@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from arena_envs.core.answers import excerpt
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner.policy_specs import player_labels
 from arena_envs.runner.ratings import FreeForAll
@@ -90,7 +91,7 @@ class Standings:
 
     def __init__(self, labels: Sequence[str], rating: str | None = TRUESKILL):
         if rating not in RATINGS:
-            raise ValueError(f"rating must be one of {RATINGS}, got {rating!r}")
+            raise ValueError(f"rating must be one of {RATINGS}, got {excerpt(rating)}")
         self.rating = rating
         self.labels = list(labels)
         self.ffa = FreeForAll()

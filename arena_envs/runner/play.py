@@ -132,7 +132,7 @@ def _value(token: str) -> Any:
     """A typed token as JSON (``42``, ``null``) where it parses, else as a string."""
     try:
         return json.loads(token)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting past the interpreter's depth: a string too
         return token
 
 

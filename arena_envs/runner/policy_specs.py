@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from arena_envs.core import Policy
-from arena_envs.core.answers import excerpt
+from arena_envs.core.answers import EXCERPT_CHARS, excerpt
 from arena_envs.core.arguments import MAX_SEATS
 from arena_envs.core.extras import MissingExtra, install_command, needs_extra
 from arena_envs.runner import policy_registry as registry
@@ -88,6 +88,17 @@ def player_labels(specs: list[str]) -> list[str]:
         seen[spec] += 1
         labels.append(f"{spec}#{seen[spec]}" if counts[spec] > 1 else spec)
     return labels
+
+
+def env_args(items: Sequence[str], option: str = "--env-arg") -> dict[str, Any]:
+    """``["n_players=5", "order=[3,1]"]`` -> ``{"n_players": 5, "order": [3, 1]}`` (JSON, else string)."""
+    kwargs: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise SpecError(f"{option} expects key=value, got {excerpt(item)}")
+        kwargs[key.strip()] = parse_value(value)
+    return kwargs
 
 
 def parse_value(text: str) -> Any:
@@ -170,7 +181,8 @@ def check_keywords(func: Callable[..., Any], kwargs: dict[str, Any], what: str) 
         return
     for key, value in kwargs.items():
         if key not in named:
-            raise SpecError(f"{what}: unknown argument {key}={excerpt(value)}; accepted: {describe_keywords(named)}")
+            raise SpecError(f"{what}: unknown argument {key[:EXCERPT_CHARS]}={excerpt(value)}; "
+                            f"accepted: {describe_keywords(named)}")
         expected = _expected(named[key])
         if expected and isinstance(value, str):
             raise SpecError(f"{what}: argument {key}={excerpt(value)} must be {expected} "

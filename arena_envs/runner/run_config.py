@@ -78,10 +78,10 @@ def env_builder(name: str) -> Callable[..., AECEnv]:
         try:
             builder = getattr(importlib.import_module(module), attribute)
         except (ImportError, AttributeError) as err:
-            raise ValueError(f"cannot load environment {name!r}: {err}") from err
+            raise ValueError(f"cannot load environment {excerpt(name)}: {err}") from err
     else:
         if name not in ENVIRONMENTS:
-            raise ValueError(f"unknown environment {name!r}; known: {', '.join(sorted(ENVIRONMENTS))}")
+            raise ValueError(f"unknown environment {excerpt(name)}; known: {', '.join(sorted(ENVIRONMENTS))}")
         builder = env_module(name).env
     return builder
 

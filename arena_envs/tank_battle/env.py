@@ -41,7 +41,7 @@ from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
 from arena_envs.core.answers import excerpt, native_index
-from arena_envs.core.arguments import check_bool, check_int, check_real
+from arena_envs.core.arguments import check_bool, check_choice, check_int, check_real
 from arena_envs.tank_battle import grid, metrics, parser
 from arena_envs.tank_battle.coop import CoopState, legal_partners
 from arena_envs.tank_battle.decision import Decision
@@ -89,12 +89,6 @@ class Move(NamedTuple):
     format_ok: bool
 
 
-def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-    return str(value)
-
-
 class TankBattleEnv(TextAECEnv):
     """``stage`` 1-7 of BattleAgentBench (spec §3) with the options of spec §4.10; see the module
     docstring and ``docs/envs/tank_battle.md``."""
@@ -115,11 +109,11 @@ class TankBattleEnv(TextAECEnv):
                  custom_map: str | list[str] | None = None, custom_mode: str = "navigation",
                  custom_team_count: int = 2, max_retries: int = 0,
                  render_mode: str | None = None, max_cycles: int | None = None):
-        self.action_mode = _choice("action_mode", action_mode, ACTION_MODES)
-        self.obs_mode = _choice("obs_mode", obs_mode, OBS_MODES)
-        self.lang = _choice("lang", lang, LANGS)
-        self.parser = _choice("parser", parser, PARSERS)
-        self.macc = _choice("macc", macc, MACC_MODES)
+        self.action_mode = check_choice("action_mode", action_mode, ACTION_MODES)
+        self.obs_mode = check_choice("obs_mode", obs_mode, OBS_MODES)
+        self.lang = check_choice("lang", lang, LANGS)
+        self.parser = check_choice("parser", parser, PARSERS)
+        self.macc = check_choice("macc", macc, MACC_MODES)
         if custom_map is None:
             self.stage: Stage = stage_config(stage, variant)
             self.game_map = load_map(self.stage.map_name)
@@ -127,7 +121,7 @@ class TankBattleEnv(TextAECEnv):
             self.game_map = parse_map(custom_map)
             if not self.game_map.players:
                 raise ValueError("custom_map must hold at least one player spawn (a digit 1-8)")
-            self.stage = custom_stage(len(self.game_map.players), _choice("custom_mode", custom_mode, MODES),  # type: ignore[arg-type]
+            self.stage = custom_stage(len(self.game_map.players), check_choice("custom_mode", custom_mode, MODES),  # type: ignore[arg-type]
                                       custom_team_count)
         self.layout_seed = check_int("layout_seed", layout_seed, 0)
         rounds = check_int("max_rounds", max_rounds if max_rounds is not None else self.stage.rounds, 1, MAX_ROUNDS)

@@ -14,6 +14,7 @@ from functools import cache
 
 import numpy as np
 
+from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_int
 from arena_envs.core.package_data import read_text
 
@@ -75,11 +76,11 @@ def parse_map(text: str | list[str] | tuple[str, ...], name: str = "custom") -> 
                 found = bases if char in BASE_IDS else players
                 key = BASE_IDS[char] if char in BASE_IDS else int(char) - 1
                 if key in found:
-                    raise ValueError(f"map {name!r}: {char!r} appears twice (row {r}, col {c}); "
+                    raise ValueError(f"map {excerpt(name)}: {excerpt(char)} appears twice (row {r}, col {c}); "
                                      f"each spawn digit and base letter may appear once")
                 found[key] = pos
             else:
-                raise ValueError(f"map {name!r}: bad character {char!r} at row {r}, col {c}; "
+                raise ValueError(f"map {excerpt(name)}: bad character {excerpt(char)} at row {r}, col {c}; "
                                  f"accepted: {ACCEPTED!r}")
     return GameMap(name, rows, _read_only(bricks), _read_only(steel), _read_only(water),
                    dict(sorted(players.items())), dict(sorted(bases.items())), tuple(npc_spawns))
@@ -89,7 +90,7 @@ def parse_map(text: str | list[str] | tuple[str, ...], name: str = "custom") -> 
 def load_map(name: str) -> GameMap:
     """An official map by name (``OFFICIAL_MAPS``), parsed once and shared."""
     if name not in OFFICIAL_MAPS:
-        raise ValueError(f"unknown map {name!r}; official maps: {', '.join(OFFICIAL_MAPS)}")
+        raise ValueError(f"unknown map {excerpt(name)}; official maps: {', '.join(OFFICIAL_MAPS)}")
     return parse_map(read_text("arena_envs.tank_battle", f"data/maps/{name}.txt"), name)
 
 
@@ -130,7 +131,7 @@ def apply_layout(game_map: GameMap, stage: int, layout_seed: int, n_players: int
     check_int("layout_seed", layout_seed, 0)
     missing = [p for p in range(n_players) if p not in game_map.players]
     if missing:
-        raise ValueError(f"map {game_map.name!r} has no spawn for player(s) {missing}; "
+        raise ValueError(f"map {excerpt(game_map.name)} has no spawn for player(s) {missing}; "
                          f"it spawns players {sorted(game_map.players)}")
     if layout_seed == 0:
         return game_map
@@ -143,7 +144,8 @@ def apply_layout(game_map: GameMap, stage: int, layout_seed: int, n_players: int
         rows = range(low, high + 1) if r0 < 8 else range(15 - high, 16 - low)
         cols = range(low, high + 1) if c0 < 8 else range(15 - high, 16 - low)
         if not any(grid[r][c] in ".#" for r in rows for c in cols):
-            raise ValueError(f"map {game_map.name!r}: no empty or brick tile left for player {player} to spawn on "
+            raise ValueError(f"map {excerpt(game_map.name)}: no empty or brick tile left for player {player} to "
+                             "spawn on "
                              f"in rows {rows.start}-{rows.stop - 1}, cols {cols.start}-{cols.stop - 1}")
         while True:
             r = int(rng.integers(rows.start, rows.stop))

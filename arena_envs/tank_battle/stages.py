@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from arena_envs.core.arguments import check_int
+from arena_envs.core.arguments import check_choice, check_int
 
 Mode = Literal["navigation", "coop_vs_npc", "ffa", "teams"]
 #: who a tank may ask for cooperation: nobody, its teammates, every other player, or both kinds
@@ -59,10 +59,8 @@ def stage_config(stage: int, variant: str = "default") -> Stage:
     """The :class:`Stage` of ``stage`` (1-7) in ``variant`` ("default"; "no_coop" for stages 5-7:
     no cooperation, the stage 3 template without its cooperation parts for 5 and 7, the stage 4
     template for 6; "8p" for stage 7: eight tanks in four teams on the four-base map)."""
-    if isinstance(stage, bool) or stage not in STAGES:
-        raise ValueError(f"stage must be one of 1-7, got {stage!r}")
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+    check_int("stage", stage, min(STAGES), max(STAGES))
+    check_choice("variant", variant, VARIANTS)
     base = STAGES[stage]
     if variant == "no_coop":
         if stage < 5:
@@ -77,8 +75,7 @@ def stage_config(stage: int, variant: str = "default") -> Stage:
 
 def custom_stage(n_players: int, mode: Mode, team_count: int = 1, rounds: int = 80, npc_total: int = 0) -> Stage:
     """A stage on a custom map (tests and extensions): the template of the closest official stage."""
-    if mode not in MODES:
-        raise ValueError(f"custom_mode must be one of {', '.join(MODES)}, got {mode!r}")
+    check_choice("custom_mode", mode, MODES)
     if mode == "teams":
         check_int("custom_team_count", team_count, 2, n_players)
     template = {"navigation": 2, "coop_vs_npc": 3, "ffa": 4, "teams": 3}[mode]

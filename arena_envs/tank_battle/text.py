@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from arena_envs.core.arguments import check_choice
 from arena_envs.core.quoting import quote
 from arena_envs.tank_battle.coop import CoopState
 from arena_envs.tank_battle.parser import ATTACK_TEMPLATES, MAX_MESSAGE, NO_TARGET, TOKEN_OF
@@ -70,8 +71,7 @@ def sanitize(text: str, lang: str, limit: int = SHOWN_MAX) -> str:
 
 
 def check_lang(lang: str) -> str:
-    if lang not in LANGS:
-        raise ValueError(f"lang must be one of {', '.join(LANGS)}, got {lang!r}")
+    check_choice("lang", lang, LANGS)
     return lang
 
 

@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from arena_envs.core.arguments import check_choice
 from arena_envs.tank_battle.maps import GameMap
 from arena_envs.tank_battle.stages import Stage
 
@@ -367,8 +368,7 @@ class World:
         if self.over:
             raise RuntimeError(f"the game is over (ended by {self.ended_by}); no more rounds can be played")
         for player, op in operations.items():
-            if op not in OPERATIONS:
-                raise ValueError(f"operation of player {player} must be one of {', '.join(OPERATIONS)}, got {op!r}")
+            check_choice(f"operation of player {player}", op, OPERATIONS)
         for tank in self.tanks:
             if tank.id >= FIRST_NPC_ID:
                 break

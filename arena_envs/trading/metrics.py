@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from arena_envs.core.answers import excerpt
+
 #: The paper's annualisation factor for every asset.
 TRADING_DAYS_PER_YEAR = 252
 #: Crypto trades every calendar day; used by ``periods_per_year="calendar"``.
@@ -43,7 +45,7 @@ def periods_per_year(setting: int | str = TRADING_DAYS_PER_YEAR, asset_classes: 
             raise ValueError(f"asset class must be 'stock' or 'crypto', got {sorted(unknown)!r}")
         return CALENDAR_DAYS_PER_YEAR if "crypto" in classes else TRADING_DAYS_PER_YEAR
     if isinstance(setting, bool) or not isinstance(setting, (int, np.integer)) or setting <= 0:
-        raise ValueError(f"periods_per_year must be an int > 0 or 'calendar', got {setting!r}")
+        raise ValueError(f"periods_per_year must be an int > 0 or 'calendar', got {excerpt(setting)}")
     return int(setting)
 
 
@@ -185,7 +187,7 @@ def behaviour_stats(decisions: Sequence[Decision], returns: Sequence[float] | np
     counts = dict.fromkeys(("BUY", "SELL", "HOLD", "TARGET", "INVALID", "NOOP"), 0)
     for d in decisions:
         if not d.invalid and d.kind not in counts:
-            raise ValueError(f"decision kind must be BUY, SELL, HOLD or TARGET, got {d.kind!r}")
+            raise ValueError(f"decision kind must be BUY, SELL, HOLD or TARGET, got {excerpt(d.kind)}")
         counts["INVALID" if d.invalid else d.kind] += 1
         counts["NOOP"] += d.noop
     before = np.array([d.exposure_before for d in decisions], dtype=float)

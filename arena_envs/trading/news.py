@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from arena_envs.core.answers import excerpt
+
 ASSET_CLASSES = ("stock", "crypto")
 MARKET_WIDE = "*"
 DEDUP_DAYS = 3  #: items whose visibility dates are at most this many days apart can be duplicates
@@ -91,7 +93,8 @@ def parse_instant(value: str) -> np.datetime64:
     try:
         t = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except (ValueError, AttributeError):
-        raise DataError(f"bad published_at {value!r}: expected an ISO-8601 time such as 2025-08-13T14:05:00Z") from None
+        raise DataError(f"bad published_at {excerpt(value)}: expected an ISO-8601 time such as "
+                        "2025-08-13T14:05:00Z") from None
     if t.tzinfo is not None:
         t = t.astimezone(dt.timezone.utc).replace(tzinfo=None)
     return np.datetime64(t, "s")
@@ -149,7 +152,7 @@ def check_item(item: NewsItem, asset_class: str) -> None:
     if item.date is None or item.published_at is None:
         return
     if parse_instant(item.published_at) > _leak_cutoff(np.datetime64(item.date, "D"), asset_class):
-        raise DataError(f"news leak: item {item.id!r} dated {item.date} was published at {item.published_at}, "
+        raise DataError(f"news leak: item {excerpt(item.id)} dated {item.date} was published at {item.published_at}, "
                         f"after that day's cut-off; its date must be the first decision day that may see it")
 
 
@@ -172,7 +175,7 @@ def parse_news_line(line: str, where: str = "news") -> NewsItem:
         try:
             date = dt.date.fromisoformat(str(date)).isoformat()
         except ValueError:
-            raise DataError(f"{where}: bad news date {date!r}; expected YYYY-MM-DD") from None
+            raise DataError(f"{where}: bad news date {excerpt(date)}; expected YYYY-MM-DD") from None
     if obj.get("published_at") is not None:
         parse_instant(str(obj["published_at"]))
     sentiment = obj.get("sentiment")
@@ -193,7 +196,7 @@ def read_news(path: str | Path) -> list[NewsItem]:
             if line.strip():
                 item = parse_news_line(line, f"{path}:{n}")
                 if item.id in seen:
-                    raise DataError(f"{path}:{n}: duplicate news id {item.id!r}; ids must be unique")
+                    raise DataError(f"{path}:{n}: duplicate news id {excerpt(item.id)}; ids must be unique")
                 seen.add(item.id)
                 items.append(item)
     return items

@@ -35,7 +35,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.answers import AnswerConstraint, excerpt
+from arena_envs.core.arguments import check_choice
 from arena_envs.core.json_answer import answer_values, key_values
 from arena_envs.trading.accounting import HOLD, POSITION_RULES, Order, OrderLike
 from arena_envs.trading.news import ascii_fold
@@ -135,7 +136,7 @@ def parse_action(raw: str, assets: Sequence[str]) -> ParsedAction:
 def _check_assets(assets: Sequence[str]) -> tuple[str, ...]:
     names = (assets,) if isinstance(assets, str) else tuple(assets)
     if not names or not all(isinstance(a, str) and a.strip() for a in names):
-        raise ValueError(f"assets must be a non-empty sequence of non-empty names, got {assets!r}")
+        raise ValueError(f"assets must be a non-empty sequence of non-empty names, got {excerpt(assets)}")
     if len({_key(a) for a in names}) != len(names):
         raise ValueError(f"asset names must differ (ignoring case), got {list(names)}")
     return names
@@ -429,12 +430,11 @@ def action_instructions(assets: Sequence[str], *, position_rule: str = "target",
     """The action grammar (ASCII) shown in every observation and every LLM agent's system prompt:
     the final-line format and what each action does under ``position_rule`` (spec §4.2)."""
     names = _check_assets(assets)
-    if position_rule not in POSITION_RULES:
-        raise ValueError(f"position_rule must be one of {', '.join(POSITION_RULES)}, got {position_rule!r}")
+    check_choice("position_rule", position_rule, POSITION_RULES)
     if not 0.0 < max_exposure <= 1.0:
-        raise ValueError(f"max_exposure must be in (0, 1], got {max_exposure!r}")
+        raise ValueError(f"max_exposure must be in (0, 1], got {excerpt(max_exposure)}")
     if not 0.0 < default_size <= 1.0:
-        raise ValueError(f"default_size must be in (0, 1], got {default_size!r}")
+        raise ValueError(f"default_size must be in (0, 1], got {excerpt(default_size)}")
     size = f"s in 0..1, default {default_size:g}"
     hi = f"{max_exposure:g}"
     lo = f"-{hi}" if allow_short else "0"
@@ -500,13 +500,13 @@ def _order_text(order: OrderLike) -> str:
     if order.kind == "TARGET":
         target = order.target
         if target is None or not -1.0 <= target <= 1.0:
-            raise ValueError(f"a TARGET order is written with a target in [-1, 1], got {target!r}")
+            raise ValueError(f"a TARGET order is written with a target in [-1, 1], got {excerpt(target)}")
         return f"TARGET {_plain(target)}"
     if order.kind in ("BUY", "SELL"):
         return order.kind if order.size is None else f"{order.kind} {_plain(order.size)}"
     if order.kind == "HOLD":
         return "HOLD"
-    raise ValueError(f"order kind must be BUY, SELL, HOLD or TARGET, got {order.kind!r}")
+    raise ValueError(f"order kind must be BUY, SELL, HOLD or TARGET, got {excerpt(order.kind)}")
 
 
 def format_decision(orders: Sequence[OrderLike], assets: Sequence[str]) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from arena_envs.core.answers import excerpt
 from arena_envs.trading.data import CachedSource, DateLike, Market, Series, as_day, build_market
 from arena_envs.trading.news import MARKET_WIDE, DataError, NewsItem, cutoffs
 
@@ -64,7 +65,8 @@ class SyntheticSource(CachedSource):
             raise DataError("SyntheticSource: no assets; give at least one name")
         for name, cls in classes.items():
             if cls not in ("stock", "crypto"):
-                raise DataError(f"SyntheticSource: asset class {cls!r} of {name!r}; accepted: stock, crypto")
+                raise DataError(f"SyntheticSource: asset class {excerpt(cls)} of {excerpt(name)}; accepted: "
+                                "stock, crypto")
         if not (sigma > 0 and start_price > 0 and mean_volume > 0 and 0 <= switch_prob <= 1):
             raise DataError(f"SyntheticSource: sigma={sigma}, start_price={start_price}, mean_volume={mean_volume}, "
                             f"switch_prob={switch_prob}; need positive values and switch_prob in [0, 1]")
@@ -84,7 +86,7 @@ class SyntheticSource(CachedSource):
             prices_rng, news_rng = (np.random.Generator(np.random.PCG64(c)) for c in children[2 * k: 2 * k + 2])
             days = trading_days(self.start, self.end, cls)
             if not len(days):
-                raise DataError(f"SyntheticSource: no trading day of {name!r} in {self.start}..{self.end}")
+                raise DataError(f"SyntheticSource: no trading day of {excerpt(name)} in {self.start}..{self.end}")
             sentiment = self._sentiment(news_rng, len(days))
             series.append(self._bars(prices_rng, name, cls, days, sentiment))
             if self.with_news:

@@ -47,7 +47,7 @@ from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, TextAECEnv, UnicodeText
 from arena_envs.core.answers import excerpt
-from arena_envs.core.arguments import check_int
+from arena_envs.core.arguments import check_choice, check_int
 from arena_envs.core.records import jsonable
 from arena_envs.who_is_spy import clues
 from arena_envs.who_is_spy.game import PHASES, Ballot, Description, Elimination, WisConfig, WisGame, draw_setup
@@ -95,10 +95,8 @@ class WhoIsSpyEnv(TextAECEnv):
         self.rules = WisConfig(n_players, n_spies, max_rounds, end_alive_threshold, language, max_description_chars,
                                allow_self_vote, vote_parsing, allow_public_analysis, analysis_max_chars, pair_order,
                                None if player_names is None else tuple(player_names))
-        if action_mode not in ACTION_MODES:
-            raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
+        check_choice("action_mode", action_mode, ACTION_MODES)
+        check_choice("reward_mode", reward_mode, REWARD_MODES)
         clue_actions = check_int("clue_actions", clue_actions, 1, 64)
         self.action_mode, self.reward_mode, self.clue_actions = action_mode, reward_mode, clue_actions
         self.include_rules_in_obs = include_rules_in_obs

@@ -22,7 +22,7 @@ from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 from arena_envs.core.answers import excerpt
-from arena_envs.core.arguments import check_int
+from arena_envs.core.arguments import check_choice, check_int
 from arena_envs.who_is_spy.rules import (
     ABSTAIN_WORDS,
     DESCRIPTION_LIMITS,
@@ -54,11 +54,6 @@ PHASES = ("describe", "vote", "game_over")
 MAX_NAME_CHARS = 100
 
 
-def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-
-
 @dataclass(frozen=True)
 class WisConfig:
     """The rule options of §2.12 (the env's own options, e.g. spaces and texts, live in the env)."""
@@ -85,8 +80,8 @@ class WisConfig:
         if self.max_description_chars is not None:
             check_int("max_description_chars", self.max_description_chars, 1, 10**6)
         check_int("analysis_max_chars", self.analysis_max_chars, 1, 10**6)
-        _check_choice("vote_parsing", self.vote_parsing, VOTE_MODES)
-        _check_choice("pair_order", self.pair_order, PAIR_ORDERS)
+        check_choice("vote_parsing", self.vote_parsing, VOTE_MODES)
+        check_choice("pair_order", self.pair_order, PAIR_ORDERS)
         if self.player_names is not None:
             names = tuple(self.player_names)
             object.__setattr__(self, "player_names", names)

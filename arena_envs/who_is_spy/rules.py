@@ -14,6 +14,8 @@ from functools import lru_cache
 from numbers import Integral
 from typing import TypeVar
 
+from arena_envs.core.arguments import check_choice
+
 LANGUAGES = ("en", "zh")
 
 T = TypeVar("T")
@@ -30,8 +32,7 @@ _TOKEN_SPLIT = re.compile(r"[\s\-\u2010\u2011]+")
 
 def check_language(language: str) -> str:
     """``language`` itself if it is one of :data:`LANGUAGES`, else a one-line ValueError."""
-    if language not in LANGUAGES:
-        raise ValueError(f"language must be one of {LANGUAGES}, got {language!r}")
+    check_choice("language", language, LANGUAGES)
     return language
 
 
@@ -256,8 +257,7 @@ def parse_vote(
     ballot was read as an abstention or coerced, and is None for a clean vote or explicit abstain.
     Never raises on any string.
     """
-    if mode not in VOTE_MODES:
-        raise ValueError(f"vote_parsing must be one of {VOTE_MODES}, got {mode!r}")
+    check_choice("vote_parsing", mode, VOTE_MODES)
     n = len(names)
     coerced = None
     if action is None:

@@ -21,6 +21,8 @@ from datetime import datetime, timedelta, timezone
 from fractions import Fraction
 from typing import Any
 
+from arena_envs.core.arguments import check_choice
+
 REWARD_MODES = ("score", "centered", "win_loss")
 
 #: Each player's expected score: ``P / n`` with the pot ``P = 2n`` (the ``centered`` offset).
@@ -81,8 +83,7 @@ def rewards(
 ) -> dict[str, float]:
     """The final-step env rewards (§3.2): the score, the score minus :data:`MEAN_SCORE`, or ±1 by
     team (``winner`` is ``"spy"`` or ``"civilians"``; civilians are one team alive or not)."""
-    if mode not in REWARD_MODES:
-        raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {mode!r}")
+    check_choice("reward_mode", mode, REWARD_MODES)
     if mode == "score":
         return {name: float(s) for name, s in scores.items()}
     if mode == "centered":

@@ -18,6 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Union
 
+from arena_envs.core.answers import excerpt
 from arena_envs.core.package_data import read_text
 from arena_envs.who_is_spy.rules import check_language, contains_keyword, norm
 
@@ -90,27 +91,31 @@ def validate_pairs(pairs: Sequence[WordPair], language: str) -> None:
     for pair in pairs:
         where = f"word pair {pair.id!r}"
         if not pair.id.strip():
-            raise ValueError(f"word pair ({pair.civilian!r}, {pair.spy!r}) has an empty id; ids are non-empty strings")
+            raise ValueError(f"word pair ({excerpt(pair.civilian)}, {excerpt(pair.spy)}) has an empty id; ids "
+                             "are non-empty strings")
         if pair.id in seen_ids:
             raise ValueError(f"{where}: the id appears twice; ids must be unique")
         seen_ids.add(pair.id)
         if pair.language != language:
-            raise ValueError(f"{where}: language {pair.language!r} in a {language!r} dataset; "
+            raise ValueError(f"{where}: language {excerpt(pair.language)} in a {excerpt(language)} dataset; "
                              f"every pair must be {language!r}")
         if pair.difficulty is not None and pair.difficulty not in DIFFICULTIES:
-            raise ValueError(f"{where}: difficulty {pair.difficulty!r}; accepted: {', '.join(DIFFICULTIES)} or none")
+            raise ValueError(f"{where}: difficulty {excerpt(pair.difficulty)}; accepted: "
+                             f"{', '.join(DIFFICULTIES)} or none")
         for role in ("civilian", "spy"):
             _check_word(getattr(pair, role), f"{where}: {role} word", language)
         if norm(pair.civilian) == norm(pair.spy):
-            raise ValueError(f"{where}: the civilian and spy words are the same ({pair.civilian!r}); "
+            raise ValueError(f"{where}: the civilian and spy words are the same ({excerpt(pair.civilian)}); "
                              f"the two words must differ after normalisation")
         for outer, inner in ((pair.civilian, pair.spy), (pair.spy, pair.civilian)):
             if contains_keyword(outer, inner, language):
-                raise ValueError(f"{where}: {outer!r} contains {inner!r}; neither word may contain the other "
+                raise ValueError(f"{where}: {excerpt(outer)} contains {excerpt(inner)}; neither word may "
+                                 "contain the other "
                                  f"(the own-word foul rule)")
         key = frozenset((norm(pair.civilian), norm(pair.spy)))
         if key in seen_pairs:
-            raise ValueError(f"{where}: ({pair.civilian!r}, {pair.spy!r}) duplicates pair {seen_pairs[key]!r} "
+            raise ValueError(f"{where}: ({excerpt(pair.civilian)}, {excerpt(pair.spy)}) duplicates pair "
+                             f"{seen_pairs[key]!r} "
                              f"(in either order); each unordered pair appears once")
         seen_pairs[key] = pair.id
 
@@ -125,17 +130,20 @@ def validate_lexicon(lexicon: Mapping[str, Sequence[str]], language: str) -> Non
         _check_word(word, "lexicon headword", language)
         key = norm(word)
         if key in seen:
-            raise ValueError(f"lexicon headword {word!r} duplicates {seen[key]!r}; each word has one entry")
+            raise ValueError(f"lexicon headword {excerpt(word)} duplicates {seen[key]!r}; each word has one entry")
         seen[key] = word
         if isinstance(attributes, str) or not attributes:
-            raise ValueError(f"lexicon entry {word!r}: {attributes!r} is not a non-empty list of attributes; "
+            raise ValueError(f"lexicon entry {excerpt(word)}: {excerpt(attributes)} is not a non-empty list of "
+                             "attributes; "
                              f"give a list of short phrases")
         for attribute in attributes:
             if not isinstance(attribute, str) or not norm(attribute):
-                raise ValueError(f"lexicon entry {word!r}: attribute {attribute!r} is empty or not a string; "
+                raise ValueError(f"lexicon entry {excerpt(word)}: attribute {excerpt(attribute)} is empty or "
+                                 "not a string; "
                                  f"attributes are non-empty phrases")
             if contains_keyword(attribute, word, language):
-                raise ValueError(f"lexicon entry {word!r}: attribute {attribute!r} contains the headword; "
+                raise ValueError(f"lexicon entry {excerpt(word)}: attribute {excerpt(attribute)} contains the "
+                                 "headword; "
                                  f"an attribute must not contain its own word")
 
 
@@ -171,18 +179,18 @@ def _packaged_lexicon(language: str) -> dict[str, tuple[str, ...]]:
 
 def _check_word(word: object, what: str, language: str) -> None:
     if not isinstance(word, str) or not norm(word):
-        raise ValueError(f"{what} {word!r} is empty or not a string; words are non-empty strings")
+        raise ValueError(f"{what} {excerpt(word)} is empty or not a string; words are non-empty strings")
     if len(word) > MAX_WORD_CHARS:
         raise ValueError(f"{what} {word[:MAX_WORD_CHARS]!r}... has {len(word)} characters; words have at most "
                          f"{MAX_WORD_CHARS}")
     if language == "en":
         count = len([token for token in _TOKEN_SPLIT.split(word) if token])
         if count > MAX_EN_TOKENS:
-            raise ValueError(f"{what} {word!r} has {count} tokens; English words have 1-{MAX_EN_TOKENS} tokens")
+            raise ValueError(f"{what} {excerpt(word)} has {count} tokens; English words have 1-{MAX_EN_TOKENS} tokens")
     else:
         count = len(re.sub(r"\s+", "", word))
         if count > MAX_ZH_CHARS:
-            raise ValueError(f"{what} {word!r} has {count} characters; Chinese words have 1-{MAX_ZH_CHARS} "
+            raise ValueError(f"{what} {excerpt(word)} has {count} characters; Chinese words have 1-{MAX_ZH_CHARS} "
                              f"characters")
 
 
@@ -190,22 +198,24 @@ def _read_file(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise FileNotFoundError(f"no word file {str(path)!r}") from None
+        raise FileNotFoundError(f"no word file {excerpt(str(path))}") from None
     except UnicodeDecodeError as err:
-        raise ValueError(f"{str(path)!r} is not UTF-8 text ({err.reason} at byte {err.start})") from None
+        raise ValueError(f"{excerpt(str(path))} is not UTF-8 text ({err.reason} at byte {err.start})") from None
 
 
 def _load_json(text: str, name: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{name!r} is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+        raise ValueError(f"{excerpt(name)} is not valid JSON: {err.msg} (line {err.lineno}, column "
+                         f"{err.colno})") from None
 
 
 def _file_language(data: Mapping[str, Any], name: str, language: str) -> None:
     declared = data.get("language", language)
     if declared != language:
-        raise ValueError(f"{name!r} declares language {declared!r} but {language!r} was asked for; "
+        raise ValueError(f"{excerpt(name)} declares language {excerpt(declared)} but {excerpt(language)} was "
+                         "asked for; "
                          f"pass language={declared!r} or a {language!r} file")
 
 
@@ -213,7 +223,7 @@ def _text_field(value: object, what: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise ValueError(f"{what} is {value!r}; accepted: a string")
+        raise ValueError(f"{what} is {excerpt(value)}; accepted: a string")
     return value.strip()
 
 
@@ -233,13 +243,13 @@ def _pair(index: int, language: str, name: str, fields: Mapping[str, Any]) -> Wo
 def _pairs_from_json(text: str, name: str, language: str) -> tuple[WordPair, ...]:
     data = _load_json(text, name)
     if not isinstance(data, dict) or not isinstance(data.get("pairs"), list):
-        raise ValueError(f"{name!r} is not a word-pairs file; accepted: "
+        raise ValueError(f"{excerpt(name)} is not a word-pairs file; accepted: "
                          f'{{"version": 1, "language": "{language}", "pairs": [{{"civilian": ..., "spy": ...}}, ...]}}')
     _file_language(data, name, language)
     pairs = []
     for index, row in enumerate(data["pairs"]):
         if not isinstance(row, dict):
-            raise ValueError(f"{name}: pair {index + 1} is {row!r}; accepted: an object with civilian and spy")
+            raise ValueError(f"{name}: pair {index + 1} is {excerpt(row)}; accepted: an object with civilian and spy")
         unknown = set(row) - set(CSV_COLUMNS)
         if unknown:
             raise ValueError(f"{name}: pair {index + 1} has unknown keys {sorted(unknown)}; "
@@ -252,7 +262,7 @@ def _pairs_from_csv(text: str, name: str, language: str) -> tuple[WordPair, ...]
     reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
     header = [column.strip() for column in reader.fieldnames or ()]
     if "civilian" not in header or "spy" not in header or set(header) - set(CSV_COLUMNS):
-        raise ValueError(f"{name!r} has the header {','.join(header)!r}; accepted: {','.join(CSV_COLUMNS)} "
+        raise ValueError(f"{excerpt(name)} has the header {','.join(header)!r}; accepted: {','.join(CSV_COLUMNS)} "
                          f"(civilian and spy required)")
     reader.fieldnames = header
     pairs = []
@@ -266,7 +276,8 @@ def _pairs_from_csv(text: str, name: str, language: str) -> tuple[WordPair, ...]
 def _pairs_from_file(path: Path, language: str) -> tuple[WordPair, ...]:
     suffix = path.suffix.lower()
     if suffix not in (".json", ".csv"):
-        raise ValueError(f"word pairs file {str(path)!r} has the suffix {suffix!r}; accepted: .json, .csv")
+        raise ValueError(f"word pairs file {excerpt(str(path))} has the suffix {excerpt(suffix)}; accepted: "
+                         ".json, .csv")
     text = _read_file(path)
     reader = _pairs_from_json if suffix == ".json" else _pairs_from_csv
     return reader(text, str(path), language)
@@ -279,7 +290,8 @@ def _pairs_from_tuples(rows: Iterable[Any], language: str) -> tuple[WordPair, ..
             pairs.append(row)
             continue
         if isinstance(row, (str, bytes)) or not isinstance(row, Sequence) or len(row) not in (2, 3):
-            raise ValueError(f"word pair {index + 1} is {row!r}; accepted: (civilian, spy), (civilian, spy, category) "
+            raise ValueError(f"word pair {index + 1} is {excerpt(row)}; accepted: (civilian, spy), (civilian, "
+                             "spy, category) "
                              f"or a WordPair")
         fields = dict(zip(("civilian", "spy", "category"), row))
         pairs.append(_pair(index, language, "the pair list", fields))
@@ -290,9 +302,10 @@ def _lexicon_from_mapping(entries: Mapping[Any, Any], name: str) -> dict[str, tu
     lexicon = {}
     for word, attributes in entries.items():
         if not isinstance(word, str):
-            raise ValueError(f"{name}: headword {word!r} is not a string")
+            raise ValueError(f"{name}: headword {excerpt(word)} is not a string")
         if isinstance(attributes, str) or not isinstance(attributes, Sequence):
-            raise ValueError(f"{name}: entry {word!r} is {attributes!r}; accepted: a list of attribute strings")
+            raise ValueError(f"{name}: entry {excerpt(word)} is {excerpt(attributes)}; accepted: a list of "
+                             "attribute strings")
         lexicon[word.strip()] = tuple(a.strip() if isinstance(a, str) else a for a in attributes)
     return lexicon
 
@@ -300,7 +313,7 @@ def _lexicon_from_mapping(entries: Mapping[Any, Any], name: str) -> dict[str, tu
 def _lexicon_from_json(text: str, name: str, language: str) -> dict[str, tuple[str, ...]]:
     data = _load_json(text, name)
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
-        raise ValueError(f"{name!r} is not a lexicon file; accepted: "
+        raise ValueError(f"{excerpt(name)} is not a lexicon file; accepted: "
                          f'{{"version": 1, "language": "{language}", "entries": {{"word": ["attribute", ...]}}}}')
     _file_language(data, name, language)
     return _lexicon_from_mapping(data["entries"], name)
@@ -308,5 +321,5 @@ def _lexicon_from_json(text: str, name: str, language: str) -> dict[str, tuple[s
 
 def _lexicon_from_file(path: Path, language: str) -> dict[str, tuple[str, ...]]:
     if path.suffix.lower() != ".json":
-        raise ValueError(f"lexicon file {str(path)!r} has the suffix {path.suffix.lower()!r}; accepted: .json")
+        raise ValueError(f"lexicon file {excerpt(str(path))} has the suffix {path.suffix.lower()!r}; accepted: .json")
     return _lexicon_from_json(_read_file(path), str(path), language)

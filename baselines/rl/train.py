@@ -62,9 +62,8 @@ with needs_extra("rl", __name__):
 
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.rl import SELF
-from arena_envs.runner.cli import env_args
 from arena_envs.runner.cli_errors import USER_ERRORS, OneLineParser, path_arg, report_os_error, report_user_error
-from arena_envs.runner.policy_specs import split_players
+from arena_envs.runner.policy_specs import env_args, split_players
 from arena_envs.runner.results import WriterLock, dumps_indented
 from baselines.rl.callbacks import Checkpoints, Evaluations, ProgressBar, SelfPlaySnapshots
 from baselines.rl.envs import check_opponents, expand_specs, learner_env_fn, learner_env_kwargs, seat_names

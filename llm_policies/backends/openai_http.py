@@ -22,6 +22,8 @@ from llm_policies.server_settings import check_timeout, server_url
 from llm_policies.types import DEFAULT_URL, BackendError, BackendUnavailable, ChatRequest, ChatResponse
 
 DEFAULT_BACKOFF = Backoff()  # frozen, so one shared default is safe
+#: The longest reply body read, decompressed (a chat completion of thousands of tokens takes tens of KiB).
+MAX_REPLY_BYTES = 16 * 1024 * 1024
 T = TypeVar("T")
 
 
@@ -107,6 +109,25 @@ def reply_json(response: httpx.Response) -> Any:
         raise MalformedReply(f"malformed reply: body is not JSON: {excerpt(text)}") from None
 
 
+async def bounded_request(client: httpx.AsyncClient, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    """``method url`` on ``client`` with the reply's body read to at most :data:`MAX_REPLY_BYTES`
+    (decompressed): a longer body is a :class:`MalformedReply`. The response returned holds the body
+    as read (no content encoding left to apply)."""
+    response = await client.send(client.build_request(method, url, **kwargs), stream=True)
+    try:
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > MAX_REPLY_BYTES:
+                raise MalformedReply(f"malformed reply: body longer than {MAX_REPLY_BYTES} bytes: "
+                                     f"{quoted_body(bytes(body[:2 * EXCERPT_CHARS]))}")
+    finally:
+        await response.aclose()
+    headers = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in ("content-encoding",
+                                                                                       "content-length")]
+    return httpx.Response(response.status_code, headers=headers, content=bytes(body), request=response.request)
+
+
 def quoted_body(body: bytes) -> str:
     """A short quote of a reply's body (:func:`~arena_envs.core.answers.excerpt`): its text where it
     is UTF-8, else its first bytes."""
@@ -182,7 +203,7 @@ class OpenAIHTTPBackend:
     async def _post(self, url: str, body: dict[str, Any]) -> Any:
         """One attempt: the reply's JSON value, the whole request within ``timeout`` seconds."""
         try:
-            response = await asyncio.wait_for(self._client().post(url, json=body), self.timeout)
+            response = await asyncio.wait_for(bounded_request(self._client(), "POST", url, json=body), self.timeout)
         except (asyncio.TimeoutError, httpx.TimeoutException):
             raise Retryable(f"no complete answer within the {self.timeout:g}s deadline: the server is stuck, "
                             "overloaded or slow (the policy option timeout=SECONDS gives it more)") from None
@@ -209,6 +230,8 @@ class OpenAIHTTPBackend:
             raise BackendUnavailable(
                 f"cannot reach the OpenAI-compatible server at {self.base_url} ({_failure(err, timeout)}); "
                 "is it running? Start one with: arena serve MODEL_PATH --port PORT") from None
+        except MalformedReply as err:
+            raise BackendUnavailable(f"server at {self.base_url} answered GET /models with a {err}") from None
         if response.status_code >= 400:
             raise BackendUnavailable(f"server at {self.base_url} answered GET /models with HTTP "
                                      f"{response.status_code}: {_error_message(response)}")
@@ -237,7 +260,7 @@ class OpenAIHTTPBackend:
         """The ids listed by ``GET /models`` (empty when the server does not list them within ``timeout``)."""
         try:
             response = await self._get_models(self._client(), self.timeout)
-        except (httpx.HTTPError, asyncio.TimeoutError):
+        except (httpx.HTTPError, asyncio.TimeoutError, MalformedReply):
             return []
         return listed_models(response) or []
 
@@ -245,7 +268,7 @@ class OpenAIHTTPBackend:
         """Whether ``GET /models`` answers within ``timeout`` seconds in all and lists this model (or lists none)."""
         try:
             response = await self._get_models(self._client(), timeout)
-        except (httpx.HTTPError, asyncio.TimeoutError):
+        except (httpx.HTTPError, asyncio.TimeoutError, MalformedReply):
             return False
         served = listed_models(response) if response.status_code < 400 else None
         return served is not None and (not served or self.model in served)
@@ -257,7 +280,8 @@ class OpenAIHTTPBackend:
 
     async def _get_models(self, client: httpx.AsyncClient, timeout: float) -> httpx.Response:
         """``GET /models`` with its full reply within ``timeout`` seconds (else ``asyncio.TimeoutError``)."""
-        return await asyncio.wait_for(client.get(f"{self.base_url}/models", timeout=timeout), timeout)
+        return await asyncio.wait_for(bounded_request(client, "GET", f"{self.base_url}/models", timeout=timeout),
+                                      timeout)
 
     def close(self) -> None:
         clients, self._clients = list(self._clients.values()), {}

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from arena_envs.core.answers import excerpt
 from arena_envs.trading.accounting import HOLD, Order
 from llm_policies.trading import prompts as P
 from llm_policies.trading.roles import TradingAgent, capped, format_orders
@@ -32,9 +33,9 @@ class DeepFundAgent(TradingAgent):
                  **options: Any):
         super().__init__(backend, **options)
         if not 0 < max_position_ratio <= 1:
-            raise ValueError(f"max_position_ratio must be in (0, 1], got {max_position_ratio!r}")
+            raise ValueError(f"max_position_ratio must be in (0, 1], got {excerpt(max_position_ratio)}")
         if ledger_rows < 1:
-            raise ValueError(f"ledger_rows must be >= 1, got {ledger_rows!r}")
+            raise ValueError(f"ledger_rows must be >= 1, got {excerpt(ledger_rows)}")
         self.max_position_ratio = max_position_ratio
         self.ledger_rows = ledger_rows
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from arena_envs.core.arguments import check_choice
 from arena_envs.trading.accounting import HOLD, Order
 from llm_policies.trading import prompts as P
 from llm_policies.trading.roles import SIGNAL_SIGN, TradingAgent, capped, format_orders
@@ -93,8 +94,7 @@ class HedgeFundAgent(TradingAgent):
 
     def __init__(self, backend: Any, *, functional_mode: str = "rule", **options: Any):
         super().__init__(backend, **options)
-        if functional_mode not in FUNCTIONAL_MODES:
-            raise ValueError(f"functional_mode must be one of {FUNCTIONAL_MODES}, got {functional_mode!r}")
+        check_choice("functional_mode", functional_mode, FUNCTIONAL_MODES)
         self.functional_mode = functional_mode
         self.budget = len(P.HF_PERSONAS) + (len(P.HF_FUNCTIONALS) if functional_mode == "llm" else 0) + 1
 

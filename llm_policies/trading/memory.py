@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from arena_envs.core.answers import excerpt
+from arena_envs.core.arguments import check_choice
 from arena_envs.trading.news import STOP_WORDS
 
 #: Decay windows in days (InvestorBench style).
@@ -55,10 +57,9 @@ class LayeredMemory:
         self._count = 0
 
     def add(self, layer: str, date: str, text: str, importance: float) -> MemoryItem:
-        if layer not in LAYER_DECAY:
-            raise ValueError(f"memory layer must be one of {', '.join(LAYERS)}, got {layer!r}")
+        check_choice("memory layer", layer, LAYER_DECAY)
         if not 0.0 <= importance <= 1.0:
-            raise ValueError(f"memory importance must be in [0, 1], got {importance!r}")
+            raise ValueError(f"memory importance must be in [0, 1], got {excerpt(importance)}")
         self._count += 1
         item = MemoryItem(f"{layer[0]}{self._count}", layer, date, text, float(importance), tokens(text))
         self.items.append(item)

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.answers import AnswerConstraint, excerpt
 from arena_envs.core.json_answer import last_json_object
 from arena_envs.trading.accounting import Order
 from llm_policies.base import LLMPolicyBase
@@ -123,7 +123,7 @@ def schema_regex(schema: dict[str, Any]) -> str:
         elif kind == "number" and (prop["minimum"], prop["maximum"]) == (0, 1):
             value = _UNIT
         else:
-            raise ValueError(f"schema property {key!r} ({kind}) has no regex form; supported: enum, string with "
+            raise ValueError(f"schema property {excerpt(key)} ({kind}) has no regex form; supported: enum, string with "
                              "maxLength, integer, number in [0, 1]")
         parts.append(f'"{re.escape(key)}":{value}')
     return r"\{" + ",".join(parts) + r"\}"
@@ -150,7 +150,8 @@ def conform(value: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any] | N
                 return None
             out[key] = item[:prop.get("maxItems", len(item))]
         else:
-            raise ValueError(f"schema property {key!r} has type {kind!r}; supported: string, number, integer, array")
+            raise ValueError(f"schema property {excerpt(key)} has type {excerpt(kind)}; supported: string, "
+                             "number, integer, array")
     return out
 
 
@@ -197,7 +198,7 @@ class TradingAgent(LLMPolicyBase):
         super().__init__(backend, temperature=temperature, max_tokens=max_tokens, guided=guided)
         self.seeded = seeded
         if not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"max_retries must be an integer >= 0, got {max_retries!r}")
+            raise ValueError(f"max_retries must be an integer >= 0, got {excerpt(max_retries)}")
         self.max_retries = max_retries
         self.instructions = ""
         self.day = DayTrace()

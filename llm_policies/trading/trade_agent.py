@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from arena_envs.core.answers import excerpt
 from arena_envs.trading.accounting import HOLD
 from llm_policies.trading import prompts as P
 from llm_policies.trading.roles import Role, TradingAgent, format_orders
@@ -23,7 +24,7 @@ class TradeAgent(TradingAgent):
         super().__init__(backend, **options)
         for key, value in (("debate_rounds", debate_rounds), ("risk_rounds", risk_rounds)):
             if not isinstance(value, int) or not 1 <= value <= 3:
-                raise ValueError(f"{key} must be an integer in 1..3, got {value!r}")
+                raise ValueError(f"{key} must be an integer in 1..3, got {excerpt(value)}")
         self.debate_rounds = debate_rounds
         self.risk_rounds = risk_rounds
         self.budget = len(P.TA_ANALYSTS) + 2 * debate_rounds + 2 + len(P.TA_RISK) * risk_rounds + 1
