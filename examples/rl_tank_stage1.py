@@ -22,12 +22,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=16_384, help="learner steps (default 16384: 32 rollouts)")
     parser.add_argument("--out", default="runs/rl_tank_stage1", help="training folder (default runs/rl_tank_stage1)")
     parser.add_argument("--layout", type=int, default=1, help="layout_seed: the paper's start layout (default 1)")
+    parser.add_argument("--eval-episodes", type=int, default=10,
+                        help="episodes of each evaluation (default 10)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(1)  # one thread: faster than several on a small shared CPU
     config = TrainConfig(env="tank_battle_v0", algo="ppo", opponents=(), steps=args.steps, seed=args.seed,
                          env_kwargs={"stage": 1, "layout_seed": args.layout}, eval_every=max(1, args.steps // 4),
-                         eval_episodes=10, algo_kwargs={"n_steps": 512, "batch_size": 128, "n_epochs": 4})
+                         eval_episodes=args.eval_episodes,
+                         algo_kwargs={"n_steps": 512, "batch_size": 128, "n_epochs": 4})
     summary = train(config, args.out, progress=True)
     print(f"model: {summary.model} ({summary.steps} steps in {summary.seconds:.0f}s)")
 

@@ -72,6 +72,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.serial)
         if item.get_closest_marker("ray") and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group("ray"))
+    items.sort(key=_start_rank)
+
+
+#: What starts first (xdist hands out work in collection order): the groups that run one test after
+#: another on one worker, longest first, then the slowest single tests (durations of .ci/run's serial
+#: part on the 2-core CI machine: own-engine and ray about 20 minutes each, docs/rl.md 20).
+LEADING = ("own-engine", "ray", "docs/rl.md", "docs/envs/auction.md", "docs/llm_policies.md", "docs/rllib.md",
+           "test_aucarena_bidder_plans_bids_and_updates_beliefs", "test_trading_agents_play_two_days")
+
+
+def _start_rank(item: pytest.Item) -> int:
+    group = item.get_closest_marker("xdist_group")
+    name = str(group.args[0] if group.args else group.kwargs.get("name")) if group else item.name
+    return next((rank for rank, lead in enumerate(LEADING) if name.startswith(lead)), len(LEADING))
 
 
 @pytest.hookimpl(hookwrapper=True)
