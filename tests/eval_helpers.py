@@ -54,16 +54,23 @@ def parse_cell(cell: str) -> tuple[float, float | None]:
     return float(mean), float(spread) if spread else None
 
 
+#: Where each paper's published tables stand in the specs: the file and its section's heading.
+SPEC_TABLES = {"γ-Bench": ("gamma_games.md", "### 14.1"), "BattleAgentBench": ("tank_battle.md", "### 7.5"),
+               "WiS": ("who_is_spy.md", "### 7.1"), "AucArena": ("auction.md", "### 7.4"),
+               "Agent Market Arena": ("trading.md", "## 9.")}
+
+
 def spec_cell(papers: GamePapers, figure: Figure) -> str:
-    text = (specs_folder() / papers.spec).read_text("utf-8")
+    spec, section = SPEC_TABLES[papers.paper]
+    text = (specs_folder() / spec).read_text("utf-8")
     wanted = figure.table if figure.table.startswith("Table") else None
     found = []
-    for label, header, rows in spec_tables(text, papers.section):
+    for label, header, rows in spec_tables(text, section):
         if label != wanted or figure.column not in header:
             continue
         column = header.index(figure.column)
         found += [row[column] for row in rows if tuple(row[:len(figure.row)]) == figure.row]
-    assert len(found) == 1, f"{papers.game}: {figure} matches {len(found)} cells of {papers.spec}"
+    assert len(found) == 1, f"{papers.game}: {figure} matches {len(found)} cells of {spec}"
     return found[0]
 
 

@@ -1,6 +1,5 @@
-"""The papers' published figures for their own models, per game, typed once from the specs'
-reference tables (``shared/specs/*.md``); ``tests/test_eval_report.py`` checks every one against
-the spec's table cell.
+"""The papers' published figures for their own models, per game, typed once from the papers' tables;
+``tests/test_eval_report.py`` checks every one against a second transcription of those tables.
 
 Each :class:`Figure` names the paper table, the row (its leading cells) and the column it comes
 from, so the report can cite it. :class:`GamePapers` says which quantity is comparable to the
@@ -42,8 +41,6 @@ Derivation = Callable[[Mapping[str, float]], "float | None"]
 class GamePapers:
     game: str
     paper: str  #: the paper the figures come from, as the report names it (``"γ-Bench"``)
-    spec: str  #: the spec file under ``shared/specs``
-    section: str  #: the spec's section holding the tables, as its heading starts (``"### 14.1"``)
     headline: str | None  #: the quantity in the unit of the evaluation's headline; None: none published
     note: str  #: how the figures compare with the evaluation's
     models: tuple[PublishedModel, ...]
@@ -100,7 +97,7 @@ def _gamma(row: str, game: str) -> GamePapers:
     for model in TABLE_1:
         mean, std = table_1_cell(model, game)
         models.append(PublishedModel(model, (Figure(GAMMA_SCORE, "Table 1", (row,), model, mean, std),)))
-    return GamePapers(game, "γ-Bench", "gamma_games.md", "### 14.1", GAMMA_SCORE,
+    return GamePapers(game, "γ-Bench", GAMMA_SCORE,
                       "the paper's default ten-player setting; mean±std over its 5 runs", tuple(models))
 
 
@@ -142,7 +139,7 @@ def _tank() -> GamePapers:
             figures.append(Figure(stage, "Table 3" if stage in ("S3 Score", "S4 Score") else "Table 4",
                                   (model,), stage, score))
         models.append(PublishedModel(model, tuple(figures), baseline=model == "random"))
-    return GamePapers("tank_battle_v0", "BattleAgentBench", "tank_battle.md", "### 7.5", TANK_SCORE,
+    return GamePapers("tank_battle_v0", "BattleAgentBench", TANK_SCORE,
                       "Avg. Score (stages 3-7) is the mean of the five stage Scores of Tables 3 and 4 "
                       "(the paper averages per level only); the secondary tanks were the paper's yi-1.5-9b, "
                       "here the rule tank", tuple(models), {TANK_SCORE: _stage_mean})
@@ -178,7 +175,7 @@ def _who_is_spy() -> GamePapers:
     models = tuple(PublishedModel(model, tuple(Figure(q, "Table 2", (model,), c, v)
                                                for q, c, v in zip(_WIS_QUANTITIES, _WIS_COLUMNS, cells)))
                    for model, cells in _WIS_TABLE_2.items())
-    return GamePapers("who_is_spy_v0", "WiS", "who_is_spy.md", "### 7.1", WIS_SCORE,
+    return GamePapers("who_is_spy_v0", "WiS", WIS_SCORE,
                       f"six players with one spy, about 1 game in 6 as the spy; the other players were the same "
                       f"model, here the rule agent; the rating is the platform's 100 + sum of scores - games of "
                       f"a model that played the paper's {WIS_GAMES} games with its Avg. score",
@@ -203,7 +200,7 @@ def _auction() -> GamePapers:
             figures.append(Figure(f"Profit ($), {order.lower()}", "Table 2", (model,), f"{order} profit ($)", profit))
             figures.append(Figure(f"Items won, {order.lower()}", "Table 2", (model,), f"{order} items", items))
         models.append(PublishedModel(model, tuple(figures)))
-    return GamePapers("auction_v0", "AucArena", "auction.md", "### 7.4", None,
+    return GamePapers("auction_v0", "AucArena", None,
                       "no comparable published figure for TrueSkill μ: a rating only means something inside "
                       "its own pool, and the paper's TrueSkill figures are images. Comparable instead: its "
                       "Table 2 (human comparison: profit and items per order at budget 20 000, the third bidder "
@@ -236,7 +233,7 @@ def _trading() -> GamePapers:
         agent, backbone, asset = row
         backbone = {"(not stated)": "", "(best)": " (best backbone)"}.get(backbone, f" ({backbone})")
         models.append(PublishedModel(f"{agent}{backbone} on {asset}", tuple(figures)))
-    return GamePapers("trading_v0", "Agent Market Arena", "trading.md", "## 9.", None,
+    return GamePapers("trading_v0", "Agent Market Arena", None,
                       "no comparable published figure: the paper traded other assets (TSLA, BMRN, ETH, BTC) "
                       "live in 2025-08/09, the evaluation replays its own default window; same units, "
                       "shown for scale only", tuple(models), digits=2)
