@@ -12,7 +12,8 @@ The server: ``--url`` of a running one serving SmolLM2 as ``smollm2`` (``arena s
 one started here for the run (``scripts/setup_llm.sh`` installs it). On a 2-core CPU the default
 256 steps take about four minutes::
 
-    python examples/rl_gamma_llm.py [--url http://127.0.0.1:8000/v1] [--steps 256] [--out runs/rl_gamma_llm]
+    python examples/rl_gamma_llm.py [--url http://127.0.0.1:8000/v1] [--steps 256] [--eval-episodes 2] \\
+        [--out runs/rl_gamma_llm]
     tensorboard --logdir runs/rl_gamma_llm/tb
 """
 from __future__ import annotations
@@ -50,6 +51,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="n_rounds (default 5)")
     parser.add_argument("--steps", type=int, default=256, help="learner steps (default 256)")
     parser.add_argument("--n-envs", type=int, default=4, help="game copies stepped together (default 4)")
+    parser.add_argument("--eval-episodes", type=int, default=2,
+                        help="episodes of each evaluation, per opponent type (default 2)")
     parser.add_argument("--out", default="runs/rl_gamma_llm", help="training folder (default runs/rl_gamma_llm)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -59,7 +62,7 @@ def main() -> None:
         llm = f"vllm:smollm2-135m-instruct@{url}"
         config = TrainConfig(env=args.game, algo="maskable_ppo", opponents=(llm,) * (args.players - 1),
                              steps=args.steps, seed=args.seed, env_kwargs=game, n_envs=args.n_envs,
-                             eval_every=max(1, args.steps // 2), eval_episodes=2,
+                             eval_every=max(1, args.steps // 2), eval_episodes=args.eval_episodes,
                              # small rollouts and a short window for the logged mean return: few, slow episodes
                              algo_kwargs={"n_steps": 8, "batch_size": 32, "n_epochs": 4, "learning_rate": 1e-3,
                                           "stats_window_size": 8})

@@ -23,7 +23,7 @@ import pytest
 
 from tests.llm_helpers import MODEL_NAME, one_core, require_llm_stack, running
 from tests.outside_data import FOLDERS, ci_set
-from tests.shared_server import FOLDER_VARIABLE, SharedServer, shared_server, stop_shared_server
+from tests.shared_server import FOLDER_VARIABLE, SharedServer, load_summary, shared_server, stop_shared_server
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -76,10 +76,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 #: What starts first (xdist hands out work in collection order): the groups that run one test after
-#: another on one worker, longest first, then the slowest single tests (durations of .ci/run's serial
-#: part on the 2-core CI machine: own-engine and ray about 20 minutes each, docs/rl.md 20).
-LEADING = ("own-engine", "ray", "docs/rl.md", "docs/envs/auction.md", "docs/llm_policies.md", "docs/rllib.md",
-           "test_aucarena_bidder_plans_bids_and_updates_beliefs", "test_trading_agents_play_two_days")
+#: another on one worker, longest first, then the slowest single tests (by the durations of .ci/run's
+#: serial part on the 2-core CI machine).
+LEADING = ("own-engine", "ray", "docs/rl.md", "docs/runner.md", "docs/envs/auction.md", "docs/llm_policies.md",
+           "docs/rllib.md", "test_aucarena_bidder_plans_bids_and_updates_beliefs", "test_trading_agents_play_two_days")
 
 
 def _start_rank(item: pytest.Item) -> int:
@@ -108,6 +108,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """One line per skip reason, however many tests and places it skipped (setup.cfg's ``-r`` leaves
     skips out: pytest would list each test's line); a missing folder of tests/outside_data.py says
     that CI makes its tests required."""
+    if not is_worker(terminalreporter.config) and FOLDER_VARIABLE in os.environ:
+        load = load_summary(Path(os.environ[FOLDER_VARIABLE]))
+        if load:
+            terminalreporter.write_line(load)
     reasons = Counter(skip_reason(report) for report in terminalreporter.stats.get("skipped", []))
     required = {folder.reason for folder in FOLDERS}
     for reason, count in reasons.items():

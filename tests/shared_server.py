@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import signal
 import time
 from dataclasses import dataclass
@@ -62,6 +63,31 @@ def shared_server(folder: Path, *, name: str, timeout: float = 900.0) -> SharedS
         record.write_text(json.dumps({"url": shared.url, "name": shared.name, "log_path": str(shared.log_path),
                                       "pid": shared.pid}))
         return shared
+
+
+#: vLLM's periodic stats line (every 10 s of a busy engine): its throughputs and queue lengths.
+STATS_LINE = re.compile(r"prompt throughput: ([\d.]+) tokens/s, Avg generation throughput: ([\d.]+) tokens/s, "
+                        r"Running: (\d+) reqs, Waiting: (\d+) reqs")
+STATS_INTERVAL = 10.0
+
+
+def load_summary(folder: Path) -> str | None:
+    """One line on how busy the shared server recorded in ``folder`` was, from its log: the serial
+    part's schedule is good when the server is busy with several requests at once (a batch of four
+    decodes about three times as many tokens a second as one request)."""
+    record = record_of(folder)
+    if not record.exists():
+        return None
+    log = Path(json.loads(record.read_text())["log_path"])
+    stats = [tuple(float(x) for x in m.groups()) for m in STATS_LINE.finditer(log.read_text("utf-8", "replace"))]
+    busy = [row for row in stats if row[2] > 0]
+    if not busy:
+        return None
+    prompt = sum(row[0] for row in stats) * STATS_INTERVAL
+    generated = sum(row[1] for row in stats) * STATS_INTERVAL
+    running = sum(row[2] for row in busy) / len(busy)
+    return (f"shared LLM server: busy {len(busy) * STATS_INTERVAL:.0f} s with {running:.1f} requests at a time "
+            f"on average; {prompt:,.0f} prompt and {generated:,.0f} generated tokens ({log})")
 
 
 def stop_shared_server(folder: Path) -> None:

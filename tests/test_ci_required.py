@@ -4,6 +4,7 @@ tiny test modules run by a real pytest subprocess with the suite's hooks, the st
 absent."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -11,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.shared_server import load_summary
 
 REPO = Path(__file__).resolve().parents[1]
 TINY_MODULE = '''
@@ -148,3 +151,15 @@ def test_xdist_groups_stay_on_one_worker_and_workers_share_the_server_folder(tmp
     assert set(workers) == {"first", "second"} and all(len(w) == 1 for w in workers.values()), done.stdout
     folders = set((tmp_path / "folders.txt").read_text().split())
     assert len(folders) == 1 and not Path(folders.pop()).exists()
+
+
+def test_the_shared_server_load_is_summed_from_its_stats_lines(tmp_path):
+    stats = ("INFO 11-28 08:51:09 [loggers.py:335] Engine 000: Avg prompt throughput: {p} tokens/s, Avg generation "
+             "throughput: {g} tokens/s, Running: {r} reqs, Waiting: 0 reqs, CPU KV cache usage: 0.4%")
+    log = tmp_path / "server.log"
+    log.write_text("\n".join(["starting", stats.format(p=30.0, g=12.0, r=1), stats.format(p=0.0, g=0.0, r=0),
+                              stats.format(p=10.0, g=20.0, r=3)]))
+    assert load_summary(tmp_path) is None  # no server recorded
+    (tmp_path / "server.json").write_text(json.dumps({"log_path": str(log)}))
+    assert load_summary(tmp_path) == ("shared LLM server: busy 20 s with 2.0 requests at a time on average; "
+                                      f"400 prompt and 320 generated tokens ({log})")

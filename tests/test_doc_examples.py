@@ -63,9 +63,12 @@ CLUSTER_FILES = frozenset(e.path for e in RUNNABLE if RAY_ADDRESS.search(e.code)
 def _marks(example: Example) -> list[pytest.MarkDecorator]:
     """``llm`` / ``ray`` for what the block needs; ``serial`` for every block of a file that has such a
     block (its blocks read what earlier ones wrote, so they run in one process, in order); the blocks of
-    one file share an xdist group, so a parallel run keeps them on one worker, in order: the ``ray``
-    group of the Ray tests for a file that joins the suite's Ray cluster, so that one cluster runs."""
-    marks = [pytest.mark.xdist_group("ray" if example.path in CLUSTER_FILES else example.path)]
+    one file share an xdist group, so a parallel run keeps them on one worker, in order. In a file that
+    joins the suite's Ray cluster, the blocks that use Ray run in the ``ray`` group of the Ray tests
+    instead, so that one cluster runs (they read nothing the file's other blocks write: those run
+    beside them, on another worker)."""
+    cluster = example.path in CLUSTER_FILES and example.needs_ray
+    marks = [pytest.mark.xdist_group("ray" if cluster else example.path)]
     marks += [pytest.mark.llm] if example.needs_llm else []
     marks += [pytest.mark.ray] if example.needs_ray else []
     return marks + ([pytest.mark.serial] if example.path in SERIAL_FILES else [])
