@@ -127,9 +127,8 @@ class PaperSetting:
         from ``episodes`` (part name -> its ``episodes.jsonl`` entries) alone; NaN where undefined."""
         return self.compute(episodes, self.evaluated(episodes), self.metric)
 
-    def headline(self, episodes: Mapping[str, Sequence[Mapping[str, Any]]], subject_label: str | None = None) -> float:
-        """``metrics(episodes)[metric]``. The evaluated seats are fixed per part, so
-        ``subject_label`` is not needed to find them (accepted for the interface)."""
+    def headline(self, episodes: Mapping[str, Sequence[Mapping[str, Any]]]) -> float:
+        """``metrics(episodes)[metric]`` (the statistic the card's bootstrap resamples)."""
         return self.metrics(episodes)[self.metric]
 
     def episodes(self, part: Part, quick: bool) -> int:

@@ -79,10 +79,6 @@ def guess_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
     return _mean_over_decisions(history, "choices", lambda c: c - low)
 
 
-def guess_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
-    return _guess_of_raw(params, guess_raw(params, history), variant)
-
-
 def _guess_of_raw(params: Mapping[str, Any], s1: float, variant: str) -> float:
     span = params["max_value"] - params["min_value"]
     ratio = float(params["ratio"])
@@ -105,10 +101,6 @@ def el_farol_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
     return fmean(abs(sum(bool(g) for g in _decided(r["go"])) / n - ratio) for r in history)
 
 
-def el_farol_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
-    return _el_farol_of_raw(params, el_farol_raw(params, history), variant)
-
-
 def _el_farol_of_raw(params: Mapping[str, Any], s2: float, variant: str) -> float:
     ratio = params["capacity_ratio"]
     worst = max(ratio, 1 - ratio)
@@ -122,10 +114,6 @@ def divide_dollar_raw(params: Mapping[str, Any], history: Sequence[Record]) -> f
     _nonempty(history)
     golds = params["golds"]
     return fmean(abs(sum(_decided(r["bids"])) - golds) for r in history)
-
-
-def divide_dollar_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
-    return _divide_dollar_of_raw(params, divide_dollar_raw(params, history), variant)
 
 
 def _divide_dollar_of_raw(params: Mapping[str, Any], s3: float, variant: str) -> float:
@@ -142,10 +130,6 @@ def public_goods_raw(params: Mapping[str, Any], history: Sequence[Record]) -> fl
     return _mean_over_decisions(history, "contributions")
 
 
-def public_goods_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
-    return _public_goods_of_raw(params, public_goods_raw(params, history), variant)
-
-
 def _public_goods_of_raw(params: Mapping[str, Any], s4: float, variant: str) -> float:
     tokens = params["tokens"]
     return (tokens - s4) / tokens * 100
@@ -157,10 +141,6 @@ def diners_raw(params: Mapping[str, Any], history: Sequence[Record]) -> float:
     """S5: fraction of cheap orders over players and rounds."""
     _nonempty(history)
     return _mean_over_decisions(history, "orders", lambda o: float(o == "cheap"))
-
-
-def diners_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
-    return _diners_of_raw(params, diners_raw(params, history), variant)
 
 
 def _diners_of_raw(params: Mapping[str, Any], s5: float, variant: str) -> float:
@@ -212,10 +192,6 @@ def battle_royale_raw(params: Mapping[str, Any], history: Sequence[Record], vari
     )
     turns = len(history) * (params["n_players"] if variant == "per_player" else 1)
     return correct / turns
-
-
-def battle_royale_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
-    return _battle_royale_of_raw(params, battle_royale_raw(params, history, variant), variant)
 
 
 def _battle_royale_of_raw(params: Mapping[str, Any], s7: float, variant: str) -> float:
@@ -277,10 +253,6 @@ def pirate_raw_of_stats(stats: Sequence[tuple[float, int, int]], variant: str = 
         return s8p, fmean(per_round) if per_round else 1.0
     votes = sum(v for _, _, v in stats)
     return s8p, (sum(c for _, c, _ in stats) / votes if votes else 1.0)
-
-
-def pirate_score(params: Mapping[str, Any], history: Sequence[Record], variant: str = "paper") -> float:
-    return _pirate_of_raw(params, pirate_raw(params, history, variant), variant)
 
 
 def _pirate_of_raw(params: Mapping[str, Any], s8: tuple[float, float], variant: str) -> float:
