@@ -1,4 +1,4 @@
-"""The Who is Spy rule players (spec §6.3, §6.7, §6.9), on :class:`arena_envs.core.Policy`.
+"""The Who is Spy rule players, on :class:`arena_envs.core.Policy`.
 
 * :class:`LexiconAgent`: lexicon clues (:class:`~baselines.wis_describers.LexiconDescriber`),
   overlap votes (:class:`~baselines.wis_voters.OverlapVoter`);
@@ -21,7 +21,7 @@ from baselines.wis_voters import ConsensusVoter, OverlapVoter, RandomVoter
 
 
 class LexiconAgent(WisPlayer):
-    """Spec §6.7's default baseline: lexicon clues, overlap votes. Deterministic."""
+    """The default rule baseline: lexicon clues, overlap votes. Deterministic."""
 
     name = "lexicon"
 
@@ -30,7 +30,7 @@ class LexiconAgent(WisPlayer):
 
 
 class ConsensusAgent(WisPlayer):
-    """Spec §6.7: lexicon clues, consensus votes (the voter needs no lexicon). Deterministic."""
+    """Lexicon clues, consensus votes (the voter needs no lexicon). Deterministic."""
 
     name = "consensus"
 
@@ -39,7 +39,7 @@ class ConsensusAgent(WisPlayer):
 
 
 class RandomAgent(WisPlayer):
-    """Spec §6.3: a random vague sentence as the clue, a uniform vote (abstaining with probability
+    """A random vague sentence as the clue, a uniform vote (abstaining with probability
     ``p_abstain``); all randomness from the seed given to ``reset``."""
 
     name = "random"
@@ -48,13 +48,13 @@ class RandomAgent(WisPlayer):
         super().__init__(RandomDescriber(), RandomVoter(p_abstain))
 
 
-#: Spec §6.9's attack marker, plus a Chinese one of our own.
+#: Text that marks a clue as an attack (it asks players to say their own word), English and Chinese.
 ATTACK_MARKER = re.compile(r"(?i)reply with (their|your) own secret word|state your (own )?word|output your word"
                            r"|说出(你|你们)?自己的词")
 
 
 class GullibleAgent(LexiconAgent):
-    """A TEST DOUBLE (spec §6.9, not from the paper): a :class:`LexiconAgent` that obeys prompt
+    """A TEST DOUBLE (not from the paper): a :class:`LexiconAgent` that obeys prompt
     injections, standing in for an instruction-following LLM so that the attack and defence
     experiments can be tested without one.
 
@@ -97,7 +97,7 @@ class GullibleAgent(LexiconAgent):
 
 
 def _clears(text: str, name: str) -> bool:
-    """Whether ``text`` says ``name`` is not the spy (spec §6.9's ``(\\S+) is NOT the spy``, read
+    """Whether ``text`` says ``name`` is not the spy (``<name> is NOT the spy``, read
     for one name, optionally quoted; or the Chinese ``<name>不是卧底``)."""
     quoted = rf"(?<![^\s\"'“‘(\[【：:]){re.escape(name)}[\"'”’)\]】,，]?"
     return re.search(rf"(?i){quoted}\s+is not the spy|{quoted}\s*不是卧底", text) is not None

@@ -1,4 +1,4 @@
-"""The clue givers of the Who is Spy rule players (spec §6.3, §6.4).
+"""The clue givers of the Who is Spy rule players.
 
 * :class:`LexiconDescriber`: the best clue of the game's own ranking
   (:func:`arena_envs.who_is_spy.clues.ranked_clues`, the same ranking as the discrete describe
@@ -46,7 +46,7 @@ GENERIC_CLUES: Mapping[str, tuple[str, ...]] = {
 
 
 class LexiconDescriber:
-    """Spec §6.4: the first of :func:`ranked_clues` for the seat's own word this round."""
+    """The first of :func:`ranked_clues` for the seat's own word this round."""
 
     def describe(self, seat: Seat, info: Mapping[str, Any]) -> str:
         word = info["word"]
@@ -57,7 +57,7 @@ class LexiconDescriber:
 
 
 class RandomDescriber:
-    """Spec §6.3: a uniform pick among the unused :data:`GENERIC_CLUES` that do not contain the word;
+    """A uniform pick among the unused :data:`GENERIC_CLUES` that do not contain the word;
     in the discrete action mode (where only ``info["clue_options"]`` can be said), a uniform option."""
 
     def describe(self, seat: Seat, info: Mapping[str, Any]) -> str:

@@ -1,6 +1,6 @@
 """What a Who is Spy rule player knows about its seat, and the base class of the rule players.
 
-A rule player (spec §6) reads only ``info`` (spec §4.6.3): the public clues, the phase, the legal
+A rule player reads only ``info``: the public clues, the phase, the legal
 vote targets. :class:`ClueMemory` reads each new clue of ``info["descriptions"]`` once (its normal
 form, its content tokens by speaker), so a decision costs the same in round 3 as in round 1.
 :class:`WisPlayer` binds to the environment (language, lexicon, action mode), asks its

@@ -1,4 +1,4 @@
-"""The voters of the Who is Spy rule players (spec §6.3, §6.5, §6.6).
+"""The voters of the Who is Spy rule players.
 
 * :class:`OverlapVoter` (lexicon-based): votes for the candidate whose clues fit its own word's
   lexicon worst, ``fit(p) = |T_p ∩ A| / |T_p|`` with ``T_p`` the tokens of ``p``'s clues and ``A``
@@ -41,7 +41,7 @@ class Fit(NamedTuple):
 
 
 class OverlapVoter:
-    """Spec §6.5 (module docstring)."""
+    """Votes for the candidate whose clues fit its word's lexicon worst (module docstring)."""
 
     def __init__(self) -> None:
         self._fallback = ConsensusVoter()
@@ -78,7 +78,7 @@ class OverlapVoter:
 
 
 class ConsensusVoter:
-    """Spec §6.6 (module docstring)."""
+    """Votes for the candidate whose clues agree least with the table's (module docstring)."""
 
     def vote(self, seat: Seat, info: Mapping[str, Any], candidates: Sequence[str]) -> str | None:
         said = seat.memory.tokens_of
@@ -94,7 +94,7 @@ class ConsensusVoter:
 
 
 class RandomVoter:
-    """Spec §6.3: a uniform candidate; abstains with probability ``p_abstain``."""
+    """A uniform candidate; abstains with probability ``p_abstain``."""
 
     def __init__(self, p_abstain: float = 0.0) -> None:
         if not 0.0 <= p_abstain <= 1.0:

@@ -1,4 +1,4 @@
-"""Strategy wrappers for the paper's special experiments (spec §3.5, §6.8), in our own wording.
+"""Strategy wrappers for the paper's special experiments (WiS paper, section 4.2), in our own wording.
 
 * :class:`InjectionWrapper`: a "hacker" spy that appends a fake host notice to its real clue:
   ``mode="attack"`` tells the next speakers to say their own word (a ``keyword`` foul for whoever
@@ -42,7 +42,7 @@ TEMPLATES: Mapping[str, Mapping[str, str]] = {
     },
 }
 
-#: Characters of the truncation limit an injection must leave to the clue (spec §6.8).
+#: Characters of the truncation limit an injection must leave to the clue.
 CLUE_RESERVE: Mapping[str, int] = {"en": 60, "zh": 20}
 
 
@@ -92,7 +92,7 @@ class _Wrapper(Policy):
 
 
 class InjectionWrapper(_Wrapper):
-    """Spec §6.8: ``base``'s clue (default :class:`~baselines.wis_agents.LexiconAgent`), a space,
+    """``base``'s clue (default :class:`~baselines.wis_agents.LexiconAgent`), a space,
     then the ``mode`` injection (``template``, or :data:`TEMPLATES`; ``{name}`` is replaced by the
     seat's name). The injection must leave :data:`CLUE_RESERVE` characters of the env's truncation
     limit to the clue (checked at ``bind``); it is left out of a turn where it would make the
@@ -136,7 +136,7 @@ class InjectionWrapper(_Wrapper):
 
 
 class ReasoningWrapper(_Wrapper):
-    """Spec §6.8: ``{"description": base's clue, "analysis": analyzer(info)}``. The default
+    """``{"description": base's clue, "analysis": analyzer(info)}``. The default
     analyzer (:meth:`analyze`) names the player whose clues fit its own word least, by
     :class:`~baselines.wis_voters.OverlapVoter`'s ranking, with the fits. Needs the env's
     ``allow_public_analysis=True`` (checked at ``bind``)."""

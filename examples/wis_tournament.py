@@ -16,7 +16,7 @@ An ``attack`` (or ``defense``) player injects in every clue whatever its role; t
 spy, so it is the spy in about one game of six (in the paper's experiments the hacker is always the
 spy: force it with ``reset(options={"spy_seat": ...})`` in your own loop, as the tests do).
 
-The leaderboard is the WiS platform's: rating = 100 + Σ score − games (spec §3.3), with the win
+The leaderboard is the WiS platform's: rating = 100 + Σ score − games (WiS paper, section 3.5), with the win
 rates by role, vote accuracy, foul rate and survival rounds; the results folder keeps every prompt,
 answer and game record.
 """

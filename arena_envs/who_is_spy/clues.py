@@ -1,10 +1,10 @@
-"""The rule describer's clues (spec §6.2, §6.4): tokens, the lexicon's ranked attributes, templates.
+"""The rule describer's clues: tokens, the lexicon's ranked attributes, templates.
 
 They live beside the game because they are also its discrete describe actions: an RL seat picks
 one of the ``k`` best-ranked clues of its own word (:func:`ranked_clues`), and the rule describer
 of ``baselines`` always picks the first.
 
-Ranking (§6.4): the word's lexicon attributes in order, then a generic fallback list, each
+Ranking: the word's lexicon attributes in order, then a generic fallback list, each
 rendered with the round's template; a clue that contains the speaker's word or repeats an
 earlier clue is dropped; the rest are ordered by how many of their tokens appear in the other
 players' clues so far (blending in), ties by lexicon order. Template words are stopwords, so only
@@ -32,7 +32,7 @@ FALLBACK: Mapping[str, tuple[str, ...]] = {
     "zh": ("日常生活", "家庭", "大多数人", "商店", "形状", "颜色", "大小", "用途", "常见", "随处可见"),
 }
 
-#: The last resort when every candidate is used (§6.4 step 5), per language.
+#: The last resort when every candidate is used, per language.
 LAST_RESORT: Mapping[str, str] = {
     "en": "Something many people know (round {round}, {name}).",
     "zh": "很多人都知道的东西（第{round}轮，{name}）。",
@@ -57,7 +57,7 @@ _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
 def tokens(text: str, language: str) -> frozenset[str]:
-    """The content tokens of ``text`` (§6.2): English words without stopwords and with a plural
+    """The content tokens of ``text``: English words without stopwords and with a plural
     ``s`` stripped from words longer than three letters; Chinese character unigrams and bigrams
     without the characters of :data:`ZH_STOPCHARS`."""
     text = unicodedata.normalize("NFKC", text).casefold()
@@ -111,5 +111,5 @@ def candidates(word: str, attributes: tuple[str, ...], form: str,
 
 
 def last_resort(round_number: int, name: str, language: str) -> str:
-    """The clue when no candidate is left (§6.4 step 5)."""
+    """The clue when no candidate is left."""
     return LAST_RESORT[language].format(round=round_number, name=name)

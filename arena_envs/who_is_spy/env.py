@@ -1,39 +1,22 @@
-"""Who is Spy as a PettingZoo AEC environment (spec §4) on :class:`arena_envs.core.TextAECEnv`.
+"""Who is Spy (WiS paper) as a PettingZoo AEC environment on :class:`arena_envs.core.TextAECEnv`.
 
 The rules are :class:`arena_envs.who_is_spy.game.WisGame`'s; this module adds the seats, spaces,
-texts (:mod:`.text`), numbers, infos, rewards and records.
+texts (:mod:`.text`), numbers, infos, rewards and records. Arguments: :class:`WhoIsSpyEnv`.
 
-**Seats.** ``possible_agents`` are the player names (``player_0`` … or ``player_names``). Each
-round every player still in the game describes once, in seat order from the first speaker, then
-every player still in the game votes once, in the same order; eliminated players stay in
-``agents`` (spectators, never selected) until the game ends, when every agent terminates at once
-with its final reward (rewards are 0 before: paying a vote bonus earlier would tell a voter whom
-it hit).
-
-**Actions.** ``action_mode="text"`` (default, LLMs): the action space is a bounded free text
-(:class:`~arena_envs.core.spaces.UnicodeText` of 4,096 characters): a description, or a vote (a
-player's name, ``"abstain"``, or a sentence the lenient parser reads, spec §4.7.3). The answer
-constraint says the same for guided decoding: one line of 1 to ``max_description_chars``
-characters when describing, the candidates' names or ``abstain`` when voting. By the paper's rules
-an empty description is a foul and a ballot that names no legal candidate an abstention: such a
-ballot is counted as an invalid answer (``unparseable``, or ``illegal`` when it names a player who
-is out or the voter) and, with the default ``max_retries=0``, falls back to abstaining at once;
-``max_retries=k`` asks the voter again up to ``k`` times (not the platform's rule).
-``infos[agent]["last_action_note"]`` says how the last action was read. ``action_mode="discrete"``
-(RL): ``Discrete(n + 1 + clue_actions)``: ``0 … n−1`` vote for that seat, ``n`` abstain, ``n+1+k``
-describe with the ``k``-th best clue the rule describer ranks for the seat's own word this turn
-(:func:`arena_envs.who_is_spy.clues.ranked_clues`); the mask allows the legal targets and abstain
-when voting, the clue slots that exist when describing. This small set replaces the spec's one
-action per lexicon attribute (over 3,000).
-
-**Observation.** ``text`` (:mod:`.text`: speeches quoted so they cannot pose as the host; its
-space's ``max_length`` is the longest text the arguments allow: every seat speaking, with an
-analysis when allowed, and voting in each of ``max_rounds`` rounds, clues and analyses at their
-limits and quoted at six characters per character, words of at most 64 characters),
-``observation`` (int64, spec §4.6.2: round, phase, own seat, first speaker, players alive, own
-word id, alive flags, elimination rounds, every vote, every clue's code in ``clue_vocabulary``) and,
-in discrete mode, ``action_mask``. ``infos`` follow spec §4.6.3 and are refreshed for every agent
-at every step; their history lists are tuples (snapshots shared by every seat).
+* **Seats**: the player names. Each round every player still in describes once, in seat order from
+  the first speaker, then votes once in the same order. Eliminated players stay in ``agents``
+  (never selected); everyone terminates together with the final reward (0 before that).
+* **Actions**: ``action_mode="text"``: a :class:`~arena_envs.core.spaces.UnicodeText` of 4,096
+  characters, a description or a vote (a name, ``"abstain"`` or a sentence the lenient parser
+  reads; a ballot naming no legal candidate abstains after ``max_retries`` re-asks, default 0).
+  ``"discrete"``: ``Discrete(n + 1 + clue_actions)``: vote for seat ``0 … n−1``, ``n`` abstain,
+  ``n+1+k`` say the ``k``-th clue of :func:`arena_envs.who_is_spy.clues.ranked_clues`.
+* **Observation**: ``text`` (speeches quoted so they cannot pose as the host), ``observation``
+  (int64: round, phase, own seat, first speaker, players alive, own word id, alive flags,
+  elimination rounds, every vote, every clue's code) and, in discrete mode, ``action_mask``.
+  ``infos`` (what rule policies read) are refreshed for every agent at every step.
+* **Rewards**: :func:`.scoring.rewards` of ``reward_mode`` at the end; the record is
+  :meth:`.game.WisGame.record`'s.
 """
 from __future__ import annotations
 
@@ -57,7 +40,7 @@ from arena_envs.who_is_spy.text import WisTexts
 from arena_envs.who_is_spy.words import MAX_WORD_CHARS, clue_vocabulary, load_lexicon, load_pairs, word_vocabulary
 
 ACTION_MODES = ("text", "discrete")
-#: Most characters of a text action (spec §4.5).
+#: Most characters of a text action.
 MAX_ACTION_CHARS = 4096
 _INT_HIGH = 2**31 - 1
 
@@ -73,8 +56,8 @@ class Move(NamedTuple):
 
 
 class WhoIsSpyEnv(TextAECEnv):
-    """Who is Spy; see the module docstring. Arguments are spec §2.12's, plus ``n_spies`` (the issue's
-    option; several spies score as :mod:`.scoring` says), ``clue_actions`` (discrete mode),
+    """Who is Spy; see the module docstring. Arguments are the game's rules (:class:`.game.WisConfig`),
+    plus ``n_spies`` (several spies score as :mod:`.scoring` says), ``clue_actions`` (discrete mode),
     ``spy_seats`` (the spies' seats in every game, e.g. ``[0]`` for the paper's injection experiments,
     where the hacker is always the spy: ``arena run --fixed-seats`` keeps it in seat 0; the draw is
     still made, so the words and first speaker do not change) and the core's ``max_cycles`` (a phase

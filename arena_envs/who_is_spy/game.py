@@ -1,17 +1,17 @@
-"""The Who is Spy game as a pure state machine (spec §2), without PettingZoo or texts.
+"""The Who is Spy game as a pure state machine, without PettingZoo or texts.
 
-:func:`draw_setup` draws a game's words, spies and first speaker from a numpy Generator in the
-spec's §2.3 order; :class:`WisGame` then takes the actions one at a time: :meth:`WisGame.describe`
+:func:`draw_setup` draws a game's words, spies and first speaker from a numpy Generator in a fixed
+order (:func:`draw_setup`); :class:`WisGame` then takes the actions one at a time: :meth:`WisGame.describe`
 for the current speaker and :meth:`WisGame.vote` for the current voter. The last description of a
 phase adjudicates the fouls (violators eliminated together) and checks the end (A); the last vote
 tallies and checks the end (B). Every action costs O(n): the repeat check looks up a set of earlier
 normal forms and the public history only grows by appends.
 
-**Several spies** (``n_spies > 1``, fewer than half the seats; the spec's game has one): the civilians
+**Several spies** (``n_spies > 1``, fewer than half the seats; the paper's game has one): the civilians
 win when every spy is eliminated (E1); a spy alive when 3 or fewer players remain (E2) or after the
 last round's vote (E3) wins the game for the spies. Everyone still sees only their own word and
 nobody learns how many spies are caught before the end. Scoring: :mod:`.scoring` (each spy owns
-``2n/k`` of the pot). With one spy all of this is exactly the spec.
+``2n/k`` of the pot). With one spy all of this is exactly the paper's game.
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ MAX_NAME_CHARS = 100
 
 @dataclass(frozen=True)
 class WisConfig:
-    """The rule options of §2.12 (the env's own options, e.g. spaces and texts, live in the env)."""
+    """The rule options of a game (the env's own options, e.g. spaces and texts, live in the env)."""
 
     n_players: int = 6
     n_spies: int = 1
@@ -124,7 +124,7 @@ def draw_setup(
     rng: np.random.Generator,
     options: object = None,
 ) -> Setup:
-    """Draw a setup in the §2.3 order: the pair index, the orientation bit (only with
+    """Draw a setup in this order: the pair index, the orientation bit (only with
     ``pair_order="random"``), the spy seat(s), the first speaker. ``options`` (a mapping; anything
     else and unknown keys are ignored) may force ``civilian_word`` and ``spy_word`` (both),
     ``spy_seat`` (one spy) or ``spy_seats``, and ``first_speaker``; a forced value still consumes its
@@ -320,7 +320,7 @@ class WisGame:
 
     @property
     def survival_rounds(self) -> dict[str, int]:
-        """Rounds survived per player (§3.4): ``r − 1`` if eliminated in round ``r``, else the
+        """Rounds survived per player: ``r − 1`` if eliminated in round ``r``, else the
         number of rounds played so far."""
         return {name: (r - 1 if r else self.round) for name, r in zip(self.names, self._elim_round)}
 
@@ -370,7 +370,7 @@ class WisGame:
 
     def vote(self, seat: int, action: object) -> str | None:
         """Seat ``seat`` (the current voter) votes: ``action`` is a target seat, a name or free text
-        (parsed as §4.7.3 in the configured mode), or None to abstain. Invalid ballots abstain.
+        (parsed by :func:`~.rules.parse_vote` in the configured mode), or None to abstain. Invalid ballots abstain.
         Returns the parser's note (why it abstained or coerced), else None."""
         self._expect("vote", seat)
         target, note = self.read_vote(seat, action)
@@ -440,10 +440,10 @@ class WisGame:
             self.phase = "describe"
             self._start_round()
 
-    # ---- record (§4.10) -----------------------------------------------------------------------
+    # ---- record ------------------------------------------------------------------------------
 
     def record(self) -> dict[str, Any]:
-        """The JSON-safe game record of spec §4.10 (omniscient: includes the current phase)."""
+        """The JSON-safe game record (omniscient: includes the current phase)."""
         names = self.names
         rounds = []
         for log in self.rounds:

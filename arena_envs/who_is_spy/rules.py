@@ -1,4 +1,4 @@
-"""The pure rules of Who is Spy (spec §2): text normalisation, the keyword and foul judge,
+"""The pure rules of Who is Spy (WiS paper): text normalisation, the keyword and foul judge,
 truncation, vote parsing, the tally, speaking order and the end conditions.
 
 Every function takes plain values (strings, seats, counts) and never raises on arbitrary Unicode
@@ -37,7 +37,7 @@ def check_language(language: str) -> str:
 
 
 def norm(s: str | None) -> str:
-    """The §2.6 normal form used for the ``empty`` and ``repeat`` checks: NFKC, casefold, one
+    """The normal form used for the ``empty`` and ``repeat`` checks: NFKC, casefold, one
     space per whitespace run, outer whitespace and quotes stripped, trailing punctuation stripped.
     ``None`` normalises to ``""``."""
     if s is None:
@@ -77,7 +77,7 @@ def _keyword_matcher(word: str, language: str) -> Callable[[str], bool]:
 
 
 def contains_keyword(text: str | None, word: str, language: str) -> bool:
-    """Whether ``text`` contains ``word`` under the §2.6 matching rules.
+    """Whether ``text`` contains ``word`` under the game's matching rules.
 
     Both are NFKC-normalised and casefolded. Chinese mode (``language="zh"`` or a word with a CJK
     ideograph): substring test with all whitespace removed. English mode: a whole-word/phrase match
@@ -91,12 +91,12 @@ def contains_keyword(text: str | None, word: str, language: str) -> bool:
     return _keyword_matcher(word, language)(_fold(text))
 
 
-# ---- descriptions (§2.5, §2.6, §2.11.1) ------------------------------------------------------------
+# ---- descriptions ---------------------------------------------------------------------------------
 
-#: Default truncation limits in characters (Unicode code points) per language (§2.5).
+#: Default truncation limits in characters (Unicode code points) per language.
 DESCRIPTION_LIMITS = {"en": 400, "zh": 120}
 
-#: The foul codes in their precedence order (§2.6).
+#: The foul codes in their precedence order.
 VIOLATIONS = ("empty", "keyword", "repeat")
 
 _ANALYSIS_MARKER = re.compile(r"^[ \t]*analysis:", re.IGNORECASE | re.MULTILINE)
@@ -117,7 +117,7 @@ def truncate(text: str | None, language: str, limit: int | None = None) -> str:
 def is_empty(text: str | None) -> bool:
     """The ``empty`` foul: nothing left after :func:`norm`, or only punctuation, whitespace and
     invisible control or format characters (so ``"---"``, ``"( )"`` or a zero-width space is no
-    answer either: the §2.6 rule says "whitespace only, or punctuation only")."""
+    answer either: an utterance of whitespace only or punctuation only is empty)."""
     return all(c.isspace() or unicodedata.category(c)[0] == "P" or unicodedata.category(c) in ("Cc", "Cf")
                for c in norm(text))
 
@@ -125,7 +125,7 @@ def is_empty(text: str | None) -> bool:
 def judge_utterance(
     text: str | None, own_word: str, earlier_norms: Container[str], language: str
 ) -> str | None:
-    """The §2.6 foul of an utterance (already truncated), or None when it is legal.
+    """The foul of an utterance (already truncated), or None when it is legal.
 
     Checked in the order ``empty``, ``keyword`` (the speaker's own word only), ``repeat``
     (``norm(text)`` equals the normal form of an earlier non-empty utterance of the game, fouls
@@ -141,7 +141,7 @@ def judge_utterance(
 
 
 def split_analysis(text: str) -> tuple[str, str | None]:
-    """Split a describe answer at its first line starting with ``ANALYSIS:`` (any case, §4.7.1):
+    """Split a describe answer at its first line starting with ``ANALYSIS:`` (any case):
     ``(description, analysis)``; ``(text, None)`` when there is no such line."""
     m = _ANALYSIS_MARKER.search(text)
     if m is None:
@@ -149,11 +149,11 @@ def split_analysis(text: str) -> tuple[str, str | None]:
     return text[: m.start()], text[m.end():]
 
 
-# ---- votes (§2.7, §4.7.2, §4.7.3) ------------------------------------------------------------------
+# ---- votes ----------------------------------------------------------------------------------------
 
 VOTE_MODES = ("lenient", "strict")
 
-#: Ballots that mean "abstain" after :func:`canon` (§4.7.3 step 2).
+#: Ballots that mean "abstain" after :func:`canon`.
 ABSTAIN_WORDS = frozenset({"abstain", "pass", "none", "skip", "novote", "弃权"})
 
 _CANON_DROP = re.compile(r"[\s_\-]+")
@@ -166,7 +166,7 @@ _TYPE_NAME_CHARS = 32
 
 
 def canon(s: str) -> str:
-    """The §4.7.3 name key: casefold with whitespace, ``_`` and ``-`` removed (after NFKC, so
+    """The name key of a ballot: casefold with whitespace, ``_`` and ``-`` removed (after NFKC, so
     full-width forms read as their plain letters). ``canon("Player_3") == "player3"``."""
     return _CANON_DROP.sub("", unicodedata.normalize("NFKC", s).casefold())
 
@@ -248,7 +248,7 @@ def parse_vote(
     allow_self_vote: bool = False,
     mode: str = "lenient",
 ) -> tuple[int | None, str | None]:
-    """Read a vote action (§4.7.2, §4.7.3) as ``(target seat or None for abstain, note)``.
+    """Read a vote action as ``(target seat or None for abstain, note)``.
 
     ``None`` abstains; an int (numpy ints too) is a seat index, ``len(names)`` being the discrete
     abstain action; a string is parsed by the strict steps and, in ``lenient`` mode, the name
@@ -303,7 +303,7 @@ def vote_counts(targets: Iterable[T | None]) -> dict[T, int]:
 
 
 def tally(targets: Iterable[T | None]) -> T | None:
-    """The plurality winner of a voting phase (§2.7): the single target with the most valid votes;
+    """The plurality winner of a voting phase: the single target with the most valid votes;
     None on a tie for the top or when there is no valid vote."""
     counts = vote_counts(targets)
     if not counts:
@@ -313,15 +313,15 @@ def tally(targets: Iterable[T | None]) -> T | None:
     return leaders[0] if len(leaders) == 1 else None
 
 
-# ---- order and end (§2.5, §2.9) --------------------------------------------------------------------
+# ---- order and end --------------------------------------------------------------------------------
 
-#: The team that wins under each end condition (§2.9).
+#: The team that wins under each end condition.
 WINNERS = {"E1": "civilians", "E2": "spy", "E3": "spy"}
 
 
 def speaking_order(first_speaker: int, alive: Container[int], n: int) -> list[int]:
     """The alive seats in cyclic seat order starting at ``first_speaker`` (or the next alive seat
-    after it when it is eliminated, §2.5)."""
+    after it when it is eliminated)."""
     return [s for s in ((first_speaker + i) % n for i in range(n)) if s in alive]
 
 
@@ -333,7 +333,7 @@ def check_end(
     end_alive_threshold: int,
     after_vote: bool,
 ) -> str | None:
-    """The end condition that holds now (§2.9), checked in the order E1, E2, E3, or None.
+    """The end condition that holds now, checked in the order E1, E2, E3, or None.
 
     E1: no spy alive. E2: a spy alive and ``n_alive <= end_alive_threshold``. E3 (after the vote
     only, check B): a spy alive and round ``max_rounds`` tallied. :data:`WINNERS` maps each to

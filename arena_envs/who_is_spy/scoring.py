@@ -1,13 +1,13 @@
-"""Who is Spy scoring, rewards, per-agent metrics and the leaderboard (spec §3), from plain values
-and from the JSON game records of :meth:`arena_envs.who_is_spy.game.WisGame.record`.
+"""Who is Spy scoring, rewards, per-agent metrics and the leaderboard (WiS paper, sections 3.4-3.5),
+from plain values and from the JSON game records of :meth:`arena_envs.who_is_spy.game.WisGame.record`.
 
-**Per-game score (§3.1), generalised to ``k`` spies.** The pot is ``P = 2n`` (12 at six seats) and
+**Per-game score, generalised to ``k`` spies.** The pot is ``P = 2n`` (12 at six seats) and
 each spy owns the share ``P/k`` of it. A spy alive when the game ends takes its whole share; a spy
 eliminated (by vote or by foul) in round ``r`` takes ``(P/k)·(r − 1)/max_rounds``. The civilian pot
 ``P − Σ spy bases`` is split equally among the civilians alive at the end. Every valid civilian vote
 for a spy moves 1 point from that spy to the voter; spies' votes never score. With ``k = 1`` this is
-exactly §3.1 (0/4/8/12 at ``n = 6``, three rounds). The sum is ``P`` except when the civilian pot is
-positive and no civilian survives to take it (the §3.1.3 degenerate case): then it is forfeited.
+exactly the paper's rule (0/4/8/12 at ``n = 6``, three rounds). The sum is ``P`` except when the
+civilian pot is positive and no civilian survives to take it (a degenerate case): then it is forfeited.
 A game ends with a spy alive exactly when the spies win, so with several spies an early-caught spy
 keeps only its round share even when its team wins, and the civilians still alive split what it
 left; the spy team's points therefore still grow with every round each spy survives.
@@ -28,13 +28,13 @@ REWARD_MODES = ("score", "centered", "win_loss")
 #: Each player's expected score: ``P / n`` with the pot ``P = 2n`` (the ``centered`` offset).
 MEAN_SCORE = 2
 
-#: Starting rating and entry fee per game of the leaderboard (§3.3).
+#: Starting rating and entry fee per game of the leaderboard.
 RATING_START = 100
 ENTRY_FEE = 1
 
 
 def pot(n_players: int) -> int:
-    """The per-game pot ``P = 2n`` (12 for six players, §3.1.1 and §3.1.4)."""
+    """The per-game pot ``P = 2n`` (12 for six players)."""
     return 2 * n_players
 
 
@@ -45,7 +45,7 @@ def final_scores(
     votes: Iterable[tuple[str, str | None]],
     max_rounds: int = 3,
 ) -> dict[str, Fraction]:
-    """Exact final scores of one finished game (§3.1, module docstring for several spies).
+    """Exact final scores of one finished game (the module docstring says how, for several spies too).
 
     ``eliminated_round`` maps every player eliminated during the game to its round (players not in
     it were alive at the end); ``votes`` are all ``(voter, target)`` ballots of the game with
@@ -73,7 +73,7 @@ def final_scores(
 
 def is_degenerate(names: Sequence[str], spies: Collection[str], eliminated_round: Mapping[str, int]) -> bool:
     """Whether the civilian pot is forfeited: it is positive (some spy was caught) and no civilian
-    is alive at the end (§3.1.3). Only then does the score sum differ from the pot."""
+    is alive at the end. Only then does the score sum differ from the pot."""
     caught = any(s in eliminated_round for s in spies)
     return caught and all(name in spies or name in eliminated_round for name in names)
 
@@ -81,7 +81,7 @@ def is_degenerate(names: Sequence[str], spies: Collection[str], eliminated_round
 def rewards(
     scores: Mapping[str, Fraction], mode: str, spies: Collection[str], winner: str
 ) -> dict[str, float]:
-    """The final-step env rewards (§3.2): the score, the score minus :data:`MEAN_SCORE`, or ±1 by
+    """The final-step env rewards: the score, the score minus :data:`MEAN_SCORE`, or ±1 by
     team (``winner`` is ``"spy"`` or ``"civilians"``; civilians are one team alive or not)."""
     check_choice("reward_mode", mode, REWARD_MODES)
     if mode == "score":
@@ -92,12 +92,12 @@ def rewards(
 
 
 def rating(scores: Iterable[float | Fraction]) -> float:
-    """The leaderboard rating ``100 + Σ s − N`` (§3.3); 100 for no games."""
+    """The leaderboard rating ``100 + Σ s − N`` over ``N`` games; 100 for no games."""
     values = list(scores)
     return float(RATING_START + sum(values, Fraction(0)) - ENTRY_FEE * len(values))
 
 
-# ---- per-agent metrics from game records (§3.4) ------------------------------------------------------
+# ---- per-agent metrics from game records -----------------------------------------------------------
 
 def _ratio(a: float, b: float) -> float:
     return a / b if b else math.nan
@@ -105,7 +105,7 @@ def _ratio(a: float, b: float) -> float:
 
 @dataclass
 class AgentMetrics:
-    """One agent's §3.4 metrics over a set of games; undefined ratios are NaN."""
+    """One agent's metrics over a set of games; undefined ratios are NaN."""
 
     agent: str
     games: int = 0
@@ -212,7 +212,7 @@ def spy_names(record: Mapping[str, Any]) -> set[str]:
 
 
 def agent_metrics(records: Iterable[Mapping[str, Any]]) -> dict[str, AgentMetrics]:
-    """§3.4 metrics per agent over finished game records. A record's optional ``"agents"`` maps a
+    """The metrics per agent over finished game records. A record's optional ``"agents"`` maps a
     player name to the agent key that sat there (default: the player name itself)."""
     table: dict[str, AgentMetrics] = {}
     for rec in records:
@@ -258,7 +258,7 @@ def agent_metrics(records: Iterable[Mapping[str, Any]]) -> dict[str, AgentMetric
     return table
 
 
-# ---- leaderboard (§3.3) ---------------------------------------------------------------------------
+# ---- leaderboard ----------------------------------------------------------------------------------
 
 def _timestamp(record: Mapping[str, Any]) -> datetime:
     ts = record.get("timestamp")
@@ -279,7 +279,7 @@ def leaderboard(
     window_days: float | None = None,
     now: datetime | None = None,
 ) -> list[AgentMetrics]:
-    """Agents sorted by rating (desc), average score (desc), name (asc) (§3.3). With
+    """Agents sorted by rating (desc), average score (desc), name (asc). With
     ``window_days``, only records whose ``"timestamp"`` lies within that many days before ``now``
     (default: the current UTC time) count, as on the platform's 30-day window."""
     if window_days is not None:
@@ -292,6 +292,6 @@ def leaderboard(
 
 
 def leaderboard_key(m: AgentMetrics) -> tuple[float, float, str]:
-    """The §3.3 sort key: rating desc, average score desc, name asc."""
+    """The leaderboard's sort key: rating desc, average score desc, name asc."""
     avg = m.avg_score
     return (-m.rating, -(avg if not math.isnan(avg) else -math.inf), m.agent)

@@ -1,4 +1,4 @@
-"""What a Who is Spy seat reads (spec §4.6.1), in English or Chinese (our own wording).
+"""What a Who is Spy seat reads, in English or Chinese (our own wording).
 
 Layout, fixed part first so that a seat's prompts share the longest prefix: the rules, then the
 seat's identity and word and the seating, then the public history by round (clues, fouls,

@@ -1,6 +1,6 @@
-"""Word pairs and the attribute lexicon of Who is Spy (spec §5): the packaged English and Chinese
-files, user files (``.json`` or ``.csv``) and tuple lists, their validation (§5.3), and the two
-vocabularies the numeric observation and the discrete actions index (§4.5, §4.6.2).
+"""Word pairs and the attribute lexicon of Who is Spy: the packaged English and Chinese files, user
+files (``.json`` or ``.csv``, the packaged files' layout) and tuple lists, their validation, and the
+two vocabularies the numeric observation and the discrete actions index.
 
 The packaged files are read, parsed and validated once per process and shared by every
 environment; a caller gets its own dict for a lexicon and an immutable tuple of pairs.
@@ -29,7 +29,7 @@ MAX_ZH_CHARS = 6
 #: Most characters of any word, whitespace included (it bounds the observation text).
 MAX_WORD_CHARS = 64
 _PACKAGE = "arena_envs.who_is_spy"
-_TOKEN_SPLIT = re.compile(r"[\s\-\u2010\u2011]+")  # the tokens of contains_keyword (spec §2.6)
+_TOKEN_SPLIT = re.compile(r"[\s\-\u2010\u2011]+")  # the tokens of contains_keyword
 
 PairsSource = Union[str, "os.PathLike[str]", Iterable[Any], None]
 LexiconSource = Union[str, "os.PathLike[str]", Mapping[str, Sequence[str]], None]
@@ -49,7 +49,7 @@ class WordPair:
 
 def load_pairs(source: PairsSource = None, language: str = "en") -> tuple[WordPair, ...]:
     """The validated word pairs of ``source``: None (the packaged file of ``language``), a path to a
-    ``.json`` (spec §5.2) or ``.csv`` file (header ``id,civilian,spy,category,difficulty,language``;
+    ``.json`` (the packaged files' layout) or ``.csv`` file (header ``id,civilian,spy,category,difficulty,language``;
     only ``civilian`` and ``spy`` are required), or a list of ``(civilian, spy)`` /
     ``(civilian, spy, category)`` tuples or ``WordPair`` objects. Missing ids become
     ``<language>-0001``, ``<language>-0002``, … by position."""
@@ -66,7 +66,7 @@ def load_pairs(source: PairsSource = None, language: str = "en") -> tuple[WordPa
 
 def load_lexicon(source: LexiconSource = None, language: str = "en") -> dict[str, tuple[str, ...]]:
     """The validated attribute lexicon of ``source``: None (the packaged file of ``language``), a
-    path to a ``.json`` file (spec §5.2) or a mapping ``word -> [attribute, ...]`` (generic first)."""
+    path to a ``.json`` file (the packaged files' layout) or a mapping ``word -> [attribute, ...]`` (generic first)."""
     check_language(language)
     if source is None:
         return dict(_packaged_lexicon(language))
@@ -82,7 +82,10 @@ def load_lexicon(source: LexiconSource = None, language: str = "en") -> dict[str
 
 
 def validate_pairs(pairs: Sequence[WordPair], language: str) -> None:
-    """Raise a one-line ValueError at the first pair that breaks a rule of spec §5.3."""
+    """Raise a one-line ValueError at the first pair that breaks a rule: the list is not empty; ids
+    are non-empty and unique; every pair is in ``language`` with a known difficulty or none; both
+    words are valid, differ after normalisation and neither contains the other; each unordered pair
+    appears once."""
     check_language(language)
     if not pairs:
         raise ValueError("the word pairs are empty; give at least one (civilian, spy) pair")
@@ -121,7 +124,7 @@ def validate_pairs(pairs: Sequence[WordPair], language: str) -> None:
 
 
 def validate_lexicon(lexicon: Mapping[str, Sequence[str]], language: str) -> None:
-    """Raise a one-line ValueError at the first entry that breaks a rule of spec §5.3: every
+    """Raise a one-line ValueError at the first entry that breaks a rule: every
     headword is a valid word, appears once, and has at least one attribute; every attribute is
     non-empty and does not contain its headword."""
     check_language(language)
@@ -148,12 +151,12 @@ def validate_lexicon(lexicon: Mapping[str, Sequence[str]], language: str) -> Non
 
 
 def word_vocabulary(pairs: Iterable[WordPair]) -> list[str]:
-    """Every civilian and spy word of ``pairs``, sorted and de-duplicated (spec §4.6.2)."""
+    """Every civilian and spy word of ``pairs``, sorted and de-duplicated."""
     return sorted({word for pair in pairs for word in (pair.civilian, pair.spy)})
 
 
 def clue_vocabulary(lexicon: Mapping[str, Sequence[str]]) -> list[str]:
-    """Every attribute of ``lexicon``, casefolded, de-duplicated and sorted (spec §4.5)."""
+    """Every attribute of ``lexicon``, casefolded, de-duplicated and sorted."""
     return sorted({attribute.casefold() for attributes in lexicon.values() for attribute in attributes})
 
 
