@@ -1,7 +1,6 @@
 """What the tank battle baselines share: one decision (:class:`TankMove`), written either as the
-answer text of the stage's output format (spec §4.3-4.4, what an LLM is asked to write) or as the
-native action of the environment's ``action_mode`` (§4.2), and the base class that does the
-writing (:class:`TankPolicy`).
+answer text of the stage's output format (what an LLM is asked to write) or as the native action
+of the environment's ``action_mode``, and the base class that does the writing (:class:`TankPolicy`).
 
 The policies read the game from the bound raw environment (``env.world``, ``env.stage``,
 ``env.action_mode``, and the rule tank ``env.nearest_target`` and ``env.pending_requests``), never
@@ -61,8 +60,8 @@ def answer_text(stage: Stage, move: TankMove) -> str:
 
 def native_action(action_mode: str, move: TankMove) -> Any:
     """``move`` as an action of the environment's ``action_mode``: ``"discrete"`` -> the operation's
-    index (0 up, 1 down, 2 left, 3 right, 4 shoot, 5 noop); ``"dict"`` -> the ``Dict`` action of spec
-    §4.2 with ``coop`` 0 (``No_coop``) and the replies."""
+    index (0 up, 1 down, 2 left, 3 right, 4 shoot, 5 noop); ``"dict"`` -> the ``Dict`` action
+    with ``coop`` 0 (``No_coop``) and the replies."""
     op = OPS.index(move.op)
     if action_mode == "discrete":
         return op

@@ -1,7 +1,7 @@
-"""The NPC controller of the tank battle (spec §2.14) driving a player tank (§6.2): each decision,
-with probability ``act_prob`` it acts, half the time turning to a direction drawn uniformly from
-the four (``Move_d``), half the time shooting; otherwise it does what an NPC does when it does not
-act: keeps driving the way it faces (the previous move repeated). It names no target."""
+"""The tank battle's NPC controller driving a player tank: each decision, with probability
+``act_prob`` it acts, half the time turning to a direction drawn uniformly from the four
+(``Move_d``), half the time shooting; otherwise it does what an NPC does when it does not act:
+keeps driving the way it faces (the previous move repeated). It names no target."""
 from __future__ import annotations
 
 import numpy as np

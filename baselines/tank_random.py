@@ -1,4 +1,4 @@
-"""The random tank of BattleAgentBench (spec §6.1), the paper's "random" rows: every decision an
+"""The random tank of BattleAgentBench, the paper's "random" rows: every decision an
 operation drawn uniformly from the four moves and ``Shoot`` (never a no-op) and a target drawn
 uniformly from the current enemy bases and enemy tanks; no cooperation, no replies."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The rule tank of the tank battle, the greedy hunter of spec §6.3 (after the reference's disabled
+"""The rule tank of the tank battle, a greedy hunter (after the reference code's disabled
 "advanced NPC"): deterministic; it heads for the nearest enemy tank or base (the goal in the
 navigation stages), shoots what blocks it and what it is lined up with, and turns aside when its
 way is shut for good. No cooperation; it agrees to its teammates' requests and refuses the others'.
@@ -16,7 +16,7 @@ FALLBACK_ORDER: tuple[Direction, ...] = ("up", "left", "down", "right")
 
 
 def desired_direction(me: Tank, tx: int, ty: int) -> tuple[Direction, bool]:
-    """Step 3 of §6.3: the direction toward the target at (tx, ty) and whether the tank is lined up
+    """Step 3 of :meth:`RuleTank.decide`: the direction toward the target at (tx, ty) and whether the tank is lined up
     with it (less than a tank's width off on one axis)."""
     dx, dy = me.x - tx, me.y - ty
     if abs(dx) < 32:
@@ -29,7 +29,9 @@ def desired_direction(me: Tank, tx: int, ty: int) -> tuple[Direction, bool]:
 
 
 class RuleTank(TankPolicy):
-    """The greedy hunter (spec §6.3, steps 1-7)."""
+    """The greedy hunter, in seven steps (commented in :meth:`decide`): pick the target, shoot an
+    enemy tank touching the front, find the direction toward the target, fire when lined up and
+    facing it, shoot bricks in the way, detour when the way is shut, else move."""
 
     name = "rule"
 

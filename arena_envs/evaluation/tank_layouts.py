@@ -1,8 +1,9 @@
 """The tank battle with the paper's start layouts taken in turn over a run's episodes.
 
-BattleAgentBench ran every stage once per start layout (open models: layouts 1-5, spec §2.5 and
-§7.4). A runner episode only passes its environment seed to ``reset``, so this builder (a
-``module:callable`` environment of :class:`arena_envs.runner.runner.RunConfig`) finds which episode
+BattleAgentBench ran every stage several times, each on a map with the agents' start positions
+sampled anew (open models: 5 runs, here the shipped layouts 1-5). A runner episode only passes its
+environment seed to ``reset``, so this builder (a ``module:callable`` environment of
+:class:`arena_envs.runner.runner.RunConfig`) finds which episode
 of the run seeded ``run_seed`` that seed belongs to (:func:`arena_envs.runner.seeding.episode_seeds`)
 and plays episode ``k`` on ``layouts[k % len(layouts)]``. The environment's own ``layout_seed``
 is set to it before the reset, so each episode's record states its layout, and a replay of the
@@ -20,7 +21,7 @@ from arena_envs import tank_battle_v0
 from arena_envs.core.answers import excerpt
 from arena_envs.runner.seeding import episode_seeds
 
-#: The paper's layouts (shipped as data, spec §2.5) in run order.
+#: The paper's layouts (shipped as data) in run order.
 PAPER_LAYOUTS = (1, 2, 3, 4, 5)
 #: How many episode ids a reset seed is looked up among.
 MAX_EPISODES = 10_000

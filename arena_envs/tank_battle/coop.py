@@ -1,6 +1,6 @@
-"""The cooperation protocol of spec §4.5: requests, replies, records and current partners.
+"""The cooperation protocol of the tank battle: requests, replies, records and current partners.
 
-Timeline **[DESIGN]** (deterministic, one round of delay; the reference exchanged messages
+Timeline (ours: deterministic, one round of delay; the reference exchanged messages
 asynchronously): a request that A sends in round t is delivered at the end of round t into B's
 inbox (and the message log); B sees it in round t+1 and may answer then; at the end of round t+1 an
 agreement appends a record (A, B, message) and makes B the current partner of A; a request not
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from arena_envs.tank_battle.decision import Decision
     from arena_envs.tank_battle.world import World
 
-#: how many records the "historical cooperation" section shows (spec §4.3)
+#: how many records the "historical cooperation" section shows
 HISTORY = 5
 STOP_MESSAGE = "stop cooperation"
 
@@ -67,7 +67,7 @@ class CoopRound:
 
 
 def legal_partners(world: World, stage: Stage, player: int) -> list[int]:
-    """The players ``player`` may ask for cooperation now, by id (spec §4.5)."""
+    """The players ``player`` may ask for cooperation now, by id (module docstring)."""
     if stage.partners == "none":
         return []
     if stage.partners == "players":

@@ -1,35 +1,21 @@
-"""BattleAgentBench's tank battle as a PettingZoo AEC environment (spec §4).
+"""BattleAgentBench's tank battle as a PettingZoo AEC environment (arguments: :class:`TankBattleEnv`).
 
-Every living tank decides once per round, in id order, from the state at the start of the round;
-when the last one has answered the world runs the round's ticks (:meth:`World.play_round`), the
-rewards, terminations, cooperation and feedback are settled, and the next round starts with the
-lowest living id. So the parallel API's ``step`` is one round.
-
-Actions. ``step()`` takes the answer text of an LLM (the grammar of spec §4.4, ``parser`` =
-``"reference"`` or ``"strict"``) or a native action of ``action_mode``:
-
-* ``"dict"`` (default): ``Dict(op: Discrete(6), target: Discrete(23), coop: Discrete(4),
-  coop_partner: Discrete(8), reply: MultiDiscrete([3] * 8))`` of spec §4.2 (``target`` indexes
-  :data:`TARGET_IDS`; ``coop`` 0 none, 1 keep, 2 stop, 3 request; ``reply[j]`` 0 none, 1 agree,
-  2 disagree), with a mask for each part;
-* ``"discrete"``: ``Discrete(6)``: 0 up, 1 down, 2 left, 3 right, 4 shoot, 5 noop; the target is
-  the nearest enemy tank or base (navigation: the base); no cooperation.
-
-An unparseable answer, or one whose target is not a listed enemy, -1 or 200, is invalid: with the
-default ``max_retries=0`` the tank does nothing that round (``noop``, the paper's handling) and
-its next text says why; ``max_retries=k`` asks again up to k times first.
-
-Observations. ``text``: the stage's prompt (:mod:`arena_envs.tank_battle.text`); ``observation``:
-the ``(25, 64, 64)`` uint8 grid of :mod:`arena_envs.tank_battle.grid`; ``action_mask``. ``obs_mode``
-chooses what is computed: ``"both"`` (default), ``"text"`` (the grid is all zeros) or ``"grid"``
-(the text is empty), so a learner that reads only the grid does not pay for the text; ``"numeric"``
-computes what ``"grid"`` does, and through ``env()``, ``raw_env()`` and ``parallel_env()`` gives the
-numeric view of every game (:mod:`arena_envs.core.numeric_view`: the grid and the flat mask).
-
-Rendering. ``render_mode="human"`` draws the game in a pygame window by itself, as PettingZoo's
-games do: after ``reset()`` and once a round (``frame_id`` counts the pictures), at most
-``metadata["render_fps"]`` rounds a second; with ``render_every_tick`` after every tick of the round
-too. ``"rgb_array"`` returns the frame, ``"ansi"`` the character map (:mod:`.render`).
+* **Turns**: every living tank decides once per round, in id order, from the state at the start of
+  the round; the last answer runs the round's ticks (:meth:`World.play_round`). The parallel API's
+  ``step`` is one round.
+* **Actions**: an LLM's answer text (``parser`` ``"reference"`` or ``"strict"``, :mod:`.parser`) or
+  a native action of ``action_mode``: ``"dict"`` (default) ``Dict(op: Discrete(6), target:
+  Discrete(23), coop: Discrete(4), coop_partner: Discrete(8), reply: MultiDiscrete([3] * 8))``
+  (``target`` indexes :data:`TARGET_IDS`; ``coop`` 0 none, 1 keep, 2 stop, 3 request; ``reply[j]``
+  0 none, 1 agree, 2 disagree), masked part by part; ``"discrete"`` ``Discrete(6)`` (up, down,
+  left, right, shoot, noop at the nearest enemy). An invalid answer is a ``noop`` (the paper's
+  handling) after ``max_retries`` re-asks (default 0), and the next text says why.
+* **Observations**: ``text`` (:mod:`.text`), ``observation`` the ``(25, 64, 64)`` uint8 grid
+  (:mod:`.grid`), ``action_mask``; ``obs_mode`` ``"both"``, ``"text"`` (zero grid), ``"grid"`` (empty
+  text) or ``"numeric"`` (:mod:`arena_envs.core.numeric_view`).
+* **Rewards**, once a round: stages 1-2 the decrease of the path distance to the base; stages 3-7
+  the stage's hit, NPC-kill and base scores. ``episode_metrics()``: the paper's per-tank figures.
+* **Rendering**: ``"human"`` (a pygame window, once a round), ``"rgb_array"``, ``"ansi"`` (:mod:`.render`).
 """
 from __future__ import annotations
 
@@ -51,7 +37,7 @@ from arena_envs.tank_battle.stages import MODES, Stage, custom_stage, stage_conf
 from arena_envs.tank_battle.text import TankMemory, TankTexts, round_feedback, round_start
 from arena_envs.tank_battle.world import FIRST_NPC_ID, ROUND_TICKS, Operation, World
 
-#: The target ids a ``dict`` action's ``target`` indexes (spec §4.2).
+#: The target ids a ``dict`` action's ``target`` indexes: none (-1), the tanks, the NPCs, the bases.
 TARGET_IDS = (-1, *range(8), *range(FIRST_NPC_ID, FIRST_NPC_ID + 10), 100, 101, 102, 103)
 #: ``discrete`` action -> operation
 OPS: tuple[Operation, ...] = ("up", "down", "left", "right", "shoot", "noop")
@@ -90,8 +76,8 @@ class Move(NamedTuple):
 
 
 class TankBattleEnv(TextAECEnv):
-    """``stage`` 1-7 of BattleAgentBench (spec §3) with the options of spec §4.10; see the module
-    docstring and ``docs/envs/tank_battle.md``."""
+    """``stage`` 1-7 of BattleAgentBench (:mod:`.stages`) and its options; see the module docstring
+    and ``docs/envs/tank_battle.md``."""
 
     metadata: ClassVar[dict[str, Any]] = {"name": "tank_battle_v0", "render_modes": ["human", "rgb_array", "ansi"],
                                           "render_fps": 4, "is_parallelizable": True}
@@ -579,7 +565,7 @@ class TankBattleEnv(TextAECEnv):
         return f"Tank Battle – Stage {self.stage.number}"
 
     def state(self) -> dict[str, Any]:
-        """The whole world as a JSON-safe dict (spec §4.9), with the targets and the cooperation logs."""
+        """The whole world as a JSON-safe dict, with the targets and the cooperation logs."""
         state = self.world.state()
         state["targets"] = {str(p): t for p, t in self.targets.items()}
         state["cooperation"] = {"messages": [[r.round, r.source, r.partner, r.message]

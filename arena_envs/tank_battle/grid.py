@@ -1,27 +1,14 @@
 """The numeric observation of a tank for RL: a ``(25, 64, 64)`` uint8 image, channels first.
 
-One cell is 8 x 8 px (the brick piece); an object marks every cell its rectangle overlaps, with
-255 (an image in the form stable-baselines3's ``CnnPolicy`` takes as is: it divides by 255).
-Channels 0-14 follow spec §4.2; channels 15-24 hold the spec's ten vector features as constant
-planes (value x 255), so one ``Box`` carries the whole observation:
+One cell is 8 x 8 px (the brick piece); an object marks every cell its rectangle overlaps with 255
+(an image stable-baselines3's ``CnnPolicy`` takes as is: it divides by 255). Channels 15-24 hold
+the ten vector features as constant planes (value x 255), so one ``Box`` carries it all:
 
-====  =====================================  ====  ===========================================
- ch   what                                    ch   what
-====  =====================================  ====  ===========================================
- 0    brick pieces                            13   tanks facing left
- 1    steel                                   14   tanks facing right
- 2    water                                   15   own x / 480
- 3    self                                    16   own y / 480
- 4    teammates                               17   facing up
- 5    enemy player tanks                      18   facing down
- 6    NPC tanks                               19   facing left
- 7    own or friendly base                    20   facing right
- 8    enemy base or the navigation goal       21   health / 5
- 9    bullets of self and teammates           22   frozen
- 10   other bullets                           23   rounds left / rounds
- 11   tanks facing up                         24   living teammates / max(team size - 1, 1)
- 12   tanks facing down
-====  =====================================  ====  ===========================================
+* 0 brick pieces, 1 steel, 2 water, 3 self, 4 teammates, 5 enemy player tanks, 6 NPC tanks,
+  7 own or friendly base, 8 enemy base or the navigation goal, 9 bullets of self and teammates,
+  10 other bullets, 11-14 tanks facing up, down, left, right;
+* 15 own x / 480, 16 own y / 480, 17-20 own facing up, down, left, right, 21 health / 5,
+  22 frozen, 23 rounds left / rounds, 24 living teammates / max(team size - 1, 1).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Maps of the tank battle (spec §2.2, §2.4, §2.5): the text format, the official maps (shipped
+"""Maps of the tank battle: the text format, the official maps (shipped
 as ``data/maps/<name>.txt``), custom maps from a string, a list of rows or a file, and the spawn
 layouts ("layout seeds": 1-5 from the shipped table ``data/layouts.json``, 6 and up drawn by the
 relocation rule with the environment's generator).
@@ -125,7 +125,7 @@ def _relocated(grid: list[list[str]], moves: list[tuple[int, int, int]]) -> list
 
 def apply_layout(game_map: GameMap, stage: int, layout_seed: int, n_players: int,
                  rng: np.random.Generator) -> GameMap:
-    """The map with the players' spawns relocated (spec §2.5): seed 0 unchanged; 1-5 the shipped
+    """The map with the players' spawns relocated: seed 0 unchanged; 1-5 the shipped
     table of the paper's layouts (a relocated spawn on a brick tile clears that tile); 6 and up
     the relocation rule drawn with ``rng`` (stage 7: the 5 x 5 corner blocks)."""
     check_int("layout_seed", layout_seed, 0)

@@ -1,31 +1,22 @@
-"""What a tank says: the text action grammar of spec §4.4 and the answer constraint for guided decoding.
+"""What a tank says: the text action grammar and the answer constraint for guided decoding.
 
 :func:`parse_answer` reads an answer into a :class:`Decision` and never raises. It knows nothing
-about the world, so it does not judge target ids; the env combines it with :func:`target_valid`
-(spec §4.4, last paragraph):
+about the world, so it does not judge target ids; the env combines it with :func:`target_valid` at
+step time, while the world still shows the state the agent saw:
 
-* the control part is valid (``control_valid``) iff an operation was found and, in stages 3-7,
-  its target is -1, 200, a listed enemy tank or a current enemy base; otherwise the round's
-  operation is ``noop`` and the target stays as it was;
-* ``format_ok`` (FAcc) = the control part is valid and, in cooperative stages
-  (``stage.cooperative``), a cooperation operation was found (``decision.coop is not None``).
+* the control part is valid (:func:`control_valid`) iff an operation was found and, in stages 3-7,
+  its target is -1, 200 (a wall: the previous target stays, :func:`effective_target`), a listed
+  enemy tank or a current enemy base; otherwise the round's operation is ``noop``;
+* :func:`format_ok` (FAcc): the control part is valid and, in cooperative stages, a cooperation
+  operation was found. :func:`format_problem` says why not in one line, for the agent's next text.
 
-Both are :func:`control_valid` and :func:`format_ok` below (:func:`format_problem` says why in one
-line, for the agent's next text); the env calls them at step time, while
-the world still shows the state the agent saw. Target 200 ("a wall") keeps the previous target
-(:func:`effective_target`).
-
-Reference mode (default) reproduces the reference's matching, quirks included (stages 1-2: the
-first operation of a fixed priority list found anywhere in the answer wins). Strict mode
-**[DESIGN]** reads the control operation only after the last ``#Operation:``/``#Attack operation:``
-header (taking the last match) and the cooperation operation only after the last ``#Cooperation
-operation:`` header (same priority order), each in the whole answer when its header is missing; the
-headers of the Chinese templates (``#操作:``, ``#攻击操作:``, ``#协作操作:``, ASCII or full-width
-colon) count as well. Replies are read anywhere in both modes.
-
-In both modes **[DESIGN]** the message of a ``#Request_coop#`` (the rest of its line) is only a
-message: it is never read as the sender's operation, target, header or reply (the reference read the
-whole answer, so ``#Request_coop# 2: attack Target 1: #Shoot# with me`` changed the sender's move).
+``strict=False`` (the reference mode, default) reproduces the reference code's matching, quirks
+included (stages 1-2: the first operation of a fixed priority list found anywhere wins).
+``strict=True`` (ours) reads the control operation after the last ``#Operation:`` / ``#Attack
+operation:`` header and the cooperation operation after the last ``#Cooperation operation:``
+header (the Chinese templates' headers too), in the whole answer when a header is missing. In both
+modes the message of a ``#Request_coop#`` is only a message, never an operation, target, header or
+reply; replies are read anywhere.
 """
 from __future__ import annotations
 
@@ -66,12 +57,12 @@ _REPLY = re.compile(r"Reply_message#?[ \t]*(?:\{?[ \t]*(\d+)[ \t]*\}?[ \t]*[:：
 _REPLY_STRIP = " \t\r\f\v{}[]()\"'`“”‘’「」#*.,;:!?。，；：！？"
 _CONTROL_HEADER = re.compile(r"#(?:Operation|Attack operation|操作|攻击操作)[ \t]*[:：]")
 _COOP_HEADER = re.compile(r"#(?:Cooperation operation|协作操作)[ \t]*[:：]")
-#: the longest request message kept (spec §4.2: messages are shown cut to 200 characters)
+#: the longest request message kept (texts show messages cut to 200 characters)
 MAX_MESSAGE = 200
 
 
 def parse_answer(text: str, stage: Stage, strict: bool = False) -> Decision:
-    """Read an answer (spec §4.4) for ``stage``; never raises (a non-str reads as an empty answer)."""
+    """Read an answer for ``stage``; never raises (a non-str reads as an empty answer)."""
     if not isinstance(text, str):
         text = ""
     own = _without_messages(text) if "Request_coop" in text else text
@@ -155,7 +146,7 @@ def _replies(text: str) -> tuple[dict[int, bool], bool | None]:
 
 def valid_targets(world: World, player: int) -> list[int]:
     """The ids ``player`` may name as target now, sorted: -1 (none), 200 (a wall), the listed enemy
-    tanks and the current enemy bases (spec §4.4); never teammates, own bases or unknown ids."""
+    tanks and the current enemy bases; never teammates, own bases or unknown ids."""
     return sorted({NO_TARGET, WALL_TARGET, *(t.id for t in world.enemy_tanks(player)),
                    *(b.id for b in world.enemy_bases(player))})
 
@@ -176,7 +167,7 @@ def control_valid(world: World, player: int, stage: Stage, decision: Decision) -
 
 
 def format_ok(world: World, player: int, stage: Stage, decision: Decision) -> bool:
-    """Format validity of one decision (FAcc, spec §4.4): the control part is valid and, in
+    """Format validity of one decision (FAcc): the control part is valid and, in
     cooperative stages, a cooperation operation was found."""
     return control_valid(world, player, stage, decision) and (not stage.cooperative or decision.coop is not None)
 

@@ -1,4 +1,4 @@
-"""Drawing the tank battle (spec §5): the 832 x 576 pygame frame and the ANSI character map.
+"""Drawing the tank battle: the 832 x 576 pygame frame and the ANSI character map.
 
 pygame is imported only inside the functions that draw, so ``import arena_envs`` stays light. What
 does not change from frame to frame is drawn once and cached per process: the fonts, the frame
@@ -58,7 +58,7 @@ NPC_ID = (255, 255, 0)
 TEXT = (235, 235, 235)
 DIM_TEXT = (180, 180, 180)
 GAME_OVER = (255, 0, 0)
-#: team 0-3 per spec §5 (team 0 is always blue, §9 Q16); 4-7 only for custom free-for-alls of up to 8 tanks
+#: teams 0-3 blue, red, green, yellow (team 0 is always blue); 4-7 only for custom free-for-alls of up to 8 tanks
 TEAM_COLOURS = ((0, 128, 255), (255, 0, 0), (0, 200, 0), (255, 255, 0),
                 (255, 140, 0), (170, 80, 255), (255, 105, 180), (0, 170, 170))
 NO_OWNER = (255, 255, 255)  # border of the navigation goal, which nobody owns
@@ -88,7 +88,7 @@ class FrameInfo:
 
 
 def team_colour(team: int) -> tuple[int, int, int]:
-    """The colour of a team (spec §5); NPCs (team -1) are grey."""
+    """The colour of a team (:data:`TEAM_COLOURS`); NPCs (team -1) are grey."""
     return NPC_BODY if team < 0 else TEAM_COLOURS[team % len(TEAM_COLOURS)]
 
 
@@ -103,7 +103,7 @@ def player_status(world: World, player_id: int) -> str:
 
 
 def player_line(world: World, player_id: int, info: FrameInfo) -> str:
-    """``P{id} T{team} HP{h} S{score} [{status}]`` (spec §5)."""
+    """``P{id} T{team} HP{h} S{score} [{status}]``: a player's line of the side panel."""
     tank = world.players[player_id]
     score = info.scores.get(player_id, 0)
     status = player_status(world, player_id)
@@ -252,7 +252,7 @@ def _darker(colour: tuple[int, int, int]) -> tuple[int, int, int]:
 
 
 def draw_frame(world: World, stage: Stage, info: FrameInfo | None = None) -> pygame.Surface:
-    """The 832 x 576 frame of spec §5: the frame colour, the play field at (32, 32) with bricks
+    """The 832 x 576 frame: the frame colour, the play field at (32, 32) with bricks
     (each remaining 8 x 8 piece), steel, water, bases, NPC spawn outlines, tanks, bullets
     (:data:`BULLET_SIZE`) and frozen overlays, and the side panel on its dark box (:data:`PANEL_BOX`)."""
     import pygame
@@ -322,7 +322,7 @@ def _draw_panel(frame: pygame.Surface, cache: _Cache, world: World, stage: Stage
 
 
 def ansi_map(world: World, info: FrameInfo | None = None) -> str:
-    """The 16 x 16 character map of spec §5 (``#`` brick tile with a piece left, ``@`` steel, ``~``
+    """The 16 x 16 character map (``#`` brick tile with a piece left, ``@`` steel, ``~``
     water, ``A``-``D`` bases, ``*`` bullets, the player's id or ``n`` for an NPC at the tile holding
     the tank's centre, ``.`` empty), then one status line per player."""
     info = info or FrameInfo()

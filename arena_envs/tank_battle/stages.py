@@ -1,4 +1,4 @@
-"""The seven stages of BattleAgentBench (spec §1.2, §3) and their variants, as plain data.
+"""The seven stages of BattleAgentBench (its three levels) and their variants, as plain data.
 
 A :class:`Stage` says everything the simulation and the text need about a stage: the map, the
 number of tanks, the mode (who owns which base, who is an enemy), the team count, the round count,
@@ -31,7 +31,7 @@ class Stage:
     partners: Partners
     template: int  # the stage whose prompt template the text follows (3 for stage 5, as the paper)
     typed: bool  # tank lines carry the "advanced"/"normal" type (stages 6 and 7)
-    primary: tuple[int, ...]  # the tanks whose figures make the paper's per-run numbers (§7.4)
+    primary: tuple[int, ...]  # the tanks whose figures make the paper's per-run numbers
     variant: str = "default"
 
     @property

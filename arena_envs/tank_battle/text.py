@@ -1,28 +1,22 @@
-"""What a tank reads: the observation text of every stage (spec §4.3), in English or Chinese.
+"""What a tank reads: the observation text of every stage, in English or Chinese.
 
-Each text follows the structure of the paper's prompt figure for the stage's template (1, 2, 3, 4,
-6, 7; ``Stage.template``): its sections, slot formats and answer tokens, in our own wording
-(:mod:`.words`). One deliberate departure **[DESIGN]**: the fixed part (role, goal, game
-instructions, options, notes, answer format) comes FIRST and the changing ``<game> ... </game>``
-state block after it, so that every decision of a tank shares one prompt prefix that an LLM
-server's prefix cache serves (the paper puts the state block first). In stages 1-2 the operation
-options follow the state block, because the option of moving toward a blocked facing side is
-left out. Stages without cooperation (``not stage.cooperative``: stage 4, the ``no_coop``
-variants) have no cooperation goal, options, note, plan, answer line, history or messages; the
-``no_coop`` variants of stages 5 and 7 keep the team's attack-target list (team information, not a
-cooperation part). Messages and rejected answers are shown through :func:`sanitize` (one line,
-200 characters, the language's :func:`charset`); another tank's message is also quoted
-(:func:`arena_envs.core.quoting.quote`, ``<`` and ``>`` escaped): it can neither close the state
-block nor pass itself off as the game.
+Each text follows the sections, slot formats and answer tokens of the BattleAgentBench paper's
+prompt figure for the stage's template (``Stage.template``), in our own wording (:mod:`.words`),
+with one departure: the fixed part (role, goal, instructions, options, notes, answer format) comes
+first and the changing ``<game> ... </game>`` state block after it (in stages 1-2 the operation
+options follow it, a blocked move's option being left out). Stages without cooperation (stage 4,
+the ``no_coop`` variants) have no cooperation parts; the ``no_coop`` variants of stages 5 and 7 keep
+the team's attack-target list. Messages and rejected answers pass through :func:`sanitize` (one
+line, 200 characters, the language's :func:`charset`); another tank's message is also quoted
+(:func:`arena_envs.core.quoting.quote`) so it can neither close the state block nor pose as the game.
 
 The env keeps one :class:`TankMemory` per tank and one :class:`TankTexts` per episode. Per round:
 
 1. after every agent decided and the targets were updated (:func:`~.parser.effective_target`),
-   and before ``World.play_round``: ``start = round_start(world, player, target)`` for each tank
-   that decided;
-2. after ``World.play_round``: ``memory.remember(op, target, round_feedback(op, start, world,
-   player, lang, answer))`` where ``op`` is the applied operation, or ``None`` when the answer's
-   control part was invalid (then the feedback shows the answer).
+   and before ``World.play_round``: ``start = round_start(world, player, target)`` per tank;
+2. after it: ``memory.remember(op, target, round_feedback(op, start, world, player, lang, answer))``
+   with ``op`` the applied operation, or ``None`` when the control part was invalid (the feedback
+   then shows the answer).
 """
 from __future__ import annotations
 
@@ -43,7 +37,7 @@ from arena_envs.tank_battle.world import DIRECTIONS, Operation, Tank
 if TYPE_CHECKING:
     from arena_envs.tank_battle.world import World
 
-#: how many characters of a message or of a rejected answer a text shows (spec §4.2)
+#: how many characters of a message or of a rejected answer a text shows
 SHOWN_MAX = MAX_MESSAGE
 #: categories of ``World.touching`` that block a move (stages 1-2 drop that move's option line)
 BLOCKING = frozenset({"border", "steel", "water", "brick"})
@@ -135,7 +129,7 @@ def round_start(world: World, player: int, target: int) -> RoundStart:
 
 def round_feedback(op: Operation | None, start: RoundStart, world: World, player: int, lang: str = "en",
                    answer: str = "") -> str:
-    """The "operation feedback" of spec §4.3 for the round just played (``op`` None: the answer was
+    """The "operation feedback" for the round just played (``op`` None: the answer was
     invalid, shown without its thought section, on one line). A noop (native actions only) reads "Stopped"."""
     w = WORDS[lang]
     if op is None:

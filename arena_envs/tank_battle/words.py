@@ -1,6 +1,7 @@
 """Every fixed sentence of the tank texts, in English and Chinese (our wording of the structure of
-the paper's prompt figures 1-14; the front/around phrases and the feedback phrases are the spec's,
-§4.3). :mod:`.text` assembles them; nothing here changes during a game."""
+the BattleAgentBench paper's prompt figures 1-14; the front/around and feedback phrases are the
+reference code's Chinese ones and our English). :mod:`.text` assembles them; nothing here changes
+during a game."""
 from __future__ import annotations
 
 WORDS: dict[str, dict[str, str]] = {
@@ -98,14 +99,14 @@ WORDS: dict[str, dict[str, str]] = {
         "sent": "{src} sent to {dst}: {message}",
         "agreed": "{dst} replied to {src}: agreed",
         "stop_message": "stop cooperation",
-        # front info (stages 1-2), spec §4.3
+        # front info (stages 1-2): the facing side only, first match wins
         "front_border": "Map boundary ahead: cannot move forward, change direction",
         "front_steel": "Steel wall ahead: cannot move forward, only turning helps",
         "front_water": "Water ahead: cannot move forward, only turning helps",
         "front_brick": "Wall ahead: cannot move forward, shoot it or change direction",
         "front_enemy_tank": "Enemy tank ahead: shoot it immediately",
         "front_nothing": "No obstacle ahead",
-        # around info (stages 3-7), spec §4.3
+        # around info (stages 3-7): up, down, left, right; the facing side gets the longer text
         "side_up": "Up", "side_down": "Down", "side_left": "Left", "side_right": "Right",
         "around_line": "{side}: {text}",
         "around_front_line": "{side} (front): {text}",
@@ -125,7 +126,7 @@ WORDS: dict[str, dict[str, str]] = {
         "ahead_own_base": "our base blocking; cannot move forward, only turning helps",
         "ahead_enemy_base": "enemy base blocking; shoot it immediately",
         "ahead_nothing": "no obstacle",
-        # feedback (stages 3-7), spec §4.3
+        # feedback (stages 3-7): how the last round's operation went
         "fb_invalid": "Invalid operation format: {answer}",
         "fb_no_damage": "Target health did not decrease; the target may be out of range",
         "fb_cleared": "; the obstacle in front was removed",
