@@ -1,24 +1,19 @@
-"""History-driven and extreme rule players of the γ-Bench simultaneous games (spec §12.1).
+"""History-driven and extreme rule players of the γ-Bench simultaneous games.
 
 Each reads the game's parameters and last round from its own observation's feature vector (by
-feature name, spec §12.2; ``-1`` = not observed yet), so it sees exactly what an LLM in that
-seat is told, and returns a native action. Rounding is half up (``round_half_up``).
+feature name; ``-1`` = not observed yet), so it sees exactly what an LLM in that seat is told, and
+returns a native action. Rounding is half up (``round_half_up``). By policy spec name:
 
-========================  ===========================================================================
-spec name                 rule
-========================  ===========================================================================
-``best_response_last``    Guess: round(R x last mean); first round round(R x (MIN + MAX) / 2)
-``level_k:k=K``           Guess: round(mid x R^k), mid = (MIN + MAX) / 2 (level 0 = the midpoint)
-``contrarian``            El Farol: go iff the last go-rate seen is <= R; none seen: go with prob. R
-``greedy``                Divide the Dollar: bid all G golds
-``adaptive``              Divide the Dollar: fair share first, then +1 after a round that stayed
-                          within G, -2 after one that exceeded it (within 0..G)
-``full``                  Public Goods: contribute T (at most what one holds)
-``conditional``           Public Goods: last round's mean contribution; first round T / 2
-``majority_tft``          Diner's Dilemma: cheap first, then cheap iff more than half chose cheap
-                          last round (a tie gives costly)
-``half``                  Sealed-Bid Auction: floor(v / 2)
-========================  ===========================================================================
+* Guess: ``best_response_last`` round(R x last mean), first round round(R x (MIN + MAX) / 2);
+  ``level_k:k=K`` round(mid x R^k), mid = (MIN + MAX) / 2 (level 0 = the midpoint);
+* El Farol: ``contrarian`` goes iff the last go-rate seen is <= R (none seen: with prob. R);
+* Divide the Dollar: ``greedy`` bids all G golds; ``adaptive`` the fair share first, then +1 after
+  a round that stayed within G, -2 after one that exceeded it (within 0..G);
+* Public Goods: ``full`` contributes T (at most what one holds); ``conditional`` last round's mean
+  contribution, first round T / 2;
+* Diner's Dilemma: ``majority_tft`` cheap first, then cheap iff more than half chose cheap last
+  round (a tie gives costly);
+* Sealed-Bid Auction: ``half`` bids floor(v / 2).
 """
 from __future__ import annotations
 

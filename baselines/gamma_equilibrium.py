@@ -1,4 +1,4 @@
-"""Equilibrium players of the γ-Bench simultaneous games (spec §3e-§8e, §12.1).
+"""Equilibrium players of the γ-Bench simultaneous games (the paper's equilibria, its section 2).
 
 * Guess: the Nash number (MIN if R < 1, MAX if R > 1, MIN if R = 1) - :class:`GuessNash`;
 * El Farol: the paper's mixed equilibrium, go with probability R (seeded) - :class:`ElFarolMixed`;

@@ -1,10 +1,10 @@
-"""Fixed-strategy players of the γ-Bench simultaneous games (paper Appendix G, spec §11.5).
+"""Fixed-strategy players of the γ-Bench simultaneous games (γ-Bench paper, Appendix G).
 
 :class:`FixedAnswer` always gives the same answer (``value=91``), or cycles through a list by
 round (``values=[0, 50]``: round r answers ``values[(r - 1) % len(values)]``, the repo's
 ``specified=v1/v2/...``). Answers are the game's own values: numbers for Guess, Divide, Public
 Goods and the auction, words for El Farol (``"go"``/``"stay"``) and the Diner
-(``"costly"``/``"cheap"``). The named classes are the fixed players of spec §12.1.
+(``"costly"``/``"cheap"``). The named classes are common fixed players.
 
 Spec strings: ``fixed:value=91``, ``fixed:values=[0,100]``, ``always_go``, ``free_rider``...
 """

@@ -1,4 +1,4 @@
-"""Rule baselines of the sequential γ-Bench games (spec §12.1): Battle Royale and the Pirate Game.
+"""Rule baselines of the sequential γ-Bench games: Battle Royale and the Pirate Game.
 
 They read the structured state in ``info`` (never the text) and answer with native actions:
 Battle Royale ``a < N`` shoots ``player_a`` and ``a = N`` misses on purpose; the Pirate Game takes

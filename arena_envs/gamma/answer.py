@@ -1,4 +1,4 @@
-"""The γ-Bench JSON answer format and its lenient parser (spec §1.4), shared by all eight games.
+"""The γ-Bench JSON answer format and its lenient parser, shared by all eight games.
 
 Every decision asks for one JSON object with a game-specific key (``{"chosen_number": "33"}``).
 The parser reads that key from raw LLM text and never raises anything but
@@ -16,7 +16,7 @@ Use by sequential games (Battle Royale, Pirate): read several keys with :func:`a
 :func:`answer_value`; coerce with :func:`to_int`, :func:`to_choice`, :func:`to_vote`; build the
 echo with :func:`canonical_json`, the request line with :func:`format_instruction` and the
 guided-decoding schema with :func:`json_constraint`. All take ``cot=True`` for the CoT variant
-(a leading ``"explanation"`` key, spec §11.2).
+(a leading ``"explanation"`` key: the model reasons before it answers).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the eight γ-Bench environments share (spec §1): :class:`GammaEnv` and small helpers.
+"""What the eight γ-Bench environments share: :class:`GammaEnv` and small helpers.
 
 :class:`GammaEnv` is a :class:`~arena_envs.core.TextAECEnv` that takes the γ-Bench options once
 for every game: the invalid-answer loop's ``max_retries`` and ``fallback_action``, the prompt
@@ -26,7 +26,7 @@ from arena_envs.gamma.simultaneous_rules import check_int
 __all__ = ["DEFAULT_MAX_RETRIES", "FALLBACKS", "Fallback", "GammaEnv", "check_int", "fmt", "percent",
            "random_legal_action", "readonly"]
 
-#: Re-asks before the fallback applies (spec §1.4: ``max_invalid_retries`` default 5).
+#: Re-asks before the fallback applies (``max_invalid_retries``' default).
 DEFAULT_MAX_RETRIES = 5
 #: What happens after the last re-ask: a uniformly random legal action (env RNG) or an error.
 FALLBACKS = ("random", "raise")

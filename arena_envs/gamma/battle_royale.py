@@ -1,4 +1,4 @@
-"""Battle Royale (γ-Bench game 7) as a PettingZoo AEC environment (spec §9, §2.2).
+"""Battle Royale (γ-Bench game 7, a sequential game) as a PettingZoo AEC environment.
 
 One shooter acts per turn (``agent_selection``); every turn is one "round" of the paper. Native
 action: ``Discrete(N + 1)``, ``a < N`` shoots ``player_a``, ``a = N`` misses on purpose; the mask

@@ -2,7 +2,7 @@
 
 Each round every player picks an integer in [MIN, MAX]; the target is R x the mean of all
 choices; the player(s) closest to the target win. Distances are compared exactly (integers), so
-ties are real ties: by default every closest player wins (spec §13 #3); ``tie_rule=
+ties are real ties: by default every closest player wins; ``tie_rule=
 "first_in_index_order"`` reproduces the repo (only the choosers of the first closest number found
 in player order win).
 """

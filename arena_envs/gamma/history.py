@@ -1,4 +1,4 @@
-"""Round-record schema of the eight γ-Bench games (spec §1.6): what the environments append to
+"""Round-record schema of the eight γ-Bench games: what the environments append to
 ``self.history`` and what :mod:`arena_envs.gamma.scoring` reads.
 
 Conventions, the same for every game:

@@ -1,5 +1,5 @@
 """The γ-Bench paper's Table 1: each model's score (0-100, mean±std of its 5 runs) per game, in the
-paper's default ten-player setting (``shared/specs/gamma_games.md`` §14.1).
+paper's default ten-player setting, as the paper prints it.
 
 Kept with the games so that both the suite's plots (:mod:`arena_envs.analysis.gamma_plots`) and the
 report card (:mod:`arena_envs.evaluation.paper_figures`) read the one copy.

@@ -1,29 +1,21 @@
-"""The Pirate Game (γ-Bench game 8) as a PettingZoo AEC environment (spec §10, §2.3).
+"""The Pirate Game (γ-Bench game 8, a sequential game) as a PettingZoo AEC environment.
 
 Each round the most senior surviving pirate proposes (``agent_selection`` = proposer), then every
 other survivor votes in rank order; votes stay hidden until the round resolves. A rejected plan
 terminates the proposer with ``death_reward``; an accepted plan terminates everyone left with
-reward = their coins. A lone pirate (only possible with ``n_players=1``) takes all G at reset.
+reward = their coins. A lone pirate (only with ``n_players=1``) takes all G at reset.
 
-Native action: ``Dict(coins=MultiDiscrete([N] * G), vote=Discrete(2))``. The propose phase reads
-``coins``: ``coins[k]`` is the seat (``player_i`` -> i) that gets coin k, so every entry naming a
-pirate on board makes a legal split of the G coins, and every split has such a form; the vote
-phase reads ``vote`` (1 = accept). A proposal as shares is accepted as well:
-``{"proposal": shares}`` or a bare sequence (proposer first, then the juniors by rank; N entries
-whose tail beyond the survivors is 0, or one per survivor; the sum must be G), and so is an int /
-bool (vote). Text answers: ``{"proposal": {"<rank>": coins, ...}}`` and
-``{"decision": "accept" | "reject"}``.
-
-Action mask (``observation["action_mask"]``, the form ``action_space.sample(mask=...)`` takes):
-``{"coins": (G int8 arrays of length N), "vote": int8 array of length 2}``. Proposing, every coin
-allows the seats on board (the proposer and the juniors); voting, the vote allows 0 and 1; every
-entry the current decision does not read allows only 0 (so does every entry of an agent not to
-act). The mask is exact: a masked sample is always a legal move.
-
-Features (``observation``, float32): ``round_index``, ``max_rounds`` (N), ``golds``, ``own_rank``,
-``proposer_rank``, ``n_remaining``, ``phase`` (0 propose, 1 vote, -1 over), ``offered_coins``
-(own share of the plan under vote, else -1), then ``proposal_i`` per seat (coins offered to
-``player_i`` by the plan under vote, -1 where none).
+* **Action**: ``Dict(coins=MultiDiscrete([N] * G), vote=Discrete(2))``: proposing, ``coins[k]`` is
+  the seat that gets coin k (every split has this form); voting, ``vote`` (1 = accept). Also
+  accepted: ``{"proposal": shares}`` or a bare sequence of shares (proposer first, then the juniors
+  by rank; N entries with a zero tail, or one per survivor; sum G), an int / bool vote, and the
+  texts ``{"proposal": {"<rank>": coins, ...}}`` and ``{"decision": "accept" | "reject"}``.
+* **Mask** (exact: a masked sample is always legal): ``{"coins": G int8 arrays of length N, "vote":
+  int8 array of length 2}``; proposing, each coin allows the seats on board; voting, the vote
+  allows 0 and 1; every entry the current decision does not read allows only 0.
+* **Features** (float32): ``round_index``, ``max_rounds`` (N), ``golds``, ``own_rank``,
+  ``proposer_rank``, ``n_remaining``, ``phase`` (0 propose, 1 vote, -1 over), ``offered_coins``
+  (own share of the plan under vote, else -1), ``proposal_i`` per seat (-1 where none).
 """
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ def min_golds(n_players: int) -> int:
 
 
 def check_params(n_players: int, golds: int) -> None:
-    """ValueError naming the argument if (N, G) is outside the spec's range."""
+    """ValueError naming the argument if (N, G) is outside the range: 1 <= N <= :data:`MAX_PLAYERS`,
+    :func:`min_golds` (N) <= G <= ``MAX_VALUE``."""
     check_int("n_players", n_players, 1, MAX_PLAYERS)
     if isinstance(golds, bool) or not isinstance(golds, int) or not min_golds(n_players) <= golds <= MAX_VALUE:
         raise ValueError(f"golds must be an integer from max(1, floor((n_players - 1) / 2)) = {min_golds(n_players)} "

@@ -1,4 +1,4 @@
-"""Prompt template sets of the γ-Bench games (spec §11.1, the paper's robustness study V1-V5).
+"""Prompt template sets of the γ-Bench games (the paper's robustness study of templates, V1-V5).
 
 A variant rewrites a game's description (the intro line and the numbered rules, the stable prefix
 of every prompt); round reports, requests and the JSON answer format stay the same, so answers
@@ -91,7 +91,7 @@ def resolve_prompt_variant(variant: str | PromptVariant) -> PromptVariant:
 
 @dataclass(frozen=True)
 class GammaPromptOptions(PromptOptions):
-    """The core prompt options plus γ-Bench's template set (``prompt_variant``, spec §11.1)."""
+    """The core prompt options plus γ-Bench's template set (``prompt_variant``)."""
 
     variant: PromptVariant = field(default_factory=DefaultVariant)  #: wording of the description
 

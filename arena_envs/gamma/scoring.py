@@ -1,28 +1,22 @@
-"""γ-Bench scores: raw S1-S8, the 0-100 rescaling per game, and the table row (spec §3-§10, §13).
+"""γ-Bench scores (the paper's section 3, Appendix E): raw S1-S8, the 0-100 rescaling, the table row.
 
-Everything here is a pure function of ``(params, history)`` in the schema of
-:mod:`arena_envs.gamma.history`; no environment is imported, so saved or imported logs can be
-rescored offline.
-
-Variants (spec §13) are chosen per game with ``variant=``; the first entry of :data:`VARIANTS`
-is the default, the form the paper's default-setting tables were computed with (rescoring the
-published logs reproduces Table 1 and Table 4: ``tests/test_gamma_reproduction.py``):
+Pure functions of ``(params, history)`` in the schema of :mod:`arena_envs.gamma.history` (no
+environment imported), so saved or imported logs can be rescored offline. ``variant=`` picks a
+form per game; the first entry of :data:`VARIANTS` is the default, the one the paper's Table 1 and
+Table 4 were computed with (``tests/test_gamma_reproduction.py`` rescores the published logs):
 
 * ``guess_two_thirds_v0``: ``"paper"`` (R<1: (D-S1)/D, R=1: |2 S1 - D|/D) or ``"repo"`` (R<1:
-  (MAX-S1)/D, which exceeds 100 when MIN>0; R=1: 100 minus the paper form, as the repo code);
-* ``divide_dollar_v0``: ``"paper"`` (clipped below at 0, as the repo) or ``"unclipped"``;
-* ``sealed_bid_auction_v0``: ``"paper"`` (mean(v-b) / max v), ``"repo_v2"`` (mean clipped
-  relative underbid, the repo since 2024-11) or ``"second_price_diagnostic"``
-  ((1 - mean|v-b| / max v) x 100, not part of γ-Bench); the first two need first-price logs;
-* ``battle_royale_v0``: ``"paper"`` (divide by the number of turns k, as the data) or
-  ``"per_player"`` (divide by N k, as printed in the paper's formula);
-* ``pirate_game_v0``: ``"paper"`` (NE for the actual G, L1 in coins over 2G, votes pooled, and
-  the original code's vote rule: a voter offered 1 coin at an odd position behind the proposer is
-  credited for neither vote; every published Table 1 Pirate number was computed so, spec §13 #22),
-  ``"paper_text"`` (paper, but with the paper text's rule: rejecting that 1-coin offer is correct),
-  ``"repo"`` (the code's vote rule, and proposals rescaled to 100 coins and compared with the
-  100-coin NE, as the original code; spec §13 #21 reports Table 8's G ≠ 100 cells from it) or
-  ``"per_round_votes"`` (paper, but vote accuracy averaged per round instead of pooled).
+  (MAX-S1)/D, over 100 when MIN>0; R=1: 100 minus the paper form, as the original code);
+* ``divide_dollar_v0``: ``"paper"`` (clipped below at 0, as the original code) or ``"unclipped"``;
+* ``sealed_bid_auction_v0``: ``"paper"`` (mean(v-b) / max v; first price), ``"repo_v2"`` (mean
+  clipped relative underbid; first price) or ``"second_price_diagnostic"`` (not γ-Bench's);
+* ``battle_royale_v0``: ``"paper"`` (divided by the turns k, as the data) or ``"per_player"`` (by N k,
+  as the paper's printed formula);
+* ``pirate_game_v0``: ``"paper"`` (NE for the actual G, L1 over 2G, votes pooled, the original
+  code's vote rule: a 1-coin offer at an odd position behind the proposer credits neither vote, as
+  every published Pirate number), ``"paper_text"`` (the paper text's rule: rejecting that offer is
+  correct), ``"repo"`` (proposals rescaled to 100 coins against the 100-coin NE, as the original
+  code; the paper's Table 8 cells with G ≠ 100 come from it) or ``"per_round_votes"`` (per-round means).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The base of γ-Bench games 1-6: rounds of simultaneous answers (spec §1.3, §2.1).
+"""The base of γ-Bench games 1-6: rounds of simultaneous answers.
 
 Agents answer in index order; the answers stay in a :class:`~arena_envs.core.SimultaneousPhase`
 until the last one of the round is in, then the round resolves at once (rewards for all, one

@@ -1,17 +1,13 @@
 """The γ-Bench suite: play the eight games with the paper's protocol and print the table row.
 
-Protocol (spec §1.1): every game is played ``runs`` times (default 5) by the same players (by
-default ten seats of one policy), each game through the runner (:mod:`arena_envs.runner`) in its
-own resumable results folder ``OUT/<game>/`` with the run seed ``seed`` (episode ``k`` of every
-game gets the runner's seeds derived from ``(seed, k)``). Each episode's score is the env's
-γ-Bench score (:mod:`arena_envs.gamma.scoring` on the env's history, paper variant unless
-``score_variant`` is passed in the game's kwargs); run ``k`` of the row is episode ``k`` of every
-game. The row is Overall + eight games as mean ± sample std over runs (Overall: per run the mean
-of the game scores, then mean ± std).
-
-Files written in ``OUT``: ``gamma_row.json`` (players, protocol, per-episode scores, the row),
-``gamma_row.md`` (the row as a Markdown table), ``episode_scores.jsonl`` (one line per episode)
-and the figures of :mod:`arena_envs.analysis.gamma_plots`.
+Every game is played ``runs`` times (default 5, as the γ-Bench paper) by the same players (by
+default ten seats of one policy), each through the runner in its own resumable results folder
+``OUT/<game>/`` with the run seed ``seed`` (episode ``k`` gets the runner's seeds of ``(seed, k)``).
+An episode's score is the env's γ-Bench score (:mod:`arena_envs.gamma.scoring`, paper variant
+unless the game's kwargs pass ``score_variant``); run ``k`` of the row is episode ``k`` of every
+game. The row: Overall (per run the mean of the game scores) and the eight games, mean ± sample
+std over runs. ``OUT`` gets ``gamma_row.json`` (players, protocol, per-episode scores, the row),
+``gamma_row.md``, ``episode_scores.jsonl`` and the figures of :mod:`arena_envs.analysis.gamma_plots`.
 
 Command line (through ``arena run gamma``)::
 
