@@ -1,4 +1,4 @@
-"""AucArena baselines: the paper's rule bidder and the spec's scripted test bidders (§4).
+"""AucArena baselines: the paper's rule bidder and our scripted test bidders.
 
 They read the structured state in ``info`` (never the text) and answer with native actions of the
 environment's ``action_mode`` (``discrete``: 0 withdraw, 1 = the minimum valid bid, k = + (k−1)·inc;

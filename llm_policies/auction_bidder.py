@@ -1,32 +1,21 @@
-"""The AucArena LLM bidder (spec §6): plan, bid, belief update, replan — a BDI agent.
+"""The AucArena LLM bidder (the paper's section 3.2): plan, bid, belief update, replan — a BDI agent.
 
-* **Plan** (before the first bid): strategy + JSON priorities 1-3 for every item, stored through
-  ``env.record_plan(agent, priorities, "initial")``.
-* **Bid** (each time the seat is asked): the plan instruction and plan, then, with the
-  environment's ``prompt="full"``, its text (which holds this item's whole bidding history) and the
-  bidding instruction; with ``prompt="paper"``, the reference code's per-item conversation: every
-  earlier turn of the current item (``env.bid_turn``) and the model's whole reply to it are
-  replayed as chat messages, then the new turn. The answer format asked for is then the
-  original's (reasons first, then "I bid $xxx!" or "I'm out!"); with ``guided`` the decision is
-  still read under the environment's constraint (a follow-up guided call when the reasoning holds
-  none; with ``cot=False`` one guided call).
-* **Belief update** (after each hammer, at the seat's next decision, or in ``afinish`` for the
-  last): the item's rounds, the hammer message, the win/lose note and the previous status (plain
-  bidder names, as the keys must be); the status JSON is checked by ``env.check_belief`` against the
-  state right after that item (no stale check when the seat was not asked for a while, e.g. after
-  automatic withdrawals) and corrected as the reference code does: at most
-  :data:`MAX_CORRECTIONS` correction requests, each after a failed check, the reply to the last
-  one adopted unchecked; without ``correct_belief`` only malformed JSON is sent back. The status
-  becomes the last reply's JSON, whatever it holds.
-* **Replan** (after each hammer except the last, ``plan="adaptive"``): new priorities for the
-  remaining items (``record_plan(..., "replan")``).
-
-``plan="static"`` plans once; ``plan="none"`` never plans (with ``prompt="paper"`` it therefore
-never sees the estimated values or the priced item list, as in the original). For both, the
-status JSON is shown in the first bid prompt of each item (the replan prompt is otherwise where it
-appears). The policy
-learns that items were hammered from ``info["item_index"]`` and reads the public round results
-and hammer messages from the environment (the same information its text shows).
+* **Plan** (before the first bid): strategy + JSON priorities 1-3 for every item
+  (``env.record_plan(agent, priorities, "initial")``).
+* **Bid** (each time the seat is asked): the plan, then with ``prompt="full"`` the env's text and
+  the bidding instruction, with ``prompt="paper"`` the reference code's per-item conversation
+  replayed as chat messages (``env.bid_turn`` and the model's replies), then the new turn; the
+  reply gives reasons, then "I bid $xxx!" or "I'm out!" (``guided``: read under the env's
+  constraint, by a follow-up guided call when the reasoning holds none; ``cot=False``: one call).
+* **Belief update** (after each hammer, at the seat's next decision or in ``afinish``): the item's
+  rounds, hammer, win/lose note and previous status; ``env.check_belief`` checks the status JSON
+  against the state right after that item, with at most :data:`MAX_CORRECTIONS` correction
+  requests (the last reply adopted unchecked; without ``correct_belief`` only malformed JSON is
+  sent back). The status becomes the last reply's JSON.
+* **Replan** (after each hammer but the last, ``plan="adaptive"``): new priorities for the
+  remaining items. ``plan="static"`` plans once, ``plan="none"`` never (with ``prompt="paper"`` it
+  then never sees the estimates, as in the original); both show the status JSON in each item's
+  first bid prompt. Hammers are learnt from ``info["item_index"]``, round results from the env.
 """
 from __future__ import annotations
 

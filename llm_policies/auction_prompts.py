@@ -1,4 +1,5 @@
-"""The AucArena bidder's prompts (spec §6.2, our own wording) and the JSON schemas of its answers.
+"""The AucArena bidder's prompts (the paper's planning, bidding, belief and replanning steps, in our
+own wording) and the JSON schemas of its answers.
 
 The system message and the objectives are the environment's (``prompt="paper"`` shows the same
 system message), so the two never drift apart.

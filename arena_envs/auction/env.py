@@ -1,35 +1,22 @@
 """AucArena as a PettingZoo AEC environment (the adapter around :mod:`arena_envs.auction.rules`).
 
-Rounds are simultaneous; on the sequential AEC API the eligible bidders of a round are selected one
-at a time in seat order and their decisions are buffered until the last one, so no observation
-shows another bidder's same-round decision. A rejected or unparseable reply re-selects the same
-bidder with the auctioneer's correction; after ``max_retries`` re-asks the decision becomes a
-forced withdrawal.
-
-Native actions (``action_mode``): ``"discrete"`` (default) is ``Discrete(discrete_levels + 1)``:
-0 = withdraw, a >= 1 = bid m + (a − 1)·inc with m the minimum valid bid; the mask allows bids up to
-the remaining budget. ``"amount"`` is ``Discrete(max_budget + 2, start=-1)``: the bid in dollars,
-−1 = withdraw. ``step()`` also takes the bidder's raw text ("I bid $1200!", "I'm out!").
-
-``tie_break`` (equal top bids in a round): ``"random"`` (uniform, the env's seeded generator),
-``"repo"`` (the reference code's preference order, which favours later seats, drawn with the same
-generator: :func:`arena_envs.auction.rules.repo_tie_break`), ``"lowest_seat"``, a list of agent
-names used one per tie in order (a scripted replay: the script and its position are part of the
-env's state, so it pickles and deep-copies with it), or a callable ``(tied agents, context) ->
-agent`` (the context: item, round, top bid and the round's ``decisions`` as ``[agent, amount]`` in
-recording order, −1 = withdraw). A callable is kept by reference: a lambda or a local function
-cannot be pickled, and ``copy.deepcopy`` hands the copy the same function object (and whatever state
-it closes over); use a list, or a module-level function without state, to copy mid-episode.
-
-``prompt`` words the bidders' texts: ``"full"`` (default) is a self-contained prompt (rules, the
-item list with the bidder's estimates, the minimum valid bid, this item's rounds, the results so far
-and, with ``reveal_status``, the bidder's own budget); ``"paper"`` shows what the reference code's
-bidder sees and nothing more: the system message and the current item's conversation (see
-:mod:`arena_envs.auction.text`); :meth:`AuctionEnv.bid_turn` gives the new message of the current
-turn, for agents that replay the conversation as chat messages.
-
-``state()`` is PettingZoo's global state, a float32 vector (``state_names``, ``state_space``);
-``state_dict()`` gives it as a dict.
+* **Turns**: rounds are simultaneous; a round's eligible bidders are selected one at a time in seat
+  order and their decisions buffered until the last, so no observation shows another bidder's
+  same-round decision. A rejected or unreadable reply re-selects the bidder with the auctioneer's
+  correction; after ``max_retries`` re-asks it is a forced withdrawal.
+* **Actions** (``action_mode``): ``"discrete"`` (default) ``Discrete(discrete_levels + 1)``: 0
+  withdraws, a >= 1 bids m + (a − 1)·inc from the minimum valid bid m, masked to the budget;
+  ``"amount"`` ``Discrete(max_budget + 2, start=-1)``: the bid in dollars, −1 withdraws.
+  ``step()`` also takes the bidder's text ("I bid $1200!", "I'm out!").
+* **Rewards**: at each hammer the winner gets ``true value − price`` or 1 (``reward_mode``), plus
+  ``invalid_action_penalty`` per rejected attempt.
+* **Ties** (``tie_break``): ``"random"`` (seeded), ``"repo"`` (the reference code's order,
+  :func:`~arena_envs.auction.rules.repo_tie_break`), ``"lowest_seat"``, a list of agents used one
+  per tie, or a callable ``(tied agents, context: item, round, top bid, decisions) -> agent``
+  (kept by reference: copy an env mid-episode only with a list or a stateless module function).
+* **Texts** (``prompt``): ``"full"`` (default) or ``"paper"`` (:mod:`arena_envs.auction.text`);
+  :meth:`AuctionEnv.bid_turn` is the turn's new message. ``state()``: a float32 vector
+  (``state_names``, ``state_space``); ``state_dict()`` the same as a dict.
 """
 from __future__ import annotations
 
@@ -486,7 +473,7 @@ class AuctionEnv(TextAECEnv):
 
     def check_belief(self, agent: str, belief: dict[str, Any] | str, item: int | None = None) -> list[str]:
         """The auctioneer's check of ``agent``'s status JSON against the state right after item
-        ``item``'s hammer (default: the last resolved item); counts every check (spec §5.3). Keys
+        ``item``'s hammer (default: the last resolved item); counts every check. Keys
         and item names are matched as ``belief_match`` says."""
         errors, checks = M.check_belief(belief, self.ground_truth_status(item), self.seat_of[agent], self.names(),
                                         self.belief_match)

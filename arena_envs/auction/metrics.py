@@ -1,4 +1,4 @@
-"""AucArena's metrics (spec §5), computed from the episode's event log and recorded plans.
+"""AucArena's metrics, computed from the episode's event log and recorded plans.
 
 * failed-bid rate (CFR form) F / (C + F);
 * Bid Increment Percentage bins: 100·(b − H)/p with H the standing bid at the start of the round
@@ -93,7 +93,7 @@ def _is_number(value: Any) -> bool:
 
 def check_belief(belief: Mapping[str, Any] | str, truth: Mapping[str, Any], seat: int,
                  names: Sequence[str], match: str = "exact") -> tuple[list[str], list[tuple[str, bool]]]:
-    """Compare a status JSON with the ground truth (spec §5.3; ``match``: one of BELIEF_MATCHES).
+    """Compare a status JSON with the ground truth (``match``: one of BELIEF_MATCHES).
 
     Returns ``(errors, checks)``: human-readable error messages, and one ``(scope, passed)`` per
     belief check with scope ``"self"`` or ``"other"``. A sanity failure gives one error and no

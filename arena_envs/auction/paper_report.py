@@ -1,4 +1,4 @@
-"""The paper's metrics for its standard competition (§4.2 of Chen et al.; spec §5, §7.1), from played games.
+"""The AucArena paper's metrics for its standard competition (its section 4.2), from played games.
 
 The setting: three bidders, two fixed baselines (the paper: GPT-4-Turbo and GPT-3.5-Turbo) and one
 challenger, six settings (budget 20 000 or 40 000 × random, ascending or descending order), ten

@@ -1,4 +1,4 @@
-"""Deterministic lenient parser of a bidder's reply (spec §3.5): "I bid $X!" or "I'm out!".
+"""Deterministic lenient parser of a bidder's reply: "I bid $X!" or "I'm out!".
 
 The reply is normalized (NFKC, lower case, straight quotes, no thousands separators). If it says
 "final decision", only the part after the last occurrence is searched (unless that part holds no

@@ -27,9 +27,9 @@ TieBreak = Callable[[list[int], dict[str, Any]], int]
 
 
 def min_increment(price: int, markup_pct: int) -> int:
-    """The minimum raise over a standing bid, ``price × pct // 100`` (spec §2.4), at least $1 so
-    that every round with a bid raises the price (items priced below $10 would otherwise allow
-    endless equal rebids)."""
+    """The minimum raise over a standing bid, ``price × pct // 100`` of the item's starting (or
+    discounted) price (the paper's default: 10 %), at least $1 so that every round with a bid
+    raises the price (items priced below $10 would otherwise allow endless equal rebids)."""
     return max(1, price * markup_pct // 100)
 
 

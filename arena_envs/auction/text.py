@@ -1,22 +1,18 @@
 """Text of the auction: each bidder's prompt, the auctioneer's messages and the paper's log layout.
 
-The prompt is laid out for an LLM server's prefix cache: a bidder's successive prompts grow by
-appending. The stable header comes first (identity, objective, rules, budget, the whole item list
-with the bidder's own estimates), then the auction's log in order (every finished item's result,
-then the current item's rounds so far), and last the changing state (the current round, the
-bidder's status, the answer instruction). Within an item the prompt only grows; when an item is
-finished its rounds give way to its one-line result (what the bidder saw before), so the next
-item's first prompt shares everything up to that item's heading. A finished item's line is built
-once per seat; a bidder's own name is shown as "You (Bidder k)".
+``prompt="full"``: a bidder's successive prompts grow by appending (for an LLM server's prefix
+cache): the stable header (identity, objective, rules, budget, the item list with the bidder's
+own estimates), then the auction's log (every finished item's one-line result, the current item's
+rounds so far), last the changing state (round, status, answer instruction). A bidder's own name
+reads "You (Bidder k)".
 
-With ``prompt="paper"`` a bidder sees what the reference code's bidder sees and nothing more (our
-wording, the same information and answer format): a system message (identity, objective, how the
-values and the winning bid work), then the current item's conversation: the auctioneer's opening
-(items left, the item, its starting price) wrapped in the bidding instruction, each later round's
-message (the previous round's decisions, the standing bid, its holder and the minimum raise) and
-the auctioneer's answer to a rejected or unreadable reply. No estimated value, minimum valid bid,
-budget, item description or earlier item's result is shown: the reference bidder knows those only
-through its own plan and beliefs (the agent's business, see ``llm_policies.auction_bidder``).
+``prompt="paper"``: what the reference code's bidder sees and nothing more (our wording, the same
+information and answer format): a system message (identity, objective, how values and the winning
+bid work), then the current item's conversation: the auctioneer's opening (items left, the item,
+its starting price) with the bidding instruction, each later round's message (the decisions, the
+standing bid, its holder, the minimum raise) and the answer to a rejected or unreadable reply. No
+estimate, minimum valid bid, budget or earlier result is shown: the reference bidder knows those
+only through its own plan and beliefs (``llm_policies.auction_bidder``).
 
 The texts read the game through :class:`~arena_envs.auction.rules.AuctionView` (read-only) and the
 episode's events; :class:`AuctionTexts` holds one episode's prompt settings and caches.
