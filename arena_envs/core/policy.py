@@ -1,4 +1,4 @@
-"""The one policy interface shared by rule, random, human, RL and LLM policies (DESIGN.md §4).
+"""The one policy interface shared by rule, random, human, RL and LLM policies (``docs/design.md``).
 
 A policy plays one seat per episode. The runner calls ``bind(env)`` (optional, for policies that
 use an environment's helper API such as AucArena's belief check), then ``reset(agent, seed)``,

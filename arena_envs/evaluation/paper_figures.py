@@ -16,12 +16,12 @@ from arena_envs.gamma.paper_table import TABLE_1, TABLE_1_GAMES, table_1_cell
 
 @dataclass(frozen=True)
 class Figure:
-    """One number of a spec's reference table."""
+    """One number of a paper's table."""
 
     quantity: str  #: what it measures, in the report's words (``"Score (0-100)"``, ``"FDis"``)
     table: str  #: the paper's table, e.g. ``"Table 1"``
-    row: tuple[str, ...]  #: the leading cells of the spec table's row
-    column: str  #: the spec table's column header
+    row: tuple[str, ...]  #: the leading cells of the table's row
+    column: str  #: the table's column header
     value: float
     spread: float | None = None  #: the ``±`` part of the cell, where the paper gives one
 
@@ -69,7 +69,7 @@ class GamePapers:
 
     def citation(self, figures: Sequence[Figure] | None = None) -> str:
         """Where ``figures`` (default: all of the game's) come from, in the paper's own terms, e.g.
-        ``"the γ-Bench paper, Table 1"`` (the report's readers have the paper, not the spec files)."""
+        ``"the γ-Bench paper, Table 1"``."""
         if figures is None:
             figures = [f for m in self.models for f in m.figures]
         tables = list(dict.fromkeys(f.table for f in figures))
@@ -87,7 +87,7 @@ class GamePapers:
         return found
 
 
-# -- γ-Bench: gamma_games.md §14.1, paper Table 1 (rows are games, columns models; mean±std of 5 runs)
+# -- γ-Bench: paper Table 1 (rows are games, columns models; mean±std of 5 runs)
 
 GAMMA_SCORE = "Score (0-100)"
 
@@ -101,7 +101,7 @@ def _gamma(row: str, game: str) -> GamePapers:
                       "the paper's default ten-player setting; mean±std over its 5 runs", tuple(models))
 
 
-# -- Tank battle: tank_battle.md §7.5, paper Tables 2 (Level 1), 3 (Level 2), 4 (Level 3, with cooperation)
+# -- Tank battle: paper Tables 2 (Level 1), 3 (Level 2), 4 (Level 3, with cooperation)
 
 TANK_SCORE = "Avg. Score (stages 3-7)"
 TANK_DIS = "Avg.Dis (stages 1-2)"
@@ -145,7 +145,7 @@ def _tank() -> GamePapers:
                       "here the rule tank", tuple(models), {TANK_SCORE: _stage_mean})
 
 
-# -- Who is Spy: who_is_spy.md §7.1, paper Table 2 (90 games per model, roles balanced)
+# -- Who is Spy: paper Table 2 (90 games per model, roles balanced)
 
 WIS_SCORE = "Avg. score"
 WIS_RATING = "WiS rating (90 games)"
@@ -182,7 +182,7 @@ def _who_is_spy() -> GamePapers:
                       models, {WIS_RATING: _wis_rating}, digits=2, derived_digits=1)
 
 
-# -- Auction: auction.md §7.4, paper Table 2 (budget 20 000, 10 items, vs GPT-4-Turbo and GPT-3.5-Turbo)
+# -- Auction: paper Table 2, Appendix B.1 (budget 20 000, 10 items, vs GPT-4-Turbo and GPT-3.5-Turbo)
 
 _AUCTION_ORDERS = ("Random", "Ascending", "Descending")
 _AUCTION_TABLE_2 = {  # bidder -> (profit, items) per order of _AUCTION_ORDERS
@@ -210,7 +210,7 @@ def _auction() -> GamePapers:
                           for order in _AUCTION_ORDERS for metric in ("Profit ($)", "Items won")})
 
 
-# -- Trading: trading.md §9 (live 2025-08-01 .. 2025-09-30; the spec's table carries no table number)
+# -- Trading: the paper's live results, 2025-08-01 .. 2025-09-30 (cited without a table number)
 
 _TRADING_ROWS = (  # (agent, backbone, asset) -> CR %, AV %, SR (None: not reported)
     (("DeepFundAgent", "(not stated)", "TSLA"), 8.61, 36.68, 1.39),

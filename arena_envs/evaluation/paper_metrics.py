@@ -61,9 +61,9 @@ def trueskill_mu(entries: Sequence[Mapping[str, Any]], agent: str) -> float:
 
 def auction(parts: Entries, seats: Seats, metric: str) -> dict[str, float]:
     """Headline: the challenger's TrueSkill mu per setting (one TrueSkill environment per budget x
-    order, spec §5.1), averaged over the settings played. Secondary: mean profit and items won per
+    order, as the AucArena paper), averaged over the settings played. Secondary: mean profit and items won per
     game, failed-bid rate F/(C+F) and belief-error rate (failed / all belief checks), in percent,
-    pooled over every game of the challenger (spec §5.2-5.3)."""
+    pooled over every game of the challenger."""
     mus = [trueskill_mu(entries, seats[name][0]) for name, entries in parts.items()]
     rows = [_agent(entry, agent) for name, entries in parts.items() for entry in entries for agent in seats[name]]
     failed = sum(r["failed_bids"] for r in rows)
@@ -81,8 +81,9 @@ BATTLE = ("stage3", "stage4", "stage5", "stage6", "stage7")
 
 
 def tank(parts: Entries, seats: Seats, metric: str) -> dict[str, float]:
-    """Spec §7: per run, Score = sum over the primary agents (stages 3-7), FDis of tank_0 (stages
-    1-2), FAcc and MAcc = mean over the primary agents; a stage's value is the mean over its runs.
+    """As BattleAgentBench reports them: per run, Score = sum over the primary agents (stages 3-7),
+    FDis of tank_0 (stages 1-2), FAcc and MAcc = mean over the primary agents; a stage's value is
+    the mean over its runs.
     Headline: mean Score over stages 3-7; Avg. Dis: mean FDis over stages 1-2; FAcc, MAcc: mean
     over the seven stages."""
     out: dict[str, float] = {}
@@ -104,9 +105,9 @@ def tank(parts: Entries, seats: Seats, metric: str) -> dict[str, float]:
 
 # --- Who is Spy: the platform rating, win rates, average score ----------------------------------
 
-#: The spy's share of seats (1 spy among 6 players, spec §2.1): the weight of the spy games.
+#: The spy's share of seats (1 spy among 6 players): the weight of the spy games.
 SPY_SHARE = 1 / 6
-#: Games per model in the paper's main experiment (spec §7.1); the rating is stated for that many.
+#: Games per model in the WiS paper's main experiment (its section 5.1); the rating is stated for that many.
 WIS_GAMES = 90
 
 
@@ -114,9 +115,9 @@ def who_is_spy(parts: Entries, seats: Seats, metric: str) -> dict[str, float]:
     """Role-weighted figures (spy games weigh 1/6, civilian games 5/6, the share of a seat drawn
     at random, which is the paper's mix: about 15 spy games in 90), so they do not depend on how
     many games each part played. The headline is the average score of the paper's Table 2; the WiS
-    platform rating ``100 + sum(score) - games`` (spec §3.3) is given for a model that played the
+    platform rating ``100 + sum(score) - games`` (WiS paper, section 3.5) is given for a model that played the
     paper's 90 games with that average: ``100 + 90 * (avg - 1)``. Vote accuracy pools the civilian games'
-    valid votes (spec §3.4)."""
+    valid votes."""
     spy = [_agent(entry, agent) for entry in parts.get("spy", ()) for agent in seats["spy"]]
     civ = [_agent(entry, agent) for entry in parts.get("civilian", ()) for agent in seats["civilian"]]
 
@@ -136,8 +137,9 @@ def who_is_spy(parts: Entries, seats: Seats, metric: str) -> dict[str, float]:
 # --- Agent Market Arena: the five PAI metrics of the evaluation window ---------------------------
 
 def trading(parts: Entries, seats: Seats, metric: str) -> dict[str, float]:
-    """Means over episodes of the trader's eval-window CR, AR, AV, SR, MDD (spec §5.1; the env's
-    :mod:`arena_envs.trading.metrics`), percentages as the paper prints them (SR as a number)."""
+    """Means over episodes of the trader's eval-window CR, AR, AV, SR, MDD (the Agent Market Arena
+    paper's five metrics; the env's :mod:`arena_envs.trading.metrics`), percentages as the paper
+    prints them (SR as a number)."""
     rows = [_agent(entry, agent) for entry in parts.get("main", ()) for agent in seats["main"]]
     return {metric: 100 * mean(r["cr"] for r in rows), "AR (%)": 100 * mean(r["ar"] for r in rows),
             "AV (%)": 100 * mean(r["av"] for r in rows), "SR": mean(r["sr"] for r in rows),

@@ -1,38 +1,22 @@
 """The paper settings of ``arena eval``: for each of the twelve games, who sits where, how many
-episodes, and the paper's headline metric of the evaluated seats (``INTERFACE18.md``).
+episodes, and the paper's headline metric of the evaluated seats (the table of ``docs/eval.md``).
 
 A game's evaluation is one or more *parts*, each an ordinary runner run with fixed seats
 (``rotate=False``): the *subject* (the evaluated SPEC, or the random or rule baseline) plays the
-part's subject seats, the paper's opponents (here rule policies) the others. The settings, from
-the specs' default protocols:
+part's subject seats, the paper's opponents (here rule policies) the others.
 
-* γ-Bench (``gamma_games.md`` §0, §1.1): ten seats, all the subject, default game parameters,
-  5 runs; score 0-100 per episode (the env's γ score, paper variant). The rule subject is each
-  game's ``equilibrium`` policy (its spec §12.1 baseline; the γ games have no ``rule``).
-* AucArena (``auction.md`` §7.1, §9 Q13): three profit bidders, the challenger in seat 3 against
-  two of the paper's Rule bidder (§4.1) standing in for its fixed GPT-4-Turbo and GPT-3.5-Turbo
-  baselines (the spec: "a strong baseline that beats most LLMs"); the six settings budget
-  {20000, 40000} x order {random, ascending, descending}, 10 repetitions each; TrueSkill per
-  setting, ranked by profit. An LLM SPEC without ``agent=`` plays as ``agent=aucarena`` (the
-  paper's BDI bidder: plan, bid, belief, replan).
-* BattleAgentBench (``tank_battle.md`` §3, §7): parts ``stage1``..``stage7``, the subject in the
-  primary seats of §7.4 (stage 3: tank_0, tank_1; 5: tank_0, tank_2; 7: tank_0, tank_3; else
-  tank_0), the secondary seats (the paper's fixed yi-1.5-9b) played by the rule tank (§6.3), the
-  env's NPCs as the paper sets them; 5 runs on the paper's layouts 1-5 (open models,
-  :mod:`arena_envs.evaluation.tank_layouts`).
-* Who is Spy (``who_is_spy.md`` §3, §7.1): six players, the spy fixed in seat 0 (``spy_seats``);
-  part ``spy``: the subject in seat 0, part ``civilian``: in seat 1, the other seats the lexicon
-  rule agent; 15 spy and 75 civilian games (the paper's 90 games per model, one in six as spy).
-  Headline: the average score of the paper's Table 2 (roles weighted 1 : 5); the WiS platform
-  rating is shown for the paper's 90 games.
-* Agent Market Arena (``trading.md`` §2.8, §5, §9): the default real-data window (S&P 500,
-  2018-05-01..09-28, evaluation from 08-01), one trader: the subject; an LLM SPEC without
-  ``agent=`` plays as ``agent=investor`` (the paper's single-agent baseline architecture, the
-  cheapest in calls); 5 replays of the window (the paper ran each pairing once live; replays give
-  the interval over the policy's sampling). Headline CR, the figure every row of the paper's
-  results states.
-
-``--quick`` plays ``quick_episodes`` per part: 1 (Who is Spy: one game per role).
+* γ-Bench: ten seats, all the subject, default parameters, 5 runs; the env's 0-100 score. The
+  rule subject is each game's ``equilibrium`` policy (the γ games have no ``rule``).
+* AucArena: three profit bidders, the challenger in seat 3 against two Rule bidders standing in
+  for the paper's GPT-4-Turbo and GPT-3.5-Turbo; budget {20000, 40000} x order {random, ascending,
+  descending}, 10 games each; TrueSkill per setting, ranked by profit. LLMs play ``agent=aucarena``.
+* BattleAgentBench: parts ``stage1``..``stage7``, the subject in each stage's primary seats, the
+  secondary seats (the paper's yi-1.5-9b) played by the rule tank; 5 runs on layouts 1-5.
+* WiS: six players, the spy in seat 0; 15 games with the subject as the spy, 75 as a civilian in
+  seat 1 (the paper's 90 games per model), the others the lexicon rule agent; headline: the
+  average score of the paper's Table 2 (roles weighted 1 : 5).
+* Agent Market Arena: the default real-data window, one trader; LLMs play ``agent=investor``;
+  5 replays of the window; headline CR. ``--quick`` plays ``quick_episodes`` (1) per part.
 """
 from __future__ import annotations
 
@@ -170,7 +154,7 @@ _AUCTION = PaperSetting(
     "TrueSkill μ", True, ("Profit ($)", "Items won", "Failed-bid rate (%)", "Belief-error rate (%)"),
     agent="aucarena", compute=paper_metrics.auction)
 
-#: stage -> (players, primary seats) of spec §3 and §7.4.
+#: stage -> (players, primary seats: the tanks whose figures the paper reports).
 _TANK_STAGES = {1: (1, (0,)), 2: (1, (0,)), 3: (2, (0, 1)), 4: (2, (0,)), 5: (4, (0, 2)), 6: (4, (0,)),
                 7: (6, (0, 3))}
 

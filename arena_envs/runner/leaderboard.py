@@ -1,7 +1,7 @@
 """The leaderboard of a run: per policy label, games, mean metrics and, where the game's paper rates
 players that way, TrueSkill.
 
-DESIGN.md §5: TrueSkill where the paper uses it, the paper's own scoring elsewhere. An entry
+TrueSkill where the paper uses it, the paper's own scoring elsewhere (``docs/design.md``). An entry
 module declares ``RATING = "trueskill"`` (AucArena does) or ``RATING = "wis"`` (Who is Spy's
 ``100 + Σ score − games``: every player starts at 100 and pays 1 per game; sorted by rating, then
 mean score, then name); a registered game that declares nothing
@@ -54,7 +54,7 @@ class Row:
 TRUESKILL = "trueskill"
 WIS = "wis"
 RATINGS = (TRUESKILL, WIS, None)
-#: The WiS rating's start and per-game fee (spec §3.3).
+#: The WiS rating's start and per-game fee (WiS paper, section 3.5).
 WIS_START, WIS_FEE = 100.0, 1.0
 
 
