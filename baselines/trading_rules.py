@@ -1,4 +1,4 @@
-"""The rule baselines of the trading arena (spec §6), on :class:`arena_envs.core.Policy`.
+"""The rule baselines of the trading arena, on :class:`arena_envs.core.Policy`.
 
 Every trader reads only ``info["snapshot"]`` (the closes of each asset up to today, whether its
 market is open), never the text, and answers ``{symbol: Order}`` for every asset, which every

@@ -1,4 +1,4 @@
-"""The four trading agent designs of Agent Market Arena (spec §3) as LLM policies for
+"""The four trading agent designs of the Agent Market Arena paper as LLM policies for
 ``trading_v0``: :class:`InvestorAgent` (memory), :class:`TradeAgent` (trading firm),
 :class:`HedgeFundAgent` (persona analysts and managers) and :class:`DeepFundAgent` (ledger memory),
 each with a fixed budget of LLM calls per day. Spec strings: ``vllm:MODEL?agent=investor`` and

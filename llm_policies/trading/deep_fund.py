@@ -1,4 +1,4 @@
-"""DeepFundAgent (spec §3.4): three analysts (concurrently) and a portfolio manager that reads a
+"""DeepFundAgent (Agent Market Arena): three analysts (concurrently) and a portfolio manager that reads a
 ledger of its last 10 portfolio updates: 4 LLM calls per day (the planner is off).
 
 Sizes are capped at ``max_position_ratio`` (1.0 in AMA; DeepFund's own limit was 0.25). If every

@@ -1,4 +1,4 @@
-"""HedgeFundAgent (spec §3.3): 12 persona analysts (LLM, concurrently), 4 functional analysts
+"""HedgeFundAgent (Agent Market Arena): 12 persona analysts (LLM, concurrently), 4 functional analysts
 (deterministic rules by default, ``functional_mode="llm"`` asks them too), a deterministic risk
 manager and an LLM portfolio manager: 13 LLM calls per day (17 with LLM functionals).
 

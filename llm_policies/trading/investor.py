@@ -1,5 +1,6 @@
-"""InvestorAgent (spec §3.1): one agent with a layered memory; at most 2 LLM calls per day
-(``investor_reflection`` once yesterday's decision has an outcome, then ``investor_decision``).
+"""InvestorAgent (Agent Market Arena's single-agent baseline): one agent with a layered memory; at
+most 2 LLM calls per day (``investor_reflection`` once yesterday's decision has an outcome, then
+``investor_decision``).
 
 Memory writes per decision: today's news digest items of each asset go to ``short`` (importance
 ``min(1, sources/3)``: better-confirmed news matters more), every 5th decision a weekly price

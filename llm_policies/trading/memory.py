@@ -1,4 +1,4 @@
-"""InvestorAgent's layered memory (spec §3.1): four layers with their own decay, scored by
+"""InvestorAgent's layered memory: four layers with their own decay, scored by
 ``recency + relevancy + importance``, with token-Jaccard relevancy (deterministic, no embeddings).
 
 ``recency = exp(-days_since / Q_layer)``; items whose recency falls below :data:`EVICT_BELOW`

@@ -1,4 +1,4 @@
-"""The roles and prompt texts of the four trading agents (spec §3; our own wording). Answers are
+"""The roles and prompt texts of the four trading agents (our own wording). Answers are
 small JSON objects (a few short fields) so a small model on a CPU answers them quickly."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ PROPOSAL = object_schema(decision=enum_field(("BUY", "SELL", "HOLD")), size=numb
 ADJUSTMENT = object_schema(adjustment=enum_field(("increase", "keep", "decrease", "veto")),
                            rationale=text_field(60))
 
-# ---------------------------------------------------------------------- InvestorAgent (§3.1)
+# ---------------------------------------------------------------------- InvestorAgent
 
 INVESTOR_REFLECTION = Role(
     "investor_reflection",
@@ -28,7 +28,7 @@ INVESTOR_DECISION = (
 RISK_SEEKING = "risk seeking (your cumulative return is not negative): act on clear trends."
 RISK_AVERSE = "risk averse (your cumulative return is negative): prefer smaller positions and caution."
 
-# ---------------------------------------------------------------------- TradeAgent (§3.2)
+# ---------------------------------------------------------------------- TradeAgent
 
 _TA_ANALYST = ("You are the {what} analyst of a trading firm. {focus} " + NEUTRAL_NOTE
                + " Give your stance, its confidence (0 to 1) and your key point.")
@@ -66,7 +66,7 @@ TA_PORTFOLIO_MANAGER = (
     "You are the portfolio manager of a trading firm. Approve, resize or reject the trader's proposal after "
     "the risk team's review; a rejection is HOLD.")
 
-# ---------------------------------------------------------------------- HedgeFundAgent (§3.3)
+# ---------------------------------------------------------------------- HedgeFundAgent
 
 PERSONAS = (
     ("aswath_damodaran", "Aswath Damodaran", "values a business by its cash flows, growth and risk, and "
@@ -100,7 +100,7 @@ HF_PORTFOLIO_MANAGER = (
     "You are the portfolio manager of a hedge fund. Aggregate your 16 specialists' signals into one decision. "
     "The risk manager's position limit caps the size of any position.")
 
-# ---------------------------------------------------------------------- DeepFundAgent (§3.4)
+# ---------------------------------------------------------------------- DeepFundAgent
 
 DF_NEUTRAL = {"signal": "neutral", "justification": "no signal"}
 DF_ANALYSTS = tuple(

@@ -1,23 +1,20 @@
-"""What the four trading agents share (spec §2.4, §3.0): the sub-role call, the final-decision call
-and the per-day budget of LLM calls.
+"""What the four trading agents share: the sub-role call, the final-decision call and the per-day
+budget of LLM calls.
 
 * A **sub-role** call sends ``ROLE: <role_id>`` as the first line of its system message, then the
-  role's brief, its JSON schema and the environment's action instructions verbatim; the user
-  message holds the day's compact view (:func:`llm_policies.trading.views.market_view`), then
-  the role's request. The reply must be JSON that fits
-  the schema (guided decoding asks the server for exactly that); otherwise it is asked again, at
-  most ``max_retries`` times, and then the role contributes its neutral default.
-* The **final** call (InvestorAgent: the whole observation less its instructions block, which
-  the system message holds; the managers of the other three: the compact view and their team's
-  outputs, as in spec §3.2-3.4) asks for the environment's decision line under
-  ``env.answer_constraint(agent)``; an answer the environment's parser rejects is asked again, and
-  after the last retry the agent's own fallback decides (HOLD, or the architecture's rule).
+  role's brief, its JSON schema and the environment's action instructions verbatim (a stable
+  prefix per role that the server's prefix cache reuses across days); the user message holds the
+  day's compact view (:func:`llm_policies.trading.views.market_view`), then the role's request. A
+  reply that is not JSON fitting the schema (guided decoding asks for exactly that) is asked
+  again, at most ``max_retries`` times; then the role contributes its neutral default.
+* The **final** call (InvestorAgent: the whole observation less its instructions block, which the
+  system message holds; the other three's managers: the compact view and their team's outputs)
+  asks for the environment's decision line under ``env.answer_constraint(agent)``; an answer the
+  environment's parser rejects is asked again, then the agent's own fallback decides (HOLD, or the
+  architecture's rule).
 * Each architecture declares a fixed number of role calls per day (:attr:`TradingAgent.budget`);
   a decision that would make more raises, and :meth:`TradingAgent.trace` records the calls per
   role, the retries, the roles that fell back to their default and the fallback flag.
-
-The layout (stable system prefix per role, then the observation, then the request) lets the
-server's prefix cache reuse the system part across days.
 """
 from __future__ import annotations
 
@@ -38,7 +35,7 @@ from llm_policies.types import Backend, Message
 
 SIGNALS = ("bullish", "bearish", "neutral")
 SIGNAL_SIGN = {"bullish": 1, "bearish": -1, "neutral": 0}
-#: Defaults of spec §2.4.
+#: Generation settings, the same for every agent and backbone (as Agent Market Arena fixes them).
 TEMPERATURE = 0.5
 MAX_RETRIES = 3
 #: Where the observation's own copy of the instructions starts (the system prompt already has them).

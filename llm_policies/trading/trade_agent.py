@@ -1,4 +1,4 @@
-"""TradeAgent (spec §3.2): a trading firm. Four analysts (concurrently), a bull/bear debate of
+"""TradeAgent (Agent Market Arena): a trading firm. Four analysts (concurrently), a bull/bear debate of
 ``debate_rounds`` rounds, the research manager, the trader, a risk team of three (concurrently,
 ``risk_rounds`` rounds) and the portfolio manager, whose answer is the decision line; with one
 debate and one risk round that is 12 LLM calls per day. A failed final call is HOLD."""
@@ -62,7 +62,7 @@ class TradeAgent(TradingAgent):
 
 
 def _round(role: Role, k: int) -> Role:
-    """``role`` for debate/risk round ``k`` (round 1 keeps the spec's id, later rounds add ``_rK``)."""
+    """``role`` for debate/risk round ``k`` (round 1 keeps the role's id, later rounds add ``_rK``)."""
     if k == 0:
         return role
     return Role(f"{role.id}_r{k + 1}", role.brief, role.schema, role.default, role.max_tokens)
