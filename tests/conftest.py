@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import resource
 import shutil
 import signal
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,9 +54,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+#: The CPU-heaviest tests listed at the end of a run (``--durations`` lists wall time, which on a
+#: loaded machine says more about what ran beside a test than about the test).
+CPU_LISTED = 15
+CPU_START = pytest.StashKey[float]()
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of the processes it started and waited for (a vLLM server
+    started for the whole session is nobody's)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Before any fixture (the vLLM server) is set up: skip, or under CI fail, without the stack."""
+    """Before any fixture (the vLLM server) is set up: skip, or under CI fail, without the stack;
+    the test's CPU seconds start counting."""
+    item.stash[CPU_START] = cpu_seconds()
     if item.get_closest_marker("llm") is not None:
         require_llm_stack()
     if item.get_closest_marker("ray") is not None and importlib.util.find_spec("ray") is None:
@@ -90,13 +107,16 @@ def _start_rank(item: pytest.Item) -> int:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    """When ``CI`` is set nothing may skip: a skip (a missing stack, extra or folder) is a failure."""
+    """When ``CI`` is set nothing may skip: a skip (a missing stack, extra or folder) is a failure.
+    The teardown's report carries the test's CPU seconds (``cpu_s``), setup and teardown included."""
     outcome = yield
     report = outcome.get_result()  # type: ignore[attr-defined]
     if report.skipped and ci_set() and not hasattr(report, "wasxfail"):
         reason = skip_reason(report)
         report.outcome = "failed"
         report.longrepr = f"CI is set, so this test may not skip: {reason}"
+    if call.when == "teardown" and CPU_START in item.stash:
+        report.user_properties = [*report.user_properties, ("cpu_s", cpu_seconds() - item.stash[CPU_START])]
 
 
 def skip_reason(report: pytest.TestReport) -> str:
@@ -112,6 +132,12 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         load = load_summary(Path(os.environ[FOLDER_VARIABLE]))
         if load:
             terminalreporter.write_line(load)
+    spent = sorted(((value, report.nodeid) for reports in terminalreporter.stats.values() for report in reports
+                    for key, value in getattr(report, "user_properties", ()) if key == "cpu_s"), reverse=True)
+    if spent:
+        terminalreporter.write_sep("=", f"most CPU {min(CPU_LISTED, len(spent))} (test process and what it waited for)")
+        for seconds, nodeid in spent[:CPU_LISTED]:
+            terminalreporter.write_line(f"{seconds:8.2f}s {nodeid}")
     reasons = Counter(skip_reason(report) for report in terminalreporter.stats.get("skipped", []))
     required = {folder.reason for folder in FOLDERS}
     for reason, count in reasons.items():
