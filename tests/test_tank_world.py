@@ -1,16 +1,20 @@
-"""The tank battle's simulation (spec §2; the world facts 2, 5-26 of §8)."""
+"""The tank battle's world: the rules of BattleAgentBench's server, tick by tick, and the shortcuts that
+skip its work (arena_envs.tank_battle.shortcuts) compared with the procedure alone."""
 from __future__ import annotations
 
 import copy
 import json
 import pickle
 import random
+from collections import Counter
 from functools import partial
+from typing import Any
 
 import numpy as np
 import pytest
 
 from arena_envs.tank_battle.maps import load_map, parse_map
+from arena_envs.tank_battle.shortcuts import Shortcuts
 from arena_envs.tank_battle.stages import Mode, custom_stage, stage_config
 from arena_envs.tank_battle.world import OPERATIONS, Bullet, Tank, World, npc_choice, touches_side
 
@@ -45,7 +49,7 @@ def play(world: World, *rounds: dict[int, str]) -> list[tuple[int, int]]:
     return out
 
 
-# ---------------------------------------------------------------- setup (facts 2, 4, 26)
+# ---------------------------------------------------------------- setup
 def test_stage_1_start():
     world = official(1)
     tank = world.players[0]
@@ -80,7 +84,7 @@ def test_sides_per_mode():
     assert nav.base_owner_team(100) is None and [b.id for b in nav.enemy_bases(0)] == [100] and nav.own_bases(0) == []
 
 
-# ---------------------------------------------------------------- movement (facts 5-12)
+# ---------------------------------------------------------------- movement
 def test_stage_1_moves_up_until_the_brick():
     world = official(1)
     assert play(world, {0: "up"}, {0: "up"}, {0: "up"}) == [(32, 463), (32, 448), (32, 448)]
@@ -149,7 +153,7 @@ def test_driving_into_a_stationary_tank_stops_flush():
     assert world.players[1].x == 160
 
 
-# ---------------------------------------------------------------- bricks and bullets (facts 13-18)
+# ---------------------------------------------------------------- bricks and bullets
 def test_each_shot_removes_one_line_of_four_pieces():
     world = official(1)
     ys = [y for _, y in play(world, *[{0: op} for op in
@@ -238,7 +242,7 @@ def test_water_and_steel_stop_tanks_only_water_lets_bullets_pass(tile):
         assert 101 in world.bases and world.steel[8, 5]
 
 
-# ---------------------------------------------------------------- bases and the end (facts 19-24)
+# ---------------------------------------------------------------- bases and the end
 def test_destroying_the_enemy_base_wins():
     world = custom({0: "A", 8: at("", (2, "1"), (6, "B")), 15: at("", (15, "2"))}, "ffa")
     assert [x for x, _ in play(world, *[{0: "right"}] * 4)] == [81, 98, 115, 132]
@@ -332,7 +336,7 @@ def test_a_game_ends_when_one_base_remains(stage):
     assert all(world.win_state[p] == -1 for p in world.players if p not in winners)
 
 
-# ---------------------------------------------------------------- NPCs (fact 25)
+# ---------------------------------------------------------------- NPCs
 def _watch_npcs(born: dict[int, tuple[int, int, str]], world: World) -> None:
     """After a tick: at most 5 NPCs alive, in spawn order; note where and how each one appeared."""
     npcs = [t for t in world.tanks if t.id >= 10]
@@ -387,7 +391,7 @@ def test_npc_randomness_comes_from_the_generator():
     assert a.state() == b.state() and a.npc_spawned > 0
 
 
-# ---------------------------------------------------------------- properties (fact 12)
+# ---------------------------------------------------------------- properties; the shortcuts
 def _overlaps_obstacle(world: World, x: int, y: int) -> bool:
     if world.bricks[y // 8:(y + 31) // 8 + 1, x // 8:(x + 31) // 8 + 1].any():
         return True
@@ -399,8 +403,8 @@ def _overlaps_obstacle(world: World, x: int, y: int) -> bool:
 
 @pytest.mark.parametrize("stage", range(1, 8))
 def test_tanks_never_overlap_obstacles_and_stay_in_the_field(stage):
-    """Fact 12 for obstacles and the border. (Two tanks can end up overlapping after a turn's snap:
-    the separation of spec §2.9 3e compares with the previous positions, and a snap is no move.)"""
+    """No tank overlaps an obstacle or leaves the field. (Two tanks can end up overlapping after a
+    turn's snap: their separation compares with the previous positions, and a snap is no move.)"""
     py = random.Random(stage)
     for seed in range(4):
         world = official(stage, seed)
@@ -413,7 +417,7 @@ def test_tanks_never_overlap_obstacles_and_stay_in_the_field(stage):
 
 @pytest.mark.parametrize("stage", [1, 3, 4])
 def test_tanks_that_never_turn_never_overlap(stage):
-    """Fact 12 for tanks: without snaps (players keep one axis, NPCs never act) no tank drives into
+    """Tanks keep apart too: without snaps (players keep one axis, NPCs never act) no tank drives into
     another. A 1-px overlap can stay: a tank pressed against a wall moves 1 px, the tank behind it is
     pushed flush against that position (3e), then the wall pushes the first one back (3f)."""
     py = random.Random(stage)
@@ -429,29 +433,77 @@ def test_tanks_that_never_turn_never_overlap(stage):
 
 
 class _PlainWorld(World):
-    """The reference procedure without the shortcuts: every moved tank pushed out by the loop, the
-    tank pairs scanned every tick."""
+    """The reference procedure alone: none of the shortcuts of arena_envs.tank_battle.shortcuts."""
 
     shortcuts = False
 
-    def _settle(self, t) -> None:
-        self._push_out(t)
+
+SIDES = ("up", "down", "left", "right")
 
 
-@pytest.mark.parametrize("stage", [1, 2, 3, 4, 7])
-def test_the_shortcuts_change_nothing(stage):
-    config = stage_config(stage)
-    for seed in range(5):
-        fast = World(load_map(config.map_name), config, np.random.default_rng(seed))
-        plain = _PlainWorld(load_map(config.map_name), config, np.random.default_rng(seed))
-        ticked = World(load_map(config.map_name), config, np.random.default_rng(seed))  # no stretches
+def _counting(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Count the work each shortcut saves in the worlds that take them (the plain ones are not counted)."""
+    taken: Counter[str] = Counter()
+    push_out, terrain, settle = World._push_out, World._terrain, Shortcuts.settle
+    quiet_stretch, quiet_tick, tanks_apart = Shortcuts.quiet_stretch, Shortcuts.quiet_tick, Shortcuts.tanks_apart
+
+    def counted_push_out(self: World, t: Tank) -> None:
+        taken["push-outs"] += self._fast is not None
+        push_out(self, t)
+
+    def counted_terrain(self: World, x: int, y: int, side: str) -> str:
+        taken["terrain found"] += self._fast is not None
+        return terrain(self, x, y, side)  # type: ignore[arg-type]
+
+    def counted_settle(self: Shortcuts, t: Tank) -> None:
+        before, pushes = (t.x, t.y), taken["push-outs"]
+        settle(self, t)
+        if taken["push-outs"] == pushes:
+            taken["settle inside its range" if (t.x, t.y) == before else "settle onto its range's end"] += 1
+
+    def counted(name: str, method: Any, calls: bool = False) -> Any:
+        """``method``, counting under ``name`` its calls (``calls``) or its true results."""
+        def run(self: Shortcuts, *args: Any) -> Any:
+            result = method(self, *args)
+            taken[name] += calls or bool(result)
+            return result
+        return run
+
+    monkeypatch.setattr(World, "_push_out", counted_push_out)
+    monkeypatch.setattr(World, "_terrain", counted_terrain)
+    monkeypatch.setattr(Shortcuts, "settle", counted_settle)
+    monkeypatch.setattr(Shortcuts, "terrain", counted("terrain asked", Shortcuts.terrain, calls=True))
+    monkeypatch.setattr(Shortcuts, "quiet_stretch", counted("quiet stretches", quiet_stretch))
+    monkeypatch.setattr(Shortcuts, "quiet_tick", counted("quiet ticks", quiet_tick))
+    monkeypatch.setattr(Shortcuts, "tanks_apart", counted("tank passes skipped", tanks_apart))
+    return taken
+
+
+@pytest.mark.parametrize(("stage", "variant"), [(s, "default") for s in range(1, 8)] + [(7, "8p")])
+def test_the_shortcuts_change_nothing(stage, variant, monkeypatch):
+    """Worlds with the shortcuts, without them, and with them but every tick on its own (no quiet
+    stretch), played with the same random operations, agree after every round: state, report and
+    what touches each side of each player; every shortcut saves work in each stage."""
+    taken = _counting(monkeypatch)
+    config = stage_config(stage, variant)
+    for seed in range(4):
+        options = {"removal_skip": seed >= 2, "full_last_round": seed == 3}
+        fast, plain, ticked = (kind(load_map(config.map_name), config, np.random.default_rng(seed), **options)
+                               for kind in (World, _PlainWorld, World))
         py = random.Random(seed)
         while not fast.over:
             ops = {p: py.choice(OPERATIONS) for p in fast.players}
-            ticks = fast.play_round(ops).ticks
-            assert plain.play_round(ops).ticks == ticked.play_round(ops, on_tick=lambda w: None).ticks == ticks
+            report = fast.play_round(ops)
+            assert plain.play_round(ops) == ticked.play_round(ops, on_tick=lambda w: None) == report
             assert fast.state() == plain.state() == ticked.state()
+            for world in (fast, ticked):
+                assert [[world.touching(t, side) for side in SIDES] for t in world.tanks] == \
+                    [[plain.touching(t, side) for side in SIDES] for t in plain.tanks]
         assert plain.over and ticked.over
+    taken["terrain remembered"] = taken["terrain asked"] - taken["terrain found"]
+    saved = ("quiet stretches", "quiet ticks", "tank passes skipped", "settle inside its range",
+             "settle onto its range's end", "terrain remembered")
+    assert all(taken[name] > 0 for name in saved), sorted(taken.items())
 
 
 def test_pressed_tanks_are_held_as_tick_by_tick():
@@ -516,7 +568,7 @@ def test_a_base_falls_only_to_other_sides(stage, shooter, destroyed):
     assert all(world.players[p].alive != destroyed for p in owners)
 
 
-def test_npc_choice_follows_the_spec_probabilities():
+def test_npc_choice_follows_the_reference_probabilities():
     draws = np.random.default_rng(0).random((20000, 2))
     choices = [npc_choice(a, b) for a, b in draws]
     share = {c: choices.count(c) / len(choices) for c in set(choices)}
@@ -532,7 +584,7 @@ def test_npc_choice_follows_the_spec_probabilities():
     (0, 96, "down", True), (-31, 96, "down", True), (0, 96, "up", False),
 ])
 def test_touches_side_is_the_touching_test_of_the_world(x, y, side, touching):
-    """Spec §4.3's touching test for 32-px objects: flush on the side, overlapping along it (the
+    """The benchmark's touching test for 32-px objects: flush on the side, overlapping along it (the
     rule tank's test for enemy tanks in front and teammates in the way)."""
     tank = Tank(0, 0, 64, "up", 5)
     assert touches_side(tank, x, y, side) is touching

@@ -1,47 +1,37 @@
-"""The tank battle world and its tick-by-tick simulation (spec §2): pure game logic, no PettingZoo,
-no pygame.
+"""The tank battle of BattleAgentBench: its world and the rules of its server, tick by tick; pure
+game logic (no PettingZoo, no pygame).
 
-Coordinates are pixels, origin top-left, x right, y down; every object is an axis-aligned
-rectangle given by its top-left corner. Bricks are kept as a ``(64, 64)`` boolean array of 8 x 8 px
-pieces (``bricks[row, col]`` covers x in [8 col, 8 col + 8), y in [8 row, 8 row + 8)); steel and
-water as ``(16, 16)`` boolean arrays of 32 x 32 px tiles (``steel[row, col]``).
+Coordinates are pixels, origin top-left, x right, y down; every object is an axis-aligned square
+given by its top-left corner. Bricks are a ``(64, 64)`` boolean array of 8 x 8 px pieces
+(``bricks[row, col]`` covers x in [8 col, 8 col + 8), y in [8 row, 8 row + 8)); steel and water
+``(16, 16)`` boolean arrays of 32 x 32 px tiles (``steel[row, col]``). The collision tests read the
+same field as bit masks, Python ints per row (:meth:`World._build_masks`).
 
-One :meth:`World.play_round` call is one round of the benchmark: the players' operations are
-applied at once, then ticks run until the next round starts or the game ends.
+One :meth:`World.play_round` is one round of the benchmark: the players' operations are applied at
+once, then :meth:`World._tick` runs the server's tick (moves, round bookkeeping, collisions, spawns,
+end) until the next round starts or the game ends.
 
-INTERFACE CONTRACT (shared by the text, the renderer, the baselines and the env; keep the names):
-``World.tanks`` (every living tank, players then NPCs in spawn order), ``World.players`` (every
-player tank ever, by id, dead ones with ``alive=False``), ``World.bullets``, ``World.bases``
-(living bases by id), ``World.bricks``/``steel``/``water``, ``tick_mod``, ``time_left``,
-``rounds_played``, ``npc_spawned``, ``over``, ``ended_by``, ``win_state``, ``events``; the
-methods below.
-
-Speed: the per-tick loop works on plain ints. Besides the numpy arrays (kept in sync for readers),
-the world keeps bit masks as Python ints: one per row of brick pieces and per column of brick
-pieces (for the 8-px tests of bullets and of :meth:`World.touching`), one per row of 16-px cells for
-walls and for bases (a tank's obstacle box is aligned to 16 px, so one cell test per row finds
-whether it overlaps anything), and one per tile row for steel and for water. Three exact shortcuts
-skip work the reference procedure would do for nothing (``World.shortcuts = False`` turns them off;
-the tests compare both): a moving tank remembers the stretch of its line where its obstacle box is
-free (:meth:`World._settle`); tank pairs are scanned only when they can have met
-(:meth:`World._tanks_vs_tanks`); and the rest of a round runs at once when only free moves can
-happen in it (:meth:`World._quiet_stretch`).
-
-Also on the world: ``map``, ``stage``, ``mode``, ``team_count``, ``rng``, the NPC settings,
-``npc_spawns``, ``points`` (the reference's internal points, spec §2.15), ``touched_base``
-(navigation) and :meth:`World.state` (a JSON-safe dict of everything, for ``env.state()``).
+Read by the text, the renderer, the baselines and the env (keep the names): ``tanks`` (living; players,
+then NPCs in spawn order), ``players`` (every player tank by id, dead ones ``alive=False``), ``bullets``,
+``bases`` (living, by id), ``bricks``/``steel``/``water``, ``tick_mod``, ``time_left``, ``rounds_played``,
+``npc_spawned``, ``over``, ``ended_by``, ``win_state``, ``events``, ``points``, ``touched_base``, the public
+methods and :meth:`World.state`. Exact shortcuts that skip work of this procedure, for speed only, are
+in :mod:`arena_envs.tank_battle.shortcuts` (``World.shortcuts = False``: none are taken).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from arena_envs.core.arguments import check_choice
 from arena_envs.tank_battle.maps import GameMap
 from arena_envs.tank_battle.stages import Stage
+
+if TYPE_CHECKING:
+    from arena_envs.tank_battle.shortcuts import Shortcuts
 
 Direction = Literal["up", "down", "left", "right"]
 DIRECTIONS: tuple[Direction, ...] = ("up", "down", "left", "right")
@@ -61,14 +51,14 @@ TICK_WRAP = 300
 FIRST_NPC_ID = 10
 BULLET_SPEED = 8
 MAX_XY = FIELD - TANK  # a tank's x and y stay in [0, MAX_XY]
-#: internal points of the reference server (spec §2.15)
+#: the internal points the reference server credits (a base, an NPC, a hit on another side's player)
 BASE_POINTS, NPC_POINTS, AGENT_HIT_POINTS = 200, 5, 10
 #: why a game ended (``World.ended_by``)
 EndReason = Literal["timeout", "no_players", "no_bases", "touch", "last_base"]
 
-_STEP: dict[str, tuple[int, int]] = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
-_VERTICAL = {"up": True, "down": True, "left": False, "right": False}
-_OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
+STEP: dict[str, tuple[int, int]] = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
+VERTICAL = {"up": True, "down": True, "left": False, "right": False}
+OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
 
 @dataclass
@@ -109,7 +99,7 @@ class Base:
 
 @dataclass
 class Events:
-    """A player's cumulative counts (spec §4.9)."""
+    """A player's cumulative counts of the events the benchmark scores."""
 
     agent_hits: int = 0
     npc_kills: int = 0
@@ -159,18 +149,17 @@ def _row_masks(grid: np.ndarray) -> list[int]:
 
 
 def npc_choice(act_draw: float, choice_draw: float, act_prob: float = 0.4) -> Direction | Literal["shoot"] | None:
-    """An NPC's decision of a round (spec §2.14) from two uniform draws in [0, 1): None (it acts with
-    probability ``act_prob``; otherwise it keeps going), else with probability 1/2 a direction to
-    turn to (uniform over the four) or ``"shoot"``."""
+    """An NPC's decision of a round, as the reference server's NPCs decide, from two uniform draws in
+    [0, 1): None (it acts with probability ``act_prob``; otherwise it keeps going), else with
+    probability 1/2 a direction to turn to (uniform over the four) or ``"shoot"``."""
     if act_draw >= act_prob:
         return None
     return DIRECTIONS[int(choice_draw * 8)] if choice_draw < 0.5 else "shoot"
 
 
 def touches_side(tank: Tank, x: int, y: int, side: Direction) -> bool:
-    """Whether a 32-px object with top-left ``(x, y)`` touches ``tank``'s ``side`` (the touching
-    test of spec §4.3: flush on that side, overlapping along it); :meth:`World.touching` applies it
-    to the tanks and bases of the world."""
+    """Whether a 32-px object with top-left ``(x, y)`` touches ``tank``'s ``side``: flush on that
+    side, overlapping along it; :meth:`World.touching` applies it to the tanks and bases of the world."""
     if side == "left":
         return x + TANK == tank.x and abs(y - tank.y) < TANK
     if side == "right":
@@ -181,7 +170,7 @@ def touches_side(tank: Tank, x: int, y: int, side: Direction) -> bool:
 
 
 def _snap16(v: int) -> int:
-    return round(v / 16) * 16  # Python's round: half to even (spec §2.8)
+    return round(v / 16) * 16  # Python's round, as the reference server's: half to even
 
 
 class World:
@@ -189,8 +178,8 @@ class World:
 
     ``rng`` draws every random choice (NPC decisions and spawns); ``stage`` gives the mode, the team
     count, the round count and the NPC total (``npc_total``/``npc_max_alive``/``npc_spawn_base_prob``/
-    ``npc_act_prob`` override the stage's NPC settings); ``full_last_round`` simulates the last
-    round completely (spec §2.7).
+    ``npc_act_prob`` override the stage's NPC settings). The reference server ends the game on the
+    first tick of the last round; ``full_last_round`` plays that round's ticks to its end.
 
     ``removal_skip`` reproduces a quirk of the reference server: it removes bullets, players and
     NPCs from the very lists it is iterating, so in each such pass the element after a removed one
@@ -198,8 +187,8 @@ class World:
     default), every element is checked, the rule as the paper states it.
     """
 
-    #: take the exact shortcuts of _tanks_vs_tanks, _settle and _quiet_tick (off: the plain
-    #: reference procedure every tick, for checking them)
+    #: take the exact shortcuts of :mod:`arena_envs.tank_battle.shortcuts` (off: the reference
+    #: procedure alone, every tick; the tests compare both)
     shortcuts = True
 
     def __init__(self, game_map: GameMap, stage: Stage, rng: np.random.Generator, *, npc_total: int | None = None,
@@ -240,13 +229,21 @@ class World:
         self.ended_by: EndReason | None = None
         self.win_state: dict[int, int | None] = dict.fromkeys(self.players)
         self.events: dict[int, Events] = {p: Events() for p in self.players}
-        self.points: dict[int, int] = dict.fromkeys(self.players, 0)  # internal points (spec §2.15)
+        self.points: dict[int, int] = dict.fromkeys(self.players, 0)  # the server's internal points
         self.touched_base = False  # navigation: a player touched the goal
         self._report = RoundReport()
         self._build_masks()
+        self._fast: Shortcuts | None = None
+        if self.shortcuts:
+            from arena_envs.tank_battle.shortcuts import Shortcuts  # here: it imports this module
+            self._fast = Shortcuts(self)
 
-    # ---------------------------------------------------------------- masks
+    # ---------------------------------------------------------------- the field as bit masks
     def _build_masks(self) -> None:
+        """One int per row of brick pieces and per column of brick pieces (the 8-px tests of bullets
+        and of :meth:`touching`), per row of 16-px cells for walls, for bases and for both (a tank's
+        obstacle box is aligned to 16 px, so one cell test per row finds whether it overlaps
+        anything), and per tile row for steel and for water; bit c stands for column c."""
         self._piece_rows = _row_masks(self.bricks)
         self._piece_cols = _row_masks(self.bricks.T)
         self._steel_rows = _row_masks(self.steel)
@@ -260,11 +257,7 @@ class World:
         self._wall_cells = _row_masks(brick_cells | solid_cells) + padding
         self._base_cells = [0] * 34
         self._blocked_cells = list(self._wall_cells)  # walls or bases: what stops a tank
-        self._version = 0  # counts obstacle removals (the free ranges of _settle)
-        self._terrain_memo: dict[tuple[int, int, str], str] = {}  # see _terrain; cleared as bricks fall
-        self._free: dict[int, tuple[str, int, int, int, int] | None] = {}
-        self._slack = 0  # see _tanks_vs_tanks
-        self._stretch_pause = 0  # see _quiet_stretch
+        self._removals = 0  # obstacles removed so far (none ever comes back): what the shortcuts know is stale
         self._maybe_over = True  # an end condition may hold: a tank died, a base fell, a base was touched
         for base in self.bases.values():
             self._mark_base(base, True)
@@ -277,19 +270,18 @@ class World:
             else:
                 self._base_cells[cr] &= ~bits
             self._blocked_cells[cr] = self._wall_cells[cr] | self._base_cells[cr]
-        self._version += 1
+        self._removals += 1
 
     def _remove_piece(self, pr: int, pc: int) -> None:
         self.bricks[pr, pc] = False
         self._piece_rows[pr] &= ~(1 << pc)
         self._piece_cols[pc] &= ~(1 << pr)
-        self._terrain_memo.clear()
         cr, cc = pr >> 1, pc >> 1
         if not (self._piece_rows[2 * cr] | self._piece_rows[2 * cr + 1]) >> (2 * cc) & 3:
             self._brick_cells[cr] &= ~(1 << cc)
             self._wall_cells[cr] &= ~(1 << cc)
             self._blocked_cells[cr] = self._wall_cells[cr] | self._base_cells[cr]
-        self._version += 1
+        self._removals += 1
 
     # ---------------------------------------------------------------- sides
     def team_of(self, tank_id: int) -> int:
@@ -373,15 +365,16 @@ class World:
             if tank.id >= FIRST_NPC_ID:
                 break
             op = operations.get(tank.id, "noop")
-            if op in _STEP:
+            if op in STEP:
                 self._turn(tank, op)  # type: ignore[arg-type]
                 tank.speed = 1
             else:
                 tank.speed = 0
                 tank.shoot = op == "shoot"
         self._report = report = RoundReport()
+        fast = self._fast if on_tick is None else None  # animated: every tick on its own
         while True:
-            stretch = self._quiet_stretch() if on_tick is None and self.shortcuts else 0
+            stretch = fast.quiet_stretch() if fast is not None else 0  # shortcut: several ticks at once
             if stretch:
                 report.ticks += stretch
             else:
@@ -397,8 +390,8 @@ class World:
     @staticmethod
     def _turn(tank: Tank, direction: Direction) -> None:
         """Face ``direction``, snapping the cross coordinate to 16 px on a change of axis."""
-        vertical = _VERTICAL[direction]
-        if vertical != _VERTICAL[tank.facing]:
+        vertical = VERTICAL[direction]
+        if vertical != VERTICAL[tank.facing]:
             if vertical:
                 tank.x = _snap16(tank.x)
             else:
@@ -406,19 +399,25 @@ class World:
         tank.facing = direction
 
     def _tick(self) -> None:
-        first = self.tick_mod % ROUND_TICKS == 0
-        if not first and not self.bullets and self._slack >= 2 and self.shortcuts:
-            self._quiet_tick()
+        """One tick of the reference server, its steps in its order: 1. moves (a moving tank 1 px
+        unless frozen, a bullet 8 px); 2. round bookkeeping (frozen tanks thaw as the tick counter
+        wraps; a round's first tick: the NPCs decide, a round is used up); 3. collisions: bullets
+        against tanks, bullets against the field, (3e) tanks against tanks, (3f) tanks against
+        obstacles and the border, a player touching the navigation goal; 4. a round's first tick:
+        the requested bullets and maybe an NPC spawn; 5. the tick counter; 6. every position is
+        remembered as the previous one; then whether the game ended."""
+        if self._fast is not None and self._fast.quiet_tick():  # shortcut: a tick of moves alone
             return
+        first = self.tick_mod % ROUND_TICKS == 0
         tanks = self.tanks
         # 1. moves
         for t in tanks:
             if t.speed and not t.frozen:
-                dx, dy = _STEP[t.facing]
+                dx, dy = STEP[t.facing]
                 t.x += dx
                 t.y += dy
         for b in self.bullets:
-            dx, dy = _STEP[b.facing]
+            dx, dy = STEP[b.facing]
             b.x += dx * BULLET_SPEED
             b.y += dy * BULLET_SPEED
         # 2. round bookkeeping
@@ -440,7 +439,7 @@ class World:
         if first:
             self._spawn_bullets()
             self._spawn_npc()
-        # 5., 6.
+        # 5. and 6.
         self.tick_mod = (self.tick_mod + 1) % TICK_WRAP
         for t in self.tanks:
             t.prev_x = t.x
@@ -474,11 +473,10 @@ class World:
             return
         x, y = self.npc_spawns[int(pick * len(self.npc_spawns))]
         if any(_overlap(x, y, TANK, t.x, t.y, TANK) for t in self.tanks):
-            return  # [DESIGN] spec §2.14: no NPC on an occupied spawn point
+            return  # a choice of this suite, not a rule of the paper: no NPC on an occupied spawn point
         npc = Tank(FIRST_NPC_ID + self.npc_spawned, x, y, "down", NPC_HEALTH, speed=1, prev_x=x, prev_y=y)
         self.npc_spawned += 1
         self.tanks.append(npc)
-        self._slack = 0
 
     # ---------------------------------------------------------------- bullets
     def _spawn_bullets(self) -> None:
@@ -629,8 +627,9 @@ class World:
             i += 1
 
     def _bullet_hits_obstacles(self, bullet: Bullet) -> None:
-        """Spec §2.10: everything under the bullet box; the bullet stops unless only water is there;
-        the front line of destructible things is hit."""
+        """What a bullet hits: everything under its 32-px box at the 16-px grid is found; the bullet
+        stops unless only water is there; the front line (the nearest row or column of pieces, in
+        its direction) of the bricks and bases found is hit."""
         x0, y0 = bullet.x >> 4 << 4, bullet.y >> 4 << 4
         found: list[tuple[str, int, int]] = []  # (kind, x, y)
         pr0, pc0 = y0 >> 3, x0 >> 3
@@ -689,45 +688,16 @@ class World:
 
     # ---------------------------------------------------------------- tanks
     def _tanks_vs_tanks(self, first: bool) -> None:
-        """Spec §2.9 3e. Between two ticks a tank moves at most one pixel per axis (pushes undo
-        moves), so the closest pair's gap shrinks by at most 2 px per tick: the scan is skipped while
-        the slack left from the last scan says no pair can overlap yet. Snaps (first tick of a round),
-        spawns and push-outs beyond one pixel reset the slack."""
-        if not first and self._slack >= 2 and self.shortcuts:
-            self._slack -= 2
+        """Step 3e: each tank in turn against the tanks overlapping it. Both in the other's previous
+        box: they are split apart on each axis either moved on; only one in the other's previous box:
+        it is pushed back out of the other."""
+        if self._fast is not None and self._fast.tanks_apart(first):  # shortcut: no pair overlaps
             return
         tanks = self.tanks
-        n = len(tanks)
-        closest = FIELD
-        involved = set()
-        for i in range(n - 1):
-            a = tanks[i]
-            ax, ay = a.x, a.y
-            for j in range(i + 1, n):
-                b = tanks[j]
-                dx, dy = b.x - ax, b.y - ay
-                if dx < 0:
-                    dx = -dx
-                if dy < 0:
-                    dy = -dy
-                gap = dx if dx > dy else dy
-                if gap < closest:
-                    closest = gap
-                if gap < TANK:
-                    involved.add(a.id)
-                    involved.add(b.id)
-        if closest >= TANK:
-            self._slack = closest - TANK
-            return
-        self._slack = 0
-        changed = False
         for a in list(tanks):  # the reference's order: each a's overlaps listed once, when a's turn comes
-            if not changed and a.id not in involved:
-                continue  # nothing moved since the scan found a clear of every tank
             ax, ay = a.x, a.y
             others = [b for b in tanks if b is not a and -TANK < b.x - ax < TANK and -TANK < b.y - ay < TANK]
             for b in others:
-                before = (a.x, a.y, b.x, b.y)
                 a_in = _overlap(a.x, a.y, TANK, b.prev_x, b.prev_y, TANK)
                 b_in = _overlap(b.x, b.y, TANK, a.prev_x, a.prev_y, TANK)
                 if a_in and b_in:
@@ -743,12 +713,11 @@ class World:
                     self._push_back(a, b.x, b.y, TANK)
                 elif b_in:
                     self._push_back(b, a.x, a.y, TANK)
-                if (a.x, a.y, b.x, b.y) != before:
-                    changed = True
 
     @staticmethod
     def _split(d: int) -> tuple[int, int]:
-        """Spec §2.9 3e: the two shifts that separate two overlapping tanks on one axis."""
+        """The two shifts that separate two overlapping tanks on one axis (``d``: a's coordinate
+        minus b's): half the overlap each, rounded down for a and up for b."""
         if d > 0:
             d -= TANK
         elif d < 0:
@@ -768,150 +737,11 @@ class World:
             tank.y = by + size
 
     def _tanks_vs_obstacles(self) -> None:
-        """Spec §2.9 3f for every tank that moved."""
+        """Step 3f for every tank that moved."""
+        push_out = self._push_out if self._fast is None else self._fast.settle  # shortcut: free ranges
         for t in self.tanks:
             if t.x != t.prev_x or t.y != t.prev_y:  # a tank that did not move is never pushed
-                self._settle(t)
-
-    def _settle(self, t: Tank) -> None:
-        """Push a moved tank out of obstacles and into the field. A tank moving along one axis keeps,
-        per facing and cross coordinate, a range of positions on its line where its obstacle box is
-        free: inside it nothing happens (obstacles only ever disappear, so the range stays free); one
-        pixel past its far end, having moved only along the line, the push lands on that end, as the
-        reference's loop would. The range is found anew, from where the tank came from along its
-        line, when it has none for its facing and cross coordinate, or when it is past the end of a
-        range found before something was removed (the removal may have lengthened it)."""
-        facing = t.facing
-        vertical = _VERTICAL[facing]
-        cross, came_across, along = (t.x, t.prev_x, t.y) if vertical else (t.y, t.prev_y, t.x)
-        entry = self._free.get(t.id)
-        if entry is None or entry[0] != facing or entry[1] != cross \
-                or (not entry[2] <= along <= entry[3] and entry[4] != self._version):
-            came_from = (t.x, t.prev_y) if vertical else (t.prev_x, t.y)  # along its line
-            entry = self._free[t.id] = self._free_range(facing, *came_from)
-        if entry is not None:
-            lo, hi = entry[2], entry[3]
-            if lo <= along <= hi:
-                return
-            ahead = facing in ("down", "right")
-            if cross == came_across and along == (hi + 1 if ahead else lo - 1):  # back onto the far end
-                if vertical:
-                    t.y = hi if ahead else lo
-                else:
-                    t.x = hi if ahead else lo
-                return
-        self._push_out(t)
-        self._slack = 0
-        self._free[t.id] = self._free_range(facing, t.x, t.y)
-
-    def _quiet_stretch(self) -> int:
-        """Run several ticks of this round at once when nothing can happen in them but moves: no round
-        start, no bullet in flight, every moving tank inside its free range (it drives on and stops at
-        the range's end, as tick by tick) or held still by a tank in front (:meth:`_held`), no pair of
-        tanks able to meet (moves are monotone, so a pair's gap shrinks by at most the sum of their
-        moves) and, in navigation, nobody near the goal. Returns the number of ticks run, 0 when no
-        stretch can be run now."""
-        tick = self.tick_mod
-        if tick % ROUND_TICKS == 0 or self.bullets:
-            return 0
-        if self._stretch_pause:  # a pair of tanks was close a moment ago: not worth trying every tick
-            self._stretch_pause -= 1
-            return 0
-        ticks = (ROUND_TICKS - tick % ROUND_TICKS) if tick < TICK_WRAP - TICK_WRAP % ROUND_TICKS else TICK_WRAP - tick
-        # _slack bounds the gaps of the last tick's moves (a push back since takes at most 2 px more
-        # off a pair's): where it outlasts the stretch, no tank is held and no pair can meet
-        crowded = self._slack < 2 * ticks + 4
-        plans = []  # (tank, vertical, along, lo, hi, sign)
-        version = self._version
-        for t in self.tanks:
-            if not t.speed or t.frozen or (crowded and self._held(t)):
-                plans.append((t, False, t.x, t.x, t.x, 0))
-                continue
-            facing = t.facing
-            vertical = _VERTICAL[facing]
-            cross, along = (t.x, t.y) if vertical else (t.y, t.x)
-            entry = self._free.get(t.id)
-            if entry is None or entry[0] != facing or entry[1] != cross or entry[4] != version:
-                entry = self._free[t.id] = self._free_range(facing, t.x, t.y)
-                if entry is None:
-                    return 0
-            lo, hi = entry[2], entry[3]
-            if not lo <= along <= hi:
-                return 0
-            plans.append((t, vertical, along, lo, hi, 1 if facing in ("down", "right") else -1))
-        caps = [hi - along if sign > 0 else along - lo if sign else 0 for _, _, along, lo, hi, sign in plans]
-        if crowded:
-            for i in range(len(plans) - 1):
-                a, cap_a = plans[i][0], caps[i]
-                for j in range(i + 1, len(plans)):
-                    b, cap_b = plans[j][0], caps[j]
-                    budget = max(abs(a.x - b.x), abs(a.y - b.y)) - TANK  # how much the pair's gap may shrink
-                    if cap_a + cap_b <= budget:
-                        continue
-                    if budget < 0:
-                        ticks = 0
-                        break
-                    low = min(cap_a, cap_b)  # the moves in k ticks: 2k up to `low`, then low + k
-                    ticks = min(ticks, budget // 2 if budget // 2 <= low else budget - low)
-                if not ticks:
-                    break
-        if not ticks:
-            self._stretch_pause = 4
-            return 0
-        if self.mode == "navigation" and len(self.bases) == 1:
-            base = next(iter(self.bases.values()))
-            reach = TANK + ticks + 1
-            if any(abs(t.x - base.x) <= reach and abs(t.y - base.y) <= reach for t in self.players.values() if t.alive):
-                return 0
-        for (t, vertical, along, _, _, sign), cap in zip(plans, caps):
-            if not sign:
-                continue
-            step = min(ticks, cap)
-            if vertical:
-                t.y = t.prev_y = along + sign * step
-            else:
-                t.x = t.prev_x = along + sign * step
-        if tick + ticks >= TICK_WRAP:
-            for t in self.tanks:
-                t.frozen = False
-        self._slack = 0
-        self.tick_mod = (tick + ticks) % TICK_WRAP
-        self._check_end()
-        return ticks
-
-    def _held(self, t: Tank) -> bool:
-        """Whether moving tank ``t`` is pressed against a tank flush in front of it that stays put
-        (idle or frozen) or drives head-on into it: every tick of a stretch its one-pixel move is
-        undone by _tanks_vs_tanks (a push back onto its place, or the split of a head-on pair), so
-        the stretch may keep it still."""
-        dx, dy = _STEP[t.facing]
-        fx, fy = t.x + dx * TANK, t.y + dy * TANK  # a tank flush in front, straight ahead
-        opposite = _OPPOSITE[t.facing]
-        for o in self.tanks:
-            if (o.x == fx and -TANK < o.y - fy < TANK if dy == 0 else o.y == fy and -TANK < o.x - fx < TANK) \
-                    and (not o.speed or o.frozen or o.facing == opposite):
-                return True
-        return False
-
-    def _quiet_tick(self) -> None:
-        """A tick that is not a round's first, with no bullet in flight and no two tanks close enough
-        to touch (see _tanks_vs_tanks): steps 1, 3f and 6 of each tank at once."""
-        self._slack -= 2
-        for t in self.tanks:
-            if t.speed and not t.frozen:
-                dx, dy = _STEP[t.facing]
-                t.x += dx
-                t.y += dy
-                self._settle(t)
-                t.prev_x = t.x
-                t.prev_y = t.y
-        if self.tick_mod >= TICK_WRAP - 1:
-            for t in self.tanks:
-                t.frozen = False
-        if self.mode == "navigation" and len(self.bases) == 1:
-            self._check_touch()
-        self.tick_mod = (self.tick_mod + 1) % TICK_WRAP
-        self._check_end()
+                push_out(t)
 
     def _push_out(self, t: Tank) -> None:
         """The reference's push-out loop (up to 5 obstacles), then clamping into the field."""
@@ -933,48 +763,6 @@ class World:
             self._push_back(t, bx, by, size)
         t.x = min(max(t.x, 0), MAX_XY)
         t.y = min(max(t.y, 0), MAX_XY)
-
-    def _free_range(self, facing: Direction, x: int, y: int) -> tuple[str, int, int, int, int] | None:
-        """(facing, cross coordinate, lo, hi, obstacle version): the positions along the ``facing``
-        axis, at the cross coordinate of a tank at ``(x, y)``, where its obstacle box is free and inside
-        the field; None when its box at ``(x, y)`` is not free now or not inside the field."""
-        if not (0 <= x <= MAX_XY and 0 <= y <= MAX_XY):
-            return None
-        blocked = self._blocked_cells
-        c0, c1, r0, r1 = x >> 4, (x + 31) >> 4, y >> 4, (y + 31) >> 4
-        cols = ((2 << (c1 - c0)) - 1) << c0
-        if _VERTICAL[facing]:
-            if any(blocked[r] & cols for r in range(r0, r1 + 1)):
-                return None
-            if facing == "down":
-                lo, hi = r0 * 16, MAX_XY
-                for r in range(r1 + 1, 32):
-                    if blocked[r] & cols:  # a tile's first blocked row is its upper half: 16 r is its top
-                        hi = min(hi, r * 16 - TANK)
-                        break
-            else:
-                lo, hi = 0, min(r1 * 16 - 16, MAX_XY)
-                for r in range(r0 - 1, -1, -1):
-                    if blocked[r] & cols:
-                        lo = r * 16 + 16
-                        break
-            return facing, x, lo, hi, self._version
-        rows = 0
-        for r in range(r0, r1 + 1):
-            rows |= blocked[r]
-        if rows & cols:
-            return None
-        if facing == "right":
-            lo, hi = c0 * 16, MAX_XY
-            ahead = rows >> (c1 + 1)
-            if ahead:
-                hi = min(hi, (c1 + 1 + (ahead & -ahead).bit_length() - 1) * 16 - TANK)
-        else:
-            lo, hi = 0, min(c1 * 16 - 16, MAX_XY)
-            behind = rows & ((1 << c0) - 1)
-            if behind:
-                lo = behind.bit_length() * 16
-        return facing, y, lo, hi, self._version
 
     def _first_obstacle(self, r0: int, r1: int, mask: int) -> tuple[int, int, int]:
         """The blocking box (x, y, size) of the first obstacle under a tank's obstacle box (16-px cell
@@ -1019,7 +807,8 @@ class World:
 
     @staticmethod
     def _touches(x: int, y: int, bx: int, by: int) -> bool:
-        """Spec §2.13 condition 4: flush on one side, overlapping on the other axis."""
+        """Whether a tank at ``(x, y)`` touches the base at ``(bx, by)``: flush on one side,
+        overlapping on the other axis."""
         return ((x + TANK == bx or x == bx + TILE) and abs(y - by) <= TANK - 1) or \
             ((y + TANK == by or y == by + TILE) and abs(x - bx) <= TANK - 1)
 
@@ -1051,13 +840,11 @@ class World:
 
     # ---------------------------------------------------------------- what a tank sees
     def touching(self, tank: Tank, side: Direction) -> str:
-        """What touches ``tank``'s ``side`` (spec §4.3 detection tests, first match wins):
+        """What touches ``tank``'s ``side`` (the benchmark's detection tests, first match wins):
         "border", "steel", "water", "brick" (touching or one 16-px gap away), "enemy_tank",
         "own_base", "enemy_base" or "nothing", from ``tank``'s side's point of view (a player's)."""
         x, y = tank.x, tank.y
-        terrain = self._terrain_memo.get((x, y, side))
-        if terrain is None:
-            terrain = self._terrain_memo[x, y, side] = self._terrain(x, y, side)
+        terrain = self._terrain(x, y, side) if self._fast is None else self._fast.terrain(x, y, side)
         if terrain:
             return terrain
         # tanks and bases: the touching test with S = 32 (edge: as in _terrain)
@@ -1077,7 +864,7 @@ class World:
 
     def _terrain(self, x: int, y: int, side: Direction) -> str:
         """The first part of :meth:`touching` for a tank at ``(x, y)``: "border", "steel", "water",
-        "brick" or "" (none). It changes only when bricks fall, so touching keeps it until then."""
+        "brick" or "" (none)."""
         # edge: where the top-left coordinate of a touching 32-px object lies on the side's axis
         if side == "left":
             border, edge, piece_line, gap_line = x == 0, x - TILE, x - PIECE, x - 16
@@ -1113,7 +900,7 @@ class World:
 
     # ---------------------------------------------------------------- state
     def state(self) -> dict[str, Any]:
-        """The full world as a JSON-serialisable dict (``env.state()``, spec §4.9)."""
+        """The full world as a JSON-serialisable dict (``env.state()``)."""
         return {
             "map": self.map.name,
             "tick_mod": self.tick_mod,
