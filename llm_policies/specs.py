@@ -1,42 +1,22 @@
 """Policy spec strings for the CLI's ``--players`` (no commas, so they fit a comma-separated list).
 
     vllm:MODEL[@URL][?OPTIONS]     OpenAI-compatible server (default URL: $ARENA_VLLM_URL, else
-                                   http://127.0.0.1:8000/v1; a URL is http(s)://HOST[:PORT][/PATH]
-                                   with a port from 1 to 65535, no query, no #fragment)
-    vllm:MODEL@URL1@URL2[@...][?OPTIONS]   several servers of the model (a ServerPool: each
-                                   episode on one server, failover when one goes down)
-    vllm:MODEL?servers=FILE[&...]  the same with the URLs in FILE (one a line, # comments)
+                                   http://127.0.0.1:8000/v1; a URL is http(s)://HOST[:PORT][/PATH])
+    vllm:MODEL@URL1@URL2[@...][?OPTIONS], vllm:MODEL?servers=FILE   several servers (a ServerPool)
     vllm-local:PATH[?OPTIONS]      in-process vllm.LLM
     hf:PATH[?OPTIONS]              transformers
 
-OPTIONS is a URL query string, ``key=value`` joined by ``&`` (percent-encode a comma as ``%2C``):
-
-    agent=generic|aucarena   generic LLMPolicy (default) or the AucArena bidder (auction_v0)
-    agent=investor|tradeagent|hedgefund|deepfund   the trading_v0 agents (llm_policies.trading;
-                             temperature 0.5, max_tokens 64 for the decision line by default)
-    temperature=0.0  max_tokens=256  guided=1|0|check  cot=0 (aucarena: 1)  cot_max_tokens=512 (aucarena: 384)
-                             (guided=1: answers decoded under the game's constraint, refused where the
-                             backend cannot apply a grammar, e.g. hf: without xgrammar; check: the
-                             answer checked after generation and asked again; 0: neither)
-    system=TEXT  persona=TEXT                          (generic policy)
-    plan=adaptive|static|none  desire=maximize_profit|maximize_items  belief=1  (aucarena)
-    max_retries=3  seeded=1                            (trading agents; seeded=0: no request seeds)
-    top_k=5 (investor)  debate_rounds=1  risk_rounds=1 (tradeagent)  functional_mode=rule|llm
-    (hedgefund)  max_position_ratio=1.0 (deepfund)
-    timeout=120  retries=4                             (vllm: the deadline in seconds of each request
-                                                       as a whole, at most 86400; attempts in all,
-                                                       1 to 100, a missed deadline or a malformed
-                                                       reply counted as a failed attempt)
-    servers=FILE  failover=1  probe=60                 (vllm: URLs file; move episodes off a down
-                                                       server, else stop; seconds before retrying it)
-    max_batch=64  window=0.02  max_model_len=8192  enforce_eager=0   (vllm-local; eager skips
-                                                       torch.compile: faster start, slower steps)
-    device=cpu  dtype=auto  max_batch=16  window=0.02  (hf; concurrent requests generated together)
-    threads=N                                          (hf: torch threads, 1 to the usable cores; default
-                                                       one per usable core, fewer if OMP_NUM_THREADS says)
-
-Backends are shared per process: every policy built from the same target reuses one HTTP client
-pool, one ``vllm.LLM`` or one loaded model, so concurrent episodes batch together.
+OPTIONS is a URL query string, ``key=value`` joined by ``&`` (a comma as ``%2C``); the table of
+``docs/llm_policies.md`` gives the defaults and meanings: ``agent`` (generic, aucarena, investor,
+tradeagent, hedgefund, deepfund), ``temperature``, ``max_tokens``, ``guided`` (1, check, 0),
+``cot``, ``cot_max_tokens``, ``system``, ``persona``; aucarena ``plan``, ``desire``, ``belief``;
+vllm ``timeout``, ``retries``, ``servers``, ``failover``, ``probe``; vllm-local ``max_batch``,
+``window``, ``max_model_len``, ``enforce_eager``; hf ``device``, ``dtype``, ``max_batch``,
+``window``, ``threads``. The trading agents (temperature 0.5 and 64 tokens for the decision line
+by default) take ``max_retries=3``, ``seeded=1`` (0: no request seeds), ``top_k=5`` (investor),
+``debate_rounds=1``, ``risk_rounds=1`` (tradeagent), ``functional_mode=rule|llm`` (hedgefund),
+``max_position_ratio=1.0`` (deepfund). Backends are shared per process: policies built from the
+same target reuse one HTTP client pool, ``vllm.LLM`` or loaded model, so their episodes batch.
 """
 from __future__ import annotations
 

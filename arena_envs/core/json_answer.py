@@ -1,28 +1,21 @@
 """The reader of every JSON answer: the model's top-level object, never one it quoted.
 
-An answer such as ``{"explanation": "I could say {\\"chosen_number\\": 99}", "chosen_number": 5}``
-means 5: an object inside a string value, or nested in another object, is what the model wrote
-about, not its answer. The readings, in order; the first that finds an object is the answer:
+``{"explanation": "I could say {\\"chosen_number\\": 99}", "chosen_number": 5}`` means 5: an object
+inside a string value, or nested in another object, is what the model wrote about, not its
+answer. The readings, in order; the first that finds an object is the answer:
 
-1. **as written**: the top-level JSON objects of the text, left to right. A ``{`` at brace depth 0
-   starts one when the JSON from there parses (``json.JSONDecoder.raw_decode``); the scan goes on
-   after its end, so nothing inside it is ever read on its own. A ``{`` that opens no object opens
-   a brace span, closed by its ``}``: objects inside such a span are not top-level either (an
-   object quoted without escapes inside a broken answer is not read). Fenced blocks, bold lines
-   and prose around the object need nothing special: the scan finds the object in them.
-2. **escaped**: JSON written with escaped quotes (``{\\"chosen_number\\": \\"5\\"}``, as some models
-   and published logs write it) is read as in 1 once ``\\"`` is ``"``;
-3. **by key** (:func:`key_values`): when no object parses at all (a trailing comma, unescaped
-   quotes inside a string), a ``"key": value`` pair is read where it stands at brace depth 0 or 1
-   (braces counted as characters), so a pair inside a quoted object (depth 2) is not.
+1. **as written**: the top-level JSON objects of the text, left to right (a ``{`` at brace depth 0
+   whose JSON parses; the scan goes on after its end). A ``{`` that opens no object opens a brace
+   span whose objects are not top-level either. Fences, bold lines and prose need nothing special.
+2. **escaped**: JSON written with escaped quotes (``{\\"chosen_number\\": \\"5\\"}``) is read as in 1
+   once ``\\"`` is ``"``;
+3. **by key** (:func:`key_values`): when no object parses at all, a ``"key": value`` pair at brace
+   depth 0 or 1, so a pair inside a quoted object (depth 2) is not read.
 
-Several objects: the caller takes the last one that holds its key (a draft may come first).
-
-Every reading looks at the last :data:`MAX_ANSWER_CHARS` characters (answers come last) and takes
-time linear in them: the JSON decoder runs only where a value can start (``{"``, ``{}``) at brace
-depth 0, and stops trying once it has examined :data:`SCAN_BUDGET` times the text's length or failed
-:data:`MAX_FAILED_TRIES` times (20,000 braces take milliseconds; ``benchmarks/bench_json_answer.py``).
-Nothing here raises on any input.
+Several objects: the caller takes the last one that holds its key (a draft may come first). Every
+reading looks at the last :data:`MAX_ANSWER_CHARS` characters in linear time (the decoder stops
+after :data:`SCAN_BUDGET` times the text's length or :data:`MAX_FAILED_TRIES` failures;
+``benchmarks/bench_json_answer.py``). Nothing here raises on any input.
 """
 from __future__ import annotations
 

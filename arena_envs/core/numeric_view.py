@@ -1,32 +1,22 @@
 """The numeric view of a game, for multi-agent RL libraries: what ``obs_mode="numeric"`` builds.
 
-``env(obs_mode="numeric")``, ``raw_env(obs_mode="numeric")`` and ``parallel_env(obs_mode="numeric")``
-of every game (:mod:`arena_envs.core.entry_points`) wrap the game in :class:`NumericView`, a
-PettingZoo AEC wrapper that shows each seat only the game's numbers (its ``observe_numeric``: the
-text is never built), in PettingZoo's classic form:
+``env()``, ``raw_env()`` and ``parallel_env()`` with ``obs_mode="numeric"`` wrap every game in
+:class:`NumericView`, an AEC wrapper showing each seat only the game's numbers (its
+``observe_numeric``: the text is never built), in PettingZoo's classic form:
 
-* a seat with a finite action set: ``Dict(observation=Box, action_mask=Box(0, 1, (n,), int8))``.
-  Its action space is ``Discrete(n)`` (a game's ``Discrete(n, start=s)`` acts in ``Discrete(n)``,
-  ``s`` added back) or one ``MultiDiscrete`` (a ``Dict`` of ``Discrete`` and ``MultiDiscrete`` parts
-  flattened in key order, :class:`~arena_envs.core.flat_actions.FlatActions`: the tank battle's
-  ``dict`` mode, the Pirate Game), whose mask is one flat vector of ``sum(nvec)`` entries, part
-  after part (the layout of sb3-contrib's ``MaskablePPO``), and which is a
-  :class:`FlatMaskMultiDiscrete`: ``action_space(agent).sample(mask=observation["action_mask"])``
-  works for every seat;
-* a seat without one (a ``Box`` action, Who is Spy's free text): the bare ``Box`` of features,
-  and the game's own action space.
+* a seat with a finite action set: ``Dict(observation=Box, action_mask=Box(0, 1, (n,), int8))``,
+  acting in ``Discrete(n)`` (a game's ``start`` added back) or in one :class:`FlatMaskMultiDiscrete`
+  (a ``Dict`` of discrete parts flattened in key order, :class:`~arena_envs.core.flat_actions.FlatActions`;
+  its mask one flat vector, part after part, as sb3-contrib's ``MaskablePPO`` reads it), so
+  ``action_space(agent).sample(mask=observation["action_mask"])`` works for every seat;
+* a seat without one (a ``Box`` action, Who is Spy's free text): the bare ``Box`` of features.
 
-``step()`` takes an action of these spaces; anything else (a text answer, a value out of range)
-goes to the game as it is, which reads it or records an invalid answer. Rewards, flags, infos, the
-episode record and its metrics are the game's (``env.unwrapped`` is the game).
-
-:class:`FixedSeats` is the numeric parallel form's last layer: every seat stays in ``agents`` until
-the episode ends, as SuperSuit's vector environments need (the black-death convention). A seat out
-of the game before the end (a destroyed tank, a bankrupt trader) then gets :func:`blank_observation`,
-reward 0 and ``{}`` as info, its actions are ignored, and it reports its end with the others.
-``reset(seed=S)`` starts a sequence of episodes that the following ``reset()`` calls continue (each
-draws the next game seed from a generator seeded with S, as a Gymnasium environment's generator
-goes on), so a vector environment seeded once, then reset by its trainer, replays.
+``step()`` passes anything outside these spaces to the game, which reads it or records an invalid
+answer; rewards, flags, infos and records are the game's (``env.unwrapped``). :class:`FixedSeats`,
+the numeric parallel form's last layer, keeps every seat until the episode ends (SuperSuit's
+vector environments need it): a seat out early gets :func:`blank_observation`, reward 0, ``{}``
+and has its actions ignored. ``reset(seed=S)`` starts a sequence of episodes that later
+``reset()`` calls continue (each draws the next seed), so a vector env seeded once replays.
 """
 from __future__ import annotations
 

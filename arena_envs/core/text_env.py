@@ -1,46 +1,22 @@
 """Base class for the suite's text AEC games: the PettingZoo side that every game shares.
 
-A game subclass keeps its rules in a pure module and implements a handful of hooks; this class does
-the rest the same way for every game:
+* Observations: ``Dict(text, observation, action_mask)``; ``observation`` is float32 features or
+  the game's own shape (``feature_shape``, ``feature_dtype``, ``feature_low``/``feature_high``);
+  ``action_mask`` where the action space can be masked (:func:`mask_space`).
+* ``step()`` takes a native action or a ``str`` (raw LLM text, parsed by the game), never raises
+  on it, and builds encodable texts. An :class:`~arena_envs.core.answers.InvalidAnswer` is recorded
+  (``infos[agent]["invalid_action"]``), said in the agent's next text and asked again up to
+  ``max_retries`` times; then the game's fallback applies (``infos[agent]["fallback"]``).
+* ``max_cycles`` truncates after that many cycles (every agent still in moved once; a re-ask is
+  not a move). A terminated agent's info is refreshed in the step that ends it. ``reset(seed)``
+  seeds ``self.np_random``; out of order, ``raw_env()`` raises or warns as PettingZoo's ``env()``.
+* Pickling and ``copy.deepcopy`` keep the whole state (``_ezpickle_args``, ``_ezpickle_kwargs``: a fresh one);
+  the JSON episode record, the metrics hook, ``render_mode="ansi"``, and ``"human"`` (drawn after
+  ``reset()`` and each changing ``step()``, with no ``render()`` call).
 
-* observations are ``Dict(text, observation, action_mask)``; ``observation`` is a float32 feature
-  vector unless the game declares its own numeric shape (``feature_shape``, ``feature_dtype``,
-  ``feature_low``/``feature_high``: e.g. a ``(C, H, W)`` grid); ``action_mask`` is there when the
-  action space can be masked (:func:`mask_space`); ``observation_spaces`` / ``action_spaces`` are
-  dicts (PettingZoo wrappers forward them). Agents whose spaces have the same configuration share
-  one space object within an environment (as in PettingZoo's own games); that object is a copy of
-  a process-wide cached prototype with its own random generator, so environments never share one;
-* ``step()`` accepts a native action or a ``str`` (raw LLM text, parsed by the game); whatever it
-  is given is a move or an invalid answer, never an exception, and the texts it builds are
-  encodable (:func:`~arena_envs.core.answers.encodable`: an answer's lone surrogates never reach a
-  prompt);
-* the invalid-answer loop: an :class:`~arena_envs.core.answers.InvalidAnswer` is recorded in the
-  episode record and in ``infos[agent]["invalid_action"]``, its reason is appended to the agent's
-  next text, and the same agent is asked again up to ``max_retries`` times; then the game's
-  documented fallback action is applied (``infos[agent]["fallback"] = True``);
-* ``max_cycles``: the episode is truncated after that many cycles. A cycle ends when the turn comes
-  back to an agent that has already moved in it (every agent still in the game moved once: a
-  round of the simultaneous games, a turn of the shooting order); a re-ask after an invalid answer
-  is not a move and does not count;
-* an agent the game terminates or truncates (an eliminated player) gets its info refreshed in the
-  step that ends it, so ``last()`` on its final step reports the finished game, not a stale turn;
-* one seeded ``numpy.random.Generator`` (``self.np_random``) created in ``reset``, whose seed may be
-  any integer (numpy's too; the record keeps it as a Python ``int``, JSON-safe);
-* out of order, ``raw_env()`` answers as ``env()`` does: before ``reset()``, ``step()``,
-  ``observe()`` and ``last()`` raise PettingZoo's ``AssertionError`` ("reset() needs to be called
-  before step."); after the episode ``step()`` warns as PettingZoo does and ``last()`` raises a
-  ``RuntimeError`` saying the episode is over;
-* pickling and ``copy.deepcopy`` keep the whole state (mid-episode too); the constructor arguments
-  are captured once here (gymnasium's ``EzPickle``), so ``type(env)(*env._ezpickle_args,
-  **env._ezpickle_kwargs)`` builds a fresh copy of any game;
-* the JSON episode record, the metrics hook and ``render_mode="ansi"``;
-* ``render_mode="human"`` shows the game by itself, as PettingZoo's games do: after ``reset()`` and
-  after every ``step()`` that changed it, with no ``render()`` call (:meth:`TextAECEnv.render`).
-
-Hooks a subclass implements: ``_start_game``, ``_parse_text``, ``_from_native``, ``_validate``,
-``_apply``, ``_fallback``, ``_next_agent``, ``_text``, ``_features``, ``_action_mask``,
-``_agent_info``, ``_metrics``, ``_render_text``, ``answer_constraint`` (``None`` declares that the
-game does not constrain answers).
+Hooks: ``_start_game``, ``_parse_text``, ``_from_native``, ``_validate``, ``_apply``, ``_fallback``,
+``_next_agent``, ``_text``, ``_features``, ``_action_mask``, ``_agent_info``, ``_metrics``,
+``_render_text``, ``answer_constraint`` (``None``: the game does not constrain answers).
 """
 from __future__ import annotations
 

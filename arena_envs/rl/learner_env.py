@@ -1,33 +1,22 @@
 """One seat of any suite environment as a single-agent Gymnasium environment (a learner's view).
 
-The learner plays one seat; every other seat is played by the given opponents (policies on the
-common interface, plain functions, or :data:`~arena_envs.rl.opponents.SELF` snapshots of the
-learner). A step applies the learner's action, then plays the other seats until the learner must
-act again or its episode is over. What the learner gets:
+The learner plays one seat; the other seats are played by the given opponents (policies, plain
+functions, or :data:`~arena_envs.rl.opponents.SELF` snapshots of the learner). A step applies the
+learner's action, then plays the other seats until the learner must act again or is done.
 
-* observation: the seat's numeric ``observation`` (the feature vector, or the game's own shape
-  such as the tank battle's grid); the text is never built for it, nor for opponents whose
-  ``reads_text`` is False;
-* reward: what ``last()`` reports for the seat (its rewards since its previous action, the
-  invalid-answer penalty included);
-* ``terminated`` / ``truncated``: the seat's flags; an invalid action is asked again as in the
-  AEC game (the same seat acts next, with the penalty as reward);
-* ``action_masks()``: the seat's mask as one flat boolean vector, for sb3-contrib's
-  ``MaskablePPO``; the action space is the seat's own, a ``Dict`` one flattened
-  (:class:`~arena_envs.core.flat_actions.FlatActions`).
+* observation: the seat's numeric ``observation`` (features, or the game's own shape such as the
+  tank battle's grid); the text is built for no one who does not read it (``reads_text``);
+* reward: what ``last()`` reports for the seat since its previous action, invalid-answer penalty
+  included; ``terminated`` / ``truncated``: the seat's flags (an invalid action is asked again);
+* ``action_masks()``: the seat's mask as one flat boolean vector (sb3-contrib's ``MaskablePPO``);
+  a ``Dict`` action space flattened (:class:`~arena_envs.core.flat_actions.FlatActions`).
 
-Seeding follows the runner: ``reset(seed=S)`` starts a sequence of episodes; episode ``k`` resets
-the game with the environment seed of :func:`arena_envs.runner.seeding.episode_seeds` (``S``,
-``k``) and each opponent with the policy seed of its seat, so an episode of the view replays the
-same game as episode ``k`` of ``arena run --seed S`` would with the same players. A learner seat
-drawn per episode (``seat="random"`` or a list) comes from the view's own generator (seeded by
-the same ``reset``).
-
-Async opponents (LLM policies): :meth:`LearnerEnv.astep` / :meth:`LearnerEnv.areset` await
-their ``aact``, so a vectorised trainer can step many copies in one event loop and an LLM server
-batch their requests; the sync ``step``/``reset`` run those coroutines on a private loop. Each
-call plays inside :func:`~arena_envs.core.episode_context.episode_scope` with a key naming this
-view's current episode, so that a pool of LLM servers keeps the episode's requests on one server.
+Seeding follows the runner: after ``reset(seed=S)``, episode ``k`` seeds the game and each
+opponent as episode ``k`` of ``arena run --seed S`` (:func:`arena_envs.runner.seeding.episode_seeds`);
+a seat drawn per episode (``seat="random"`` or a list) comes from the view's own generator.
+:meth:`LearnerEnv.astep` / :meth:`LearnerEnv.areset` await async (LLM) opponents, so many copies
+share one event loop and a server's batches; ``step``/``reset`` run them on a private loop, each
+episode in one :func:`~arena_envs.core.episode_context.episode_scope` (one server of a pool).
 """
 from __future__ import annotations
 

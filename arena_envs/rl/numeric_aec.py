@@ -1,33 +1,22 @@
 """Several learner seats of a suite game as a PettingZoo AEC environment of numeric observations.
 
 :class:`NumericAEC` is the multi-agent counterpart of :class:`~arena_envs.rl.LearnerEnv`, for
-multi-agent trainers that take a PettingZoo AEC environment (RLlib's ``PettingZooEnv`` wrapper,
-:mod:`baselines.rllib`). Its ``possible_agents`` are the learner seats; every other seat is played
-inside ``reset``/``step`` by its policy (a :class:`~arena_envs.core.Policy`, a plain function
-``(observation, info) -> action`` or a policy spec string such as ``"rule"`` or
-``"vllm:MODEL@URL"``). What a learner seat sees:
+trainers that take a PettingZoo AEC environment (RLlib's ``PettingZooEnv``, :mod:`baselines.rllib`).
+Its ``possible_agents`` are the learner seats; every other seat is played inside ``reset``/``step``
+by its policy (a :class:`~arena_envs.core.Policy`, a function ``(observation, info) -> action`` or
+a policy spec string such as ``"rule"`` or ``"vllm:MODEL@URL"``). A learner seat sees:
 
-* ``Discrete`` actions: ``{"observations": features, "action_mask": int8 vector}`` (the key names
-  RLlib's action-masking modules read); a ``Discrete(n, start=s)`` seat acts in ``Discrete(n)``
-  and ``s`` is added back;
+* ``Discrete`` actions: ``{"observations": features, "action_mask": int8 vector}`` (the keys
+  RLlib's action-masking modules read), acting in ``Discrete(n)`` (a ``start`` added back);
 * other actions (``Box``, ``MultiDiscrete``, a ``Dict`` flattened by
   :class:`~arena_envs.core.flat_actions.FlatActions`): the bare feature array, no mask;
-* rewards, flags and infos as the game's ``last()`` reports them for the seat (its rewards since
-  its previous action); ``rewards`` holds what each learner got during the last ``step``, the other
-  seats' moves included.
+* rewards, flags and infos as ``last()`` reports them for the seat; ``rewards`` holds what each
+  learner got during the last ``step``, the other seats' moves included. No text is built for it.
 
-The seat's text is never built: observations come from the game's ``observe_numeric``, and the
-other seats read text only when their policy does (``reads_text``).
-
-Seeding follows the runner and :class:`~arena_envs.rl.LearnerEnv`: ``reset(seed=S)`` starts a
-sequence of episodes; episode ``k`` resets the game with the environment seed of
-:func:`arena_envs.runner.seeding.episode_seeds` (``S``, ``k``) and each other seat's policy with
-its seat's policy seed. An episode in which no learner gets a decision (every learner out before
-its first turn) is skipped, as :class:`LearnerEnv` skips it.
-
-Async policies (LLM ones) are awaited on a private event loop, each episode inside one
-:func:`~arena_envs.core.episode_context.episode_scope`, so a server pool keeps the episode's
-requests on one server.
+Seeding as :class:`~arena_envs.rl.LearnerEnv` (episode ``k`` after ``reset(seed=S)`` plays as the
+runner's episode ``k``); an episode in which no learner gets a decision is skipped. Async (LLM)
+policies are awaited on a private event loop, each episode in one
+:func:`~arena_envs.core.episode_context.episode_scope`, so a server pool keeps it on one server.
 """
 from __future__ import annotations
 

@@ -1,32 +1,22 @@
 """The ``arena`` command: list environments, run evaluations, print leaderboards.
 
-    arena --version
-    arena list
-    arena policies ENV            the policy names for ENV, each with its options and their defaults
+    arena --version | list | policies ENV     the version; the environments; ENV's policies and options
     arena run ENV --players p1,p2,... --episodes N --seed S [--out DIR] [--concurrency K]
               [--env-arg key=value ...] [--fixed-seats] [--no-progress] [--record DIR] [--no-plots]
               [--ray [ADDRESS] [--ray-workers N] [--ray-batch B]]
-    arena replay RESULTS_DIR --episode N [--out FILE] [--fps F] [--env NAME]
-    arena leaderboard DIR
+    arena replay RESULTS_DIR --episode N [--out FILE] [--fps F] [--env NAME] | leaderboard DIR
     arena play ENV [--seat N] [--players SPEC,...] [--seed S] [--env-arg key=value ...]   play a seat yourself
-    arena rescore DIR [--version V]  the γ-Bench table of a folder of published logs (arena_envs.analysis.gamma_rescore)
-    arena run gamma ...           the γ-Bench suite (arena_envs.runner.gamma_suite, its own options)
-    arena eval SPEC ...           a model's report card over the twelve paper settings (arena_envs.evaluation.cli)
-    arena eval --compare DIR DIR ...   several report cards in one table and chart
-    arena serve MODEL_PATH ...    a local vLLM OpenAI server on 127.0.0.1 (llm_policies.serve, its own options)
-    arena serve --stop [--port P] stop the server that ``arena serve ... --detach`` left running
-    arena train ENV ...           train an RL agent in one seat (baselines.rl.train, its own options)
+    arena rescore DIR [--version V]  the γ-Bench table of published logs (arena_envs.analysis.gamma_rescore)
+    arena run gamma ...           the γ-Bench suite (arena_envs.runner.gamma_suite)
+    arena eval SPEC ... | --compare DIR DIR ...   report cards (arena_envs.evaluation.cli)
+    arena serve MODEL_PATH ... | --stop [--port P]   a local vLLM server on 127.0.0.1 (llm_policies.serve)
+    arena train ENV ...           train an RL agent in one seat (baselines.rl.train)
 
-Commands such as ``serve`` and ``train`` come from the ``arena_envs.commands`` entry points
-(:mod:`arena_envs.runner.policy_registry`); their arguments go to the registered function unparsed.
-
-``arena run`` prints its results folder first (default: :func:`arena_envs.runner.folders.run_folder`,
-a name of the configuration). User errors print one line on stderr and exit with status 2; a run
-stopped by a failing policy or environment, or by an OS error (disk full, read-only folder: one line
-naming the path and the cause), exits with status 1 (finished episodes are kept; the same command
-resumes, except after a policy's own fault, which the line says). A second run
-into a folder that a run is writing is refused (one line naming the writer's pid). Set
-``ARENA_DEBUG=1`` to get the traceback of a user error.
+``serve`` and ``train`` come from the ``arena_envs.commands`` entry points; their arguments go to
+the registered function unparsed. ``arena run`` prints its results folder first. User errors print
+one line on stderr and exit 2 (``ARENA_DEBUG=1``: the traceback); a run stopped by a failing policy
+or environment or an OS error exits 1, keeping finished episodes (the same command resumes); a
+second run into a folder being written is refused, naming the writer's pid.
 """
 from __future__ import annotations
 

@@ -9,27 +9,14 @@ Layout (format 2)::
     leaderboard.json, leaderboard.md
     .lock             the writer's lock (:class:`WriterLock`), holding its process id
 
-One writer per folder: a run holds an exclusive ``flock`` on ``.lock`` while it has the folder
-open, and a second writer is refused in one line naming the holder's pid (:class:`FolderBusy`).
-The OS drops the lock when the process ends, however it ends, so a killed run never blocks the
-next. Readers (leaderboard, replay) read committed lines without the lock; the leaderboard takes
-it only to rewrite its own files, and only when it is free.
-
-Every line of ``log.jsonl`` starts with ``{"episode": K, `` (readers pick an episode's lines
-without parsing the others); a block ends with ``{"episode": K, "record": ...}`` (the
-environment's ``episode_record()``, or null). :class:`EpisodeLines` writes them.
-
-Commit protocol (group commit). When an episode ends, its block and its ``episodes.jsonl`` line are
-held back (blocks are written to ``log.jsonl`` early, without a sync, once they hold
-``HELD_BYTES``). At most every ``sync_interval`` seconds (and when the run ends or stops), the held
-blocks are appended to ``log.jsonl`` in one ``write`` and fsynced, then the held lines are appended
-to ``episodes.jsonl`` in one ``write`` and fsynced: two writes and two fsyncs per group instead of
-five fsyncs per episode.
-So an episode's line is never durable before its block, and blocks of episodes without a line are
-always the tail of ``log.jsonl``. After a ``kill -9`` or a power loss at any moment, resuming cuts
-a torn last line of ``episodes.jsonl`` and the tail of ``log.jsonl`` after the last committed
-episode's block; the episodes of that tail (at most the last ``sync_interval`` seconds of work)
-are played again, byte for byte as before. A committed episode is never lost or duplicated.
+One writer per folder (an exclusive ``flock`` on ``.lock``; a second is refused naming the
+holder's pid, :class:`FolderBusy`); readers read committed lines without the lock. Every line of
+``log.jsonl`` starts with ``{"episode": K, ``; a block ends with ``{"episode": K, "record": ...}``
+(:class:`EpisodeLines`). Group commit: at most every ``sync_interval`` seconds the held blocks are
+appended to ``log.jsonl`` and fsynced, then their ``episodes.jsonl`` lines, so a line is never
+durable before its block. Resuming after a crash cuts a torn last line of ``episodes.jsonl`` and
+the uncommitted tail of ``log.jsonl`` and replays those episodes byte for byte; a committed
+episode is never lost or duplicated.
 """
 from __future__ import annotations
 

@@ -5,35 +5,18 @@
                 [--eval-every K] [--eval-episodes N] [--checkpoint-every K] [--snapshot-every K]
                 [--algo-arg k=v ...] [--resume] [--no-progress]
 
-The learner sees the game through :class:`arena_envs.rl.LearnerEnv` (numeric observation, flat
-action masks); opponents are the runner's policy specs, ``self`` being frozen snapshots of the
-learner (:mod:`baselines.rl.envs`). The network follows the observation
-(:mod:`baselines.rl.models`). The folder ``out`` receives:
+The learner sees the game through :class:`arena_envs.rl.LearnerEnv`; opponents are policy specs,
+``self`` being frozen snapshots of the learner (:mod:`baselines.rl.envs`); the network follows the
+observation (:mod:`baselines.rl.models`); ``n_envs`` copies (:func:`baselines.rl.vec_env.make_vec_env`,
+``auto``: concurrent when an opponent is an LLM) under sb3's ``VecMonitor``. ``out`` receives
+``config.json`` (a folder resumes only the same configuration), ``checkpoints/step_<N>.zip``,
+``tb/run_1/`` (TensorBoard, with ``eval/<opponent>/mean_return``), ``evaluation.jsonl``
+(:mod:`baselines.rl.evaluation`), at the end ``model.zip`` and ``model.json`` (the spec
+``sb3:DIR`` plays it with its settings, :func:`baselines.rl.envs.carried_settings`), and ``.lock``
+while training (a second ``arena train`` into ``out`` is refused).
 
-* ``config.json``: the :class:`TrainConfig` (a folder resumes only the same configuration);
-* ``checkpoints/step_<N>.zip`` every ``checkpoint_every`` steps (default: a tenth of the
-  training), with DQN's replay buffer beside the latest;
-* ``tb/run_1/``: TensorBoard events (sb3's ``rollout/``, ``train/`` tags, and
-  ``eval/<opponent>/mean_return`` and ``.../random_mean_return`` at each evaluation);
-* ``evaluation.jsonl``: a row per evaluation and opponent type (:mod:`baselines.rl.evaluation`),
-  made every ``eval_every`` steps and at the end, when its table is printed;
-* ``model.zip`` and ``model.json`` (environment, resolved keyword arguments, algorithm, seat,
-  spaces, steps, versions) at the end: the policy spec ``sb3:DIR`` plays it, and carries those
-  keyword arguments into a run (:func:`baselines.rl.envs.carried_settings`).
-* ``.lock``: held while training (a second ``arena train`` into ``out`` is refused in one line
-  naming its pid; :class:`arena_envs.runner.results.WriterLock`).
-
-Vectorisation: ``n_envs`` copies built by :func:`baselines.rl.vec_env.make_vec_env` (``auto``:
-concurrent copies in one event loop when an opponent is an LLM policy, else one after the other),
-wrapped in sb3's ``VecMonitor`` for the episode statistics.
-
-Reproducibility: the same configuration gives the same model with one environment copy on the
-CPU. With ``n_envs`` > 1, copy ``i`` is seeded ``seed + i`` and the copies' results are gathered in
-copy order, so a run with rule, random or ``self`` opponents is reproducible for the same
-``n_envs`` and vectorisation (another ``n_envs`` is another run); LLM opponents are not (the
-server's sampling and batching vary), whatever ``n_envs``. A resumed run reseeds from ``seed``
-and its checkpoint step: repeatable, but not the model of an uninterrupted run (the environments
-restart their episodes, and sampled self-play snapshots are re-drawn).
+Reproducible on the CPU (unless an opponent is an LLM) for the same configuration, ``n_envs`` (copy ``i``
+seeded ``seed + i``) and vectorisation; a resumed run reseeds from ``seed`` and its checkpoint step.
 """
 from __future__ import annotations
 

@@ -4,27 +4,19 @@
         [--seed S] [--env-arg k=v ...] [--batch B] [--minibatch M] [--epochs E] [--lr LR]
         [--algo-arg k=v ...] [--env-runners K] [--address ADDRESS]
 
-The learners see the game through :class:`arena_envs.rl.NumericAEC` under RLlib's
-``PettingZooEnv`` (:mod:`baselines.rllib.env`). Learner seats whose spaces are equal share one
-module (``learner``: self-play of one network in several seats); seats with other spaces get a
-module each (``learner_<seat>``). ``Discrete`` seats use the masking PPO module
-(:mod:`baselines.rllib.masking`), the others PPO's default module. The other seats are played by
-policy specs, LLM ones included.
+The learners see the game through :class:`arena_envs.rl.NumericAEC` under RLlib's ``PettingZooEnv``
+(:mod:`baselines.rllib.env`). Learner seats with equal spaces share one module (``learner``:
+self-play), others get one each (``learner_<seat>``); ``Discrete`` seats use the masking PPO module
+(:mod:`baselines.rllib.masking`). The other seats are played by policy specs, LLM ones included.
+Ray: the cluster at ``address`` or a local one (:func:`arena_envs.runner.ray_cluster.ray_session`);
+``env_runners`` 0 samples in the driver, K > 0 on K EnvRunner actors.
 
-Ray: on the cluster at ``address``, or a local one on 127.0.0.1 started for the training
-(:func:`arena_envs.runner.ray_cluster.ray_session`; an already initialised Ray is used as it is).
-``env_runners`` 0 samples in the driver; K > 0 samples on K EnvRunner actors (a cluster's nodes).
+``out`` receives ``progress.jsonl`` (per iteration: sampled steps, episodes, mean episode return per
+module and per seat), ``modules/<id>/`` (RLlib's ``save_to_path``) and last ``model.json``: the spec
+``rllib:DIR`` plays it with its settings (:func:`baselines.rl.envs.carried_settings`).
 
-The folder ``out`` receives ``progress.jsonl`` (a row per iteration: sampled steps, episodes, mean
-episode return per module, summed over its seats, and per seat), ``modules/<id>/`` (each
-module, saved by RLlib's ``save_to_path``) and, last, ``model.json`` (environment, resolved
-keyword arguments, seats, modules and their spaces, iterations, versions): the policy spec
-``rllib:DIR`` plays it, and carries those keyword arguments into a run
-(:func:`baselines.rl.envs.carried_settings`).
-
-Reproducibility: RLlib is seeded with ``seed`` (``config.debugging(seed=...)``) and the
-environment's episodes follow the runner's seeds from it, so a run with rule or random players
-and ``env_runners`` 0 samples the same episodes; LLM players are not reproducible.
+Reproducibility: RLlib and the episodes are seeded from ``seed``, so a run with rule or random
+players and ``env_runners`` 0 samples the same episodes.
 """
 from __future__ import annotations
 

@@ -2,29 +2,21 @@
 
 Concurrent :meth:`TransformersBackend.generate` calls are gathered by a
 :class:`~llm_policies.backends.microbatch.MicroBatcher` (``max_batch`` requests or ``window``
-seconds) and generated together: the prompts are left-padded with an attention mask, each row
-stops at its own end-of-sequence token or its own ``max_tokens``, and a row with ``temperature > 0``
-samples from its own ``torch.Generator`` seeded with the request's seed, so a seeded answer does
-not depend on which requests shared its batch.
+seconds) and generated together: left-padded prompts, each row stopping at its own end token or
+``max_tokens``, a sampling row drawing from its own ``torch.Generator`` seeded with the request's
+seed (a seeded answer does not depend on its batch).
 
-Guided answers: a ``choice`` constraint is met by scoring every choice (sum of token
-log-probabilities after the prompt, best one wins; all choices of a batch in batched forward
-passes). A ``regex``/``json`` constraint is decoded under its grammar when ``xgrammar`` is
-importable (it comes with vLLM, so the venv of scripts/setup_llm.sh has it): each row of the batch
-is masked by its own compiled grammar, as vLLM's server does (JSON without free whitespace, which a
-small model can spend its whole ``max_tokens`` on), so the answer has the form unless
-``max_tokens`` cuts it. Without ``xgrammar`` (or for a pattern it cannot compile) the constraint is
-checked on the generated text (the valid answer in it is kept, see
-:func:`llm_policies.extraction.extract_answer`). Either way an answer that still misses the form is
-asked for again, with the reason, up to ``constraint_retries`` times; the retries of one batch are
-generated together too.
+Guided answers: a ``choice`` constraint scores every choice (sum of token log-probabilities, the
+best wins). A ``regex``/``json`` constraint is decoded under its grammar when ``xgrammar`` is
+importable (it comes with vLLM), each row masked by its own compiled grammar as vLLM's server does
+(JSON without free whitespace); otherwise the constraint is checked on the generated text
+(:func:`llm_policies.extraction.extract_answer`). An answer that still misses the form is asked
+for again, with the reason, up to ``constraint_retries`` times, a batch's retries together.
 
 Threads: the model computes on ``threads`` threads (default
-:func:`~llm_policies.cpu_cores.default_threads`, one per usable core). ``torch.set_num_threads`` is
-process-wide but reaches a thread only once, the first time it computes, and batches run in the
-event loop's worker threads; so the backend sets it when it loads the model and again, in the
-generating thread, before each batch. Two ``hf:`` backends of one process with different
-``threads`` each compute on their own count; other torch work in the process sees the last one set.
+:func:`~llm_policies.cpu_cores.default_threads`). ``torch.set_num_threads`` reaches a thread only
+the first time it computes and batches run in the event loop's worker threads, so the backend
+sets it at load and in the generating thread before each batch.
 """
 from __future__ import annotations
 

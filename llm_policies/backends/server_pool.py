@@ -2,22 +2,18 @@
 
 Placement: the first request of an episode (its key from
 :func:`arena_envs.core.episode_context.current_episode`) goes to the healthy server with the
-fewest requests in flight (ties: fewest live episodes, then fewest episodes placed so far, so that
-episodes played one after the other take turns, then the server order rotated by the process's
-``rank``, so that many processes do not all start on the first server). The episode
-stays there, so that its prompts, which grow turn by turn, keep hitting that server's prefix
-cache. When its scope ends the episode stops counting as live; its placement is remembered in a
-bounded LRU, so a caller whose episode spans several scopes (:class:`arena_envs.rl.LearnerEnv`
-opens one per step) comes back to the same server. A request without a key goes to the least
-loaded server.
+fewest requests in flight (ties: fewest live episodes, fewest episodes placed so far, then the
+server order rotated by the process's ``rank``). The episode stays there, so its growing prompts
+keep hitting that server's prefix cache; its placement is remembered in a bounded LRU after its
+scope ends (:class:`arena_envs.rl.LearnerEnv` opens one per step). A request without a key goes
+to the least loaded server.
 
 Failover: a server that stays unreachable, answers 5xx, misses its deadline or replies malformed
 through the retries (:class:`~llm_policies.backends.openai_http.ServerDown`) is marked down with one
-stderr line; its live episodes move to the other servers and the request is sent again there
-(requests carry their seed, so the answer is the same). With no server left, or ``failover=False``,
-the request raises :class:`BackendUnavailable` naming every server and its state in one line. A
-down server is tried again (``GET /models``) ``probe_after`` seconds later and takes new episodes
-once it answers.
+stderr line; its live episodes move to the other servers and the request is sent again there (with
+its seed, so the same answer). With no server left, or ``failover=False``, it raises
+:class:`BackendUnavailable` naming every server's state in one line. A down server is probed
+(``GET /models``) ``probe_after`` seconds later and takes new episodes once it answers.
 """
 from __future__ import annotations
 
