@@ -13,7 +13,10 @@ writes ``OUT_DIR/<env>[-<variant>]/``:
 * ``aec-seed<S>.jsonl``: a direct AEC loop per seed of ``AEC_SEEDS`` with seeded masked random
   actions, one JSON line per step (agent, observation with its text and numbers, reward,
   termination, truncation, info, the action taken), then the episode's metrics and record; arrays
-  of more than ``LARGE_ARRAY`` elements (the tank's grids) by the SHA-256 of their bytes.
+  of more than ``LARGE_ARRAY`` elements (the tank's grids) by the SHA-256 of their bytes; for the
+  games of ``TEXT_ANSWERS`` also ``aec-text-seed<S>.jsonl``, where most decisions are texts.
+
+``EXTRA_VARIANTS`` adds configurations (``<env>-x_<label>/``) for settings no variant covers.
 
 Long games would be shortened by the same keyword arguments every time (``SHORTER``; none needs
 it today: the whole dump takes about 30 s). Two dumps of one commit are identical. The code dumped
@@ -53,6 +56,30 @@ MAX_ITERATIONS = 20_000
 #: keyword arguments added to every variant of a long game (a variant's own value wins)
 SHORTER: dict[str, dict[str, Any]] = {}
 
+_SYNTHETIC = {"data": "synthetic", "history_start": "2025-04-01", "trade_start": "2025-05-01",
+              "eval_start": "2025-06-02", "end": "2025-06-30"}
+#: configurations dumped beside the registered variants (folder ``<env>-x_<label>``): settings the
+#: variants leave out
+EXTRA_VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
+    "trading_v0": {
+        "excess_two_assets": {**_SYNTHETIC, "assets": ["SYA", "SYB"], "reward_type": "excess_return", "n_agents": 3},
+        "pnl_ruin": {**_SYNTHETIC, "reward_type": "pnl", "cost_bps": 6000.0, "n_agents": 3, "max_retries": 0},
+        "ladder_half": {**_SYNTHETIC, "position_rule": "ladder", "default_size": 0.5, "cost_bps": 25.0,
+                        "max_retries": 1},
+        "shared_drift_impact": {**_SYNTHETIC, "assets": {"SYS": "stock", "SYC": "crypto"}, "book_mode": "shared",
+                                "exposure_drift": True, "price_impact": 0.5, "action_mode": "weights",
+                                "allow_short": False, "max_gross_exposure": 0.8, "reward_type": "log_return",
+                                "max_exposure": 0.7},
+    },
+}
+
+#: text answers that a second AEC loop (``aec-text-seed<S>.jsonl``) gives instead of a native action
+#: at about two decisions in three, drawn with the seed: the parser, re-asks and fallbacks
+TEXT_ANSWERS: dict[str, tuple[str, ...]] = {
+    "trading_v0": ("BUY", "SELL 0.5", "HOLD", "no idea", '{"decision": "SELL"}', "TARGET -0.3", "buy buy sell",
+                   '{"SYA": "BUY", "SYB": "TARGET 0.25"}', "SYA: SELL, SYB: BUY 0.4", "DECISION: HOLD"),
+}
+
 #: policy names tried in order for the runner's seats; the first the game has is used
 PREFERRED_POLICIES = ("rule", "equilibrium", "random")
 #: a mix of rule policies per seat where the game has several (seat k plays entry k mod len)
@@ -76,7 +103,8 @@ def variants() -> Iterator[tuple[str, str, dict[str, Any]]]:
     from arena_envs.registration import ENVIRONMENTS
 
     for name, entry in ENVIRONMENTS.items():
-        for label, kwargs in {"default": {}, **entry.variants}.items():
+        extra = {f"x_{label}": kwargs for label, kwargs in EXTRA_VARIANTS.get(name, {}).items()}
+        for label, kwargs in {"default": {}, **entry.variants, **extra}.items():
             folder = name if label == "default" else f"{name}-{label}"
             yield name, folder, {**SHORTER.get(name, {}), **kwargs}
 
@@ -173,8 +201,9 @@ def dump_run(name: str, kwargs: dict[str, Any], out: Path, scratch: Path) -> Non
 
 # ---------------------------------------------------------------------------------- the AEC loop
 
-def dump_aec(name: str, kwargs: dict[str, Any], seed: int, out: Path) -> None:
-    """One episode of seeded masked random play, every step written as a JSON line."""
+def dump_aec(name: str, kwargs: dict[str, Any], seed: int, out: Path, texts: tuple[str, ...] = ()) -> None:
+    """One episode of seeded masked random play, every step written as a JSON line; with
+    ``texts``, about two decisions in three answer one of them instead."""
     from arena_envs.registration import make
 
     env = make(name, **kwargs)
@@ -183,6 +212,7 @@ def dump_aec(name: str, kwargs: dict[str, Any], seed: int, out: Path) -> None:
         sampled = {agent: copy.deepcopy(env.action_space(agent)) for agent in env.possible_agents}
         for k, agent in enumerate(env.possible_agents):
             sampled[agent].seed(seed * 1000 + k)
+        rng = np.random.default_rng(seed)
         with out.open("w", encoding="utf-8") as file:
             for step, agent in enumerate(env.agent_iter(MAX_ITERATIONS)):
                 observation, reward, termination, truncation, info = env.last()
@@ -191,6 +221,8 @@ def dump_aec(name: str, kwargs: dict[str, Any], seed: int, out: Path) -> None:
                 else:
                     mask = observation.get("action_mask") if isinstance(observation, dict) else None
                     action = sampled[agent].sample(mask=mask)
+                    if texts and rng.random() < 2 / 3:
+                        action = texts[int(rng.integers(len(texts)))]
                 file.write(line({"step": step, "agent": agent, "observation": observation, "reward": reward,
                                  "termination": termination, "truncation": truncation, "info": info,
                                  "action": action}))
@@ -228,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
             dump_run(name, kwargs, target / "runner", Path(scratch))
             for seed in AEC_SEEDS:
                 dump_aec(name, kwargs, seed, target / f"aec-seed{seed}.jsonl")
+                if name in TEXT_ANSWERS:
+                    dump_aec(name, kwargs, seed, target / f"aec-text-seed{seed}.jsonl", TEXT_ANSWERS[name])
             print(f"{folder} {time.perf_counter() - started:.1f}s", file=sys.stderr, flush=True)
     return 0
 
