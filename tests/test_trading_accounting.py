@@ -1,6 +1,6 @@
-"""Positions and accounting of the trading spec (§4): the position rules, the exact algorithm of
-§4.3, costs and impact (§4.4), rewards (§7.5) and the accounting facts of §10 (7-13, 32, 33),
-plus buy-and-hold on the real S&P 500 closes."""
+"""Positions and accounting of the trading game: the position rules, the books' daily algorithm
+(cost, then the close-to-close move, the step and per-book returns), costs and price impact, the
+step rewards, worked examples on a six-day series, and buy-and-hold on the real S&P 500 closes."""
 from __future__ import annotations
 
 import datetime as dt
@@ -17,14 +17,12 @@ from arena_envs.trading.accounting import (
     Account,
     Order,
     PositionRules,
-    average_dollar_volume,
-    cap_gross_exposure,
     impact_rates,
     is_noop,
     price_returns,
     step_reward,
-    target_orders,
 )
+from arena_envs.trading.features import AssetHistory
 from arena_envs.trading.metrics import cumulative_return, five_metrics, window_returns
 
 BUY, SELL = Order("BUY"), Order("SELL")
@@ -43,12 +41,12 @@ def run_book(orders, closes=F1_CLOSES, rules=None, **account_kwargs):
     for order, r in zip(orders, asset_returns, strict=True):
         e_new = rules.apply(order, account.exposure[0])
         rebalances.append(account.rebalance([e_new]))
-        exposures.append(float(account.exposure[0]))
+        exposures.append(account.exposure[0])
         advances.append(account.advance([r]))
     return account, exposures, rebalances, advances
 
 
-# ---------------------------------------------------------------------------------------------- §4.2
+# ---------------------------------------------------------------------------------------------- position rules
 
 
 @pytest.mark.parametrize(("rule", "order", "e_prev", "expected"), [
@@ -92,15 +90,15 @@ def test_noops_and_hold():
     assert not is_noop(SELL, 0.0, -1.0)
 
 
-def test_apply_all_ignores_closed_markets_and_target_orders():
+def test_apply_all_ignores_closed_markets_and_clips_targets():
     rules = PositionRules()
-    e = rules.apply_all([BUY, SELL, Order("TARGET", target=0.3)], np.array([0.0, 0.5, 0.0]),
-                        is_open=np.array([True, False, True]))
-    assert e.tolist() == [1.0, 0.5, 0.3]
-    assert [o.target for o in target_orders([0.2, -0.4])] == [0.2, -0.4]
-    assert rules.apply_all(target_orders(np.array([2.0, -0.25])), np.zeros(2)).tolist() == [1.0, -0.25]
-    with pytest.raises(ValueError, match="one order per asset"):
-        rules.apply_all([BUY], np.zeros(2))
+    e = rules.apply_all([BUY, SELL, Order("TARGET", target=0.3)], (0.0, 0.5, 0.0), is_open=(True, False, True))
+    assert e == [1.0, 0.5, 0.3]
+    assert rules.apply_all([Order("TARGET", target=2.0), Order("TARGET", target=-0.25)], (0.0, 0.0)) == [1.0, -0.25]
+    with pytest.raises(ValueError, match="one order"):
+        rules.apply_all([BUY], (0.0, 0.0))
+    with pytest.raises(ValueError, match="is_open flag"):
+        rules.apply_all([BUY], (0.0,), is_open=(True, False))
 
 
 @pytest.mark.parametrize(("make", "message"), [
@@ -133,15 +131,23 @@ def test_account_call_order_and_shapes_are_checked():
     account = Account(["A"])
     with pytest.raises(RuntimeError, match="without a rebalance"):
         account.advance([0.1])
-    with pytest.raises(ValueError, match="one finite exposure per asset"):
-        account.rebalance([1.0, 0.0])
+    for bad in ([1.0, 0.0], [math.nan], ["x"], 3.0):
+        with pytest.raises(ValueError, match="one finite exposure per asset"):
+            account.rebalance(bad)
+    with pytest.raises(ValueError, match="is_open flag"):
+        account.rebalance([1.0], is_open=[True, True])
     account.rebalance([1.0])
     with pytest.raises(RuntimeError, match="twice"):
         account.rebalance([1.0])
     with pytest.raises(ValueError, match="finite and > -1"):
         account.advance([-1.5])
+    with pytest.raises(ValueError, match="one return per asset"):
+        account.advance([0.1, 0.2])
+    assert account.advance([math.inf], is_open=[False]).step_return == 0.0  # a closed market moves 0
     with pytest.raises(ValueError, match="one finite impact rate per asset"):
         Account(["A", "B"]).rebalance([1.0, 0.0], impact_rate=np.zeros(3))
+    with pytest.raises(ValueError, match="one finite exposure per asset"):
+        Account(["A", "B"]).trade_flow([1.0])
 
 
 def test_costs_that_exhaust_a_book_ruin_it_even_if_a_short_then_gains():
@@ -155,7 +161,7 @@ def test_costs_that_exhaust_a_book_ruin_it_even_if_a_short_then_gains():
     assert advance.ruined == (0,) and account.equity == 0.0 and account.ruined
 
 
-# ---------------------------------------------------------------------------------------------- §10 on F1
+# ---------------------------------------------------------------------------------------------- worked examples on F1
 
 
 def test_f1_asset_returns():
@@ -163,7 +169,7 @@ def test_f1_asset_returns():
 
 
 @pytest.mark.parametrize("rule", RULES)
-def test_fact7_buy_and_hold_every_rule(rule):
+def test_buy_and_hold_every_rule(rule):
     account, exposures, _, advances = run_book([BUY] * 5, rules=PositionRules(rule))
     assert exposures == [1.0] * 5
     m = five_metrics(account.step_returns)
@@ -174,8 +180,8 @@ def test_fact7_buy_and_hold_every_rule(rule):
     assert m.mdd == pytest.approx(0.1, abs=1e-9)
     assert account.equity == pytest.approx(119790.0, abs=1e-6)
     assert advances[-1].equity == account.equity
-    assert account.return_since(2) == pytest.approx(F1_CLOSES[-1] / F1_CLOSES[2] - 1, abs=1e-12)
-    assert account.drawdown == pytest.approx(1 - 119.79 / 121.0, abs=1e-12)  # the peak was 121
+    assert account.equity / account.equity_curve[2] - 1 == pytest.approx(F1_CLOSES[-1] / F1_CLOSES[2] - 1, abs=1e-12)
+    assert account.peak_equity == pytest.approx(121000.0, abs=1e-6)
     assert account.cumulative_return == pytest.approx(0.1979, abs=1e-9)
 
 
@@ -184,13 +190,13 @@ def test_rules_take_any_object_with_the_order_fields():
     assert PositionRules("ladder").apply(parsed, 1.0) == 0.5
 
 
-def test_fact7_target_buy_then_hold_is_buy_and_hold():
+def test_target_buy_then_hold_is_buy_and_hold():
     account, exposures, _, _ = run_book([BUY] + [HOLD] * 4)
     assert exposures == [1.0] * 5
     assert cumulative_return(account.step_returns) == pytest.approx(0.1979, abs=1e-9)
 
 
-def test_fact8_always_sell_is_not_minus_buy_and_hold():
+def test_always_sell_is_not_minus_buy_and_hold():
     account, exposures, _, _ = run_book([SELL] * 5)
     assert exposures == [-1.0] * 5
     m = five_metrics(account.step_returns)
@@ -207,7 +213,7 @@ def test_fact8_always_sell_is_not_minus_buy_and_hold():
     ("ladder", True, [1, 1, 0, 0, 1], 0.331),
     ("target", False, [1, 1, 0, 0, 1], 0.331),
 ])
-def test_fact9_mixed_actions(rule, allow_short, exposures, cr):
+def test_mixed_actions(rule, allow_short, exposures, cr):
     account, got, _, _ = run_book([BUY, HOLD, SELL, HOLD, BUY], rules=PositionRules(rule, allow_short=allow_short))
     assert got == exposures
     m = five_metrics(account.step_returns)
@@ -216,7 +222,7 @@ def test_fact9_mixed_actions(rule, allow_short, exposures, cr):
         assert m.mdd == 0.0
 
 
-def test_fact10_sell_from_flat():
+def test_sell_from_flat():
     rules = PositionRules(allow_short=False)
     account = Account(["FIX"], cost_bps=10)
     e_new = rules.apply(SELL, 0.0)
@@ -228,7 +234,7 @@ def test_fact10_sell_from_flat():
 
 
 @pytest.mark.parametrize("rule", RULES)
-def test_fact11_always_hold(rule):
+def test_always_hold(rule):
     account, exposures, _, advances = run_book([HOLD] * 5, rules=PositionRules(rule))
     assert exposures == [0.0] * 5
     assert [a.step_return for a in advances] == [0.0] * 5
@@ -237,17 +243,17 @@ def test_fact11_always_hold(rule):
     assert math.isnan(m.sr)
 
 
-def test_fact12_costs():
+def test_costs():
     account, _, rebalances, advances = run_book([BUY, SELL], closes=F1_CLOSES[:3], cost_bps=10,
                                                 initial_capital=100000)
     assert rebalances[0].total_cost == pytest.approx(100.0, abs=1e-9)
     assert account.equity_curve[1] == pytest.approx(109890.0, abs=1e-9)
     assert advances[0].step_return == pytest.approx(0.0989, abs=1e-9)
     assert rebalances[1].total_cost == pytest.approx(219.78, abs=1e-9)
-    assert rebalances[1].traded.tolist() == [2.0]
+    assert rebalances[1].traded == (2.0,)
 
 
-def test_fact13_rewards():
+def test_rewards():
     _, _, _, advances = run_book([BUY] * 5)
     logs = [step_reward("log_return", a) for a in advances]
     assert sum(logs) == pytest.approx(math.log(1.1979), abs=1e-9)
@@ -271,20 +277,25 @@ def test_excess_return_and_unknown_reward():
         step_reward("sharpe", advance)
 
 
-# ---------------------------------------------------------------------------------------------- §4.3 details
+# ---------------------------------------------------------------------------------------------- the books in detail
 
 
-def test_display_quantities_units_and_cash():
-    account = Account(["A", "B"], initial_capital=1000.0)
-    account.rebalance([1.0, -0.5])
-    units, cash = account.holdings([50.0, 20.0])
-    assert units.tolist() == [20.0, -25.0]
-    assert cash.tolist() == [0.0, 1500.0]  # a short's cash exceeds its equity
+def test_holdings_notional_units_and_cash():
+    account = Account(["A", "B", "C"], initial_capital=1000.0)
+    account.rebalance([1.0, -0.5, 0.5])
+    account.advance([0.0, 0.0, 0.0])
+    held = account.holdings([50.0, 20.0, math.nan])  # C has no price yet
+    assert held.notional == (1000.0, -500.0, 500.0)
+    assert held.units == (20.0, -25.0, 0.0)
+    assert held.cash == 3000.0 - 1000.0  # a short's cash exceeds its book's equity
     shared = Account(["A", "B"], initial_capital=1000.0, book_mode="shared")
     shared.rebalance([0.5, -0.25])
-    units, cash = shared.holdings([50.0, 20.0])
-    assert units.tolist() == [10.0, -12.5]
-    assert cash.tolist() == [1000.0 - 500.0 + 250.0]
+    shared.advance([0.1, 0.0])
+    assert shared.equity_by_asset == (1050.0, 1050.0) and shared.books == (1050.0,)
+    held = shared.holdings([55.0, 20.0])
+    assert held.notional == (525.0, -262.5)
+    assert held.units == (525.0 / 55.0, -13.125)
+    assert held.cash == 1050.0 - 262.5
 
 
 def test_ruin_closes_the_book_for_good():
@@ -292,19 +303,19 @@ def test_ruin_closes_the_book_for_good():
     account.rebalance([-1.0, 1.0])
     advance = account.advance([1.5, 0.1])  # the short loses 150 %: equity would be -50
     assert advance.ruined == (0,)
-    assert account.equity_by_book.tolist() == pytest.approx([0.0, 110.0])
-    assert account.exposure.tolist() == [0.0, 1.0]
+    assert account.books == pytest.approx((0.0, 110.0))
+    assert account.exposure == (0.0, 1.0)
     assert advance.book_returns[0] == -1.0
     assert advance.step_return == pytest.approx(110.0 / 200.0 - 1)
     rebalance = account.rebalance([1.0, 1.0])  # the ruined book cannot reopen
-    assert rebalance.exposure.tolist() == [0.0, 1.0]
+    assert rebalance.exposure == (0.0, 1.0)
     after = account.advance([0.2, 0.0])
     assert math.isnan(after.book_returns[0]) and after.ruined == ()
     assert account.book_returns[0] == [-1.0]
     solo = Account(["A"])
     solo.rebalance([-1.0])
     solo.advance([1.0])  # the price doubles under a full short
-    assert solo.ruined and solo.drawdown == 1.0
+    assert solo.ruined and solo.equity == 0.0 and solo.equity_curve[-1] == 0.0
     with pytest.raises(RuntimeError, match="ruined"):
         solo.rebalance([0.0])
 
@@ -318,7 +329,7 @@ def test_exposure_drift_holds_units_fixed():
     for k, r in enumerate(price_returns(closes), start=1):
         account.advance([r])
         assert account.equity == pytest.approx(cash + units * closes[k], rel=1e-12)
-        assert account.holdings([closes[k]])[0][0] == pytest.approx(units, rel=1e-12)
+        assert account.holdings([closes[k]]).units[0] == pytest.approx(units, rel=1e-12)
         account.rebalance(account.exposure)  # HOLD: keep the drifted exposure, no trade
     constant = Account(["A"], initial_capital=1000.0)
     constant.rebalance([-0.5])
@@ -329,14 +340,14 @@ def test_exposure_drift_holds_units_fixed():
 def test_closed_market_keeps_exposure_and_pays_nothing():
     account = Account(["S", "C"], cost_bps=10)
     rebalance = account.rebalance([1.0, 1.0], is_open=np.array([False, True]))
-    assert rebalance.exposure.tolist() == [0.0, 1.0]
+    assert rebalance.exposure == (0.0, 1.0)
     assert rebalance.cost[0] == 0.0 and rebalance.cost[1] == pytest.approx(100.0)
     advance = account.advance([0.5, 0.1], is_open=np.array([False, True]))  # a closed asset moves 0
-    assert account.equity_by_book[0] == 100000.0
+    assert account.books[0] == 100000.0
     assert math.isnan(advance.book_returns[0])
 
 
-def test_fact32_per_book_calendars():
+def test_per_book_calendars():
     """A stock and a crypto asset on the union calendar 2025-08-01 (Fri) … 08-12: the stock's
     order on Saturday is ignored, its Monday return is Friday's exposure times P(Mon)/P(Fri) − 1,
     and the per-book series have 7 and 11 returns."""
@@ -368,7 +379,7 @@ def test_fact32_per_book_calendars():
     assert account.book_start_day == [0, 0]
     for a in range(2):
         assert math.prod(1 + r for r in account.book_returns[a]) == pytest.approx(
-            account.equity_by_book[a] / account.initial_capital, rel=1e-12)
+            account.books[a] / account.initial_capital, rel=1e-12)
 
 
 def test_book_starting_on_a_closed_day_has_no_return_for_its_first_open_day():
@@ -385,7 +396,7 @@ def test_book_starting_on_a_closed_day_has_no_return_for_its_first_open_day():
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_products_of_returns_equal_equity_ratios(data):
-    """§4.3 step 4 and 5: ∏(1 + r) = W_end/W_start for the step returns and for each book's own
+    """∏(1 + r) = W_end/W_start for the step returns and for each book's own
     series, with costs, impact, closed days, drift, both book modes and every rule."""
     n_assets = data.draw(st.integers(1, 3))
     n_days = data.draw(st.integers(1, 25))
@@ -405,7 +416,7 @@ def test_products_of_returns_equal_equity_ratios(data):
         rebalance = account.rebalance(rules.apply_all(orders, account.exposure, is_open), is_open=is_open,
                                       impact_rate=rng.normal(0, 1e-3, n_assets))
         if mode == "shared":
-            assert np.abs(rebalance.exposure).sum() <= 1.0 + 1e-12
+            assert sum(abs(e) for e in rebalance.exposure) <= 1.0 + 1e-12
         # every book ends on one of its trading days, where its last decision's cost is realised
         is_open = rng.random(n_assets) < 0.8 if day < n_days - 1 else np.ones(n_assets, dtype=bool)
         account.advance(rng.normal(0, 0.05, n_assets), is_open=is_open)
@@ -415,22 +426,24 @@ def test_products_of_returns_equal_equity_ratios(data):
     if mode == "per_asset":
         for a in range(n_assets):
             assert math.prod(1 + r for r in account.book_returns[a]) == pytest.approx(
-                account.equity_by_book[a] / account.initial_capital, rel=1e-9)
+                account.books[a] / account.initial_capital, rel=1e-9)
 
 
 # ---------------------------------------------------------------------------------------------- shared book, impact
 
 
 def test_shared_book_caps_gross_exposure_and_follows_the_exact_algorithm():
-    assert cap_gross_exposure(np.array([1.0, -1.0]), 1.0).tolist() == [0.5, -0.5]
-    assert cap_gross_exposure(np.array([0.3, -0.2]), 1.0).tolist() == [0.3, -0.2]
+    capped = Account(["A", "B"], book_mode="shared")
+    assert capped.rebalance([1.0, -1.0]).exposure == (0.5, -0.5)
+    capped.advance([0.0, 0.0])
+    assert capped.rebalance([0.3, -0.2]).exposure == (0.3, -0.2)
     account = Account(["A", "B"], initial_capital=1000.0, book_mode="shared", cost_bps=10)
     rebalance = account.rebalance([1.0, 1.0])
-    assert rebalance.exposure.tolist() == [0.5, 0.5]
+    assert rebalance.exposure == (0.5, 0.5)
     assert rebalance.total_cost == pytest.approx(1e-3 * 1.0 * 1000.0)
     advance = account.advance([0.1, -0.02])
     assert advance.step_return == pytest.approx((1 - 1e-3) * (1 + 0.5 * 0.1 - 0.5 * 0.02) - 1, rel=1e-12)
-    assert np.isnan(advance.book_returns).all()
+    assert all(math.isnan(r) for r in advance.book_returns)
 
 
 def test_price_impact_charges_the_crowd_and_rebates_the_contrarian():
@@ -439,8 +452,11 @@ def test_price_impact_charges_the_crowd_and_rebates_the_contrarian():
     targets = {id(a): [1.0], id(b): [0.5], id(c): [-1.0]}
     flows = np.array([acc.trade_flow(targets[id(acc)]) for acc in (a, b, c)])
     assert flows[:, 0].tolist() == [1000.0, 500.0, -1000.0]
-    adv = np.array([average_dollar_volume([10.0, 20.0], [100, 200])])  # mean(1000, 4000)
-    assert adv[0] == 2500.0
+    dates = np.array(["2025-08-01", "2025-08-04"], dtype="datetime64[D]")
+    history = AssetHistory("X", "stock", np.arange(2), np.array([1, 2]), dates, *([np.array([10.0, 20.0])] * 4),
+                           np.array([100.0, 200.0]), *([np.full(2, np.nan)] * 5))
+    adv = np.array([history.adv(1)])  # mean(1000, 4000)
+    assert adv[0] == 2500.0 and history.adv(0) == 1000.0 and history.adv(-1) == 0.0
     rate = impact_rates(flows, adv, kappa)
     assert rate[0] == pytest.approx(kappa * 500.0 / 2500.0)
     cost_a = a.rebalance(targets[id(a)], impact_rate=rate).total_cost
@@ -457,15 +473,15 @@ def test_price_impact_charges_the_crowd_and_rebates_the_contrarian():
 @pytest.fixture(scope="module")
 def sp500():
     data = pytest.importorskip("arch.data.sp500").load()
-    # the index pays no dividends: its adjusted close is its close, and the close is what §4.3 uses
+    # the index pays no dividends: its adjusted close is its close, and the close is what the books use
     assert (data["Close"] == data["Adj Close"]).all()
     days = [d.date() for d in data.index]
     return days, data["Close"].to_numpy(dtype=float)
 
 
 def test_buy_and_hold_on_sp500_equals_the_price_ratio_for_random_windows(sp500):
-    """Issue 15 and §10.33: a BUY every day from the first day of the series; for any window the
-    account's cumulative return is last/first close − 1, under every rule."""
+    """Issue 15: a BUY every day from the first day of the series; for any window the account's
+    cumulative return is last/first close − 1, under every rule."""
     days, closes = sp500
     r = price_returns(closes)
     for rule in RULES:
@@ -488,7 +504,7 @@ def test_buy_and_hold_on_sp500_equals_the_price_ratio_for_random_windows(sp500):
                 assert cumulative_return(window) == pytest.approx(closes[j] / closes[first] - 1, abs=1e-9)
 
 
-def test_fact33_warmup_positions_carry_into_the_eval_window(sp500):
+def test_warmup_positions_carry_into_the_eval_window(sp500):
     days, closes = sp500
     trade_start, eval_start, end = dt.date(2018, 5, 1), dt.date(2018, 8, 1), dt.date(2018, 9, 30)
     i0 = next(k for k, d in enumerate(days) if d >= trade_start)

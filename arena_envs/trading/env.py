@@ -34,25 +34,14 @@ from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, 
 from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_choice, check_int, check_real
 from arena_envs.trading import text as tx
-from arena_envs.trading.accounting import (
-    BOOK_MODES,
-    HOLD,
-    REWARD_TYPES,
-    Account,
-    Advance,
-    Order,
-    PositionRules,
-    impact_rates,
-    is_noop,
-    price_returns,
-    step_reward,
-)
+from arena_envs.trading.accounting import BOOK_MODES, HOLD, REWARD_TYPES, Account, Order, PositionRules, price_returns
 from arena_envs.trading.data import ArchSource, CryptoDatabaseSource, CsvSource, DataSource, Market, as_day
+from arena_envs.trading.day import DayRules, MarketMove, Taken, book_decisions, resolve_day
 from arena_envs.trading.features import FEATURE_BOUND, AssetHistory, feature_names
-from arena_envs.trading.metrics import Decision, behaviour_stats, five_metrics, window_returns
+from arena_envs.trading.metrics import behaviour_stats, five_metrics, window_returns
 from arena_envs.trading.metrics import periods_per_year as resolve_periods
 from arena_envs.trading.parser import ParseError, action_instructions, decision_constraint, parse_action
-from arena_envs.trading.snapshot import MarketDay, Snapshot
+from arena_envs.trading.snapshot import AccountValues, MarketDay, Snapshot, account_values
 from arena_envs.trading.synthetic import SyntheticSource, trading_days
 
 ACTION_MODES = ("discrete", "weights")
@@ -81,6 +70,25 @@ class Move(NamedTuple):
 
     orders: tuple[Order, ...]
     warnings: tuple[str, ...] = ()
+
+
+class Pending(NamedTuple):
+    """A decision of the day not resolved yet: its parse info (shown in the agent's info until the
+    day resolves), the raw answer, and whether it is the fallback of an invalid answer."""
+
+    parse: dict[str, Any]
+    raw: str | None
+    fell_back: bool
+
+
+class MarketParts(NamedTuple):
+    """The market part of a day's observations, shared by every agent: the asset blocks' text, the
+    market features (the per-agent slots 0), the action mask and the leaderboard line."""
+
+    text: str
+    features: list[float]
+    mask: Any
+    board: str | None
 
 
 @lru_cache(maxsize=4)
@@ -136,13 +144,6 @@ def synthetic_history_start(assets: Sequence[str] | Mapping[str, str] | None, da
     classes = set(assets.values()) if isinstance(assets, Mapping) else {"stock"}
     span = np.timedelta64(2 * count + 14, "D")  # more calendar days than ``count`` trading days need
     return min(trading_days(day - span, day - np.timedelta64(1, "D"), c)[-count] for c in classes)
-
-
-def _span(order: Order) -> str:
-    """An order as the text of a decision (``BUY 0.5``, ``TARGET -0.3``, ``HOLD``)."""
-    if order.kind == "TARGET":
-        return f"TARGET {order.target:+.4g}"
-    return order.kind if order.size is None else f"{order.kind} {order.size:.4g}"
 
 
 def _jsonable_number(x: float) -> float | None:
@@ -246,6 +247,7 @@ class TradingEnv(TextAECEnv):
                          feature_names=feature_names(self.assets), feature_low=-FEATURE_BOUND,
                          feature_high=FEATURE_BOUND, max_retries=max_retries, render_mode=render_mode,
                          max_text_length=int(max_obs_chars), max_cycles=max_cycles)
+        self._day_rules = DayRules(self.rules, reward_type, float(price_impact))
         self._fallback_orders = (Order("TARGET", target=0.0) if invalid_action == "flat" else HOLD,) * self.n_assets
 
     @staticmethod
@@ -325,16 +327,12 @@ class TradingEnv(TextAECEnv):
         self.accounts = {a: Account(self.assets, o["initial_capital"], cost_bps=o["cost_bps"], book_mode=o["book_mode"],
                                     max_gross_exposure=o["max_gross_exposure"], exposure_drift=o["exposure_drift"])
                          for a in self.possible_agents}
-        #: per agent, one entry per decision it took: (market row, order kind applied per asset,
-        #: exposures before, exposures after, no-op per asset, invalid); the metrics read it
-        self._log: dict[str, list[tuple[int, tuple[str, ...], list[float], list[float], tuple[bool, ...], bool]]] = {
-            a: [] for a in self.possible_agents}
-        self._recent: dict[str, list[tuple[str, str, float | None]]] = {a: [] for a in self.possible_agents}
+        #: per agent, the days it decided; the metrics read it
+        self._log: dict[str, list[Taken]] = {a: [] for a in self.possible_agents}
+        self._recent: dict[str, list[tx.PastDecision]] = {a: [] for a in self.possible_agents}
         self._recent_text: dict[str, list[str]] = {a: [] for a in self.possible_agents}
         self._results: dict[str, dict[str, Any]] = {a: {} for a in self.possible_agents}
-        #: per agent that decided today: (its parse info, shown in its info until the day resolves;
-        #: the raw answer; whether it fell back)
-        self._pending: dict[str, tuple[dict[str, Any], str | None, bool]] = {}
+        self._pending: dict[str, Pending] = {}  # the agents that decided today
         self._errors: dict[str, str] = {}
         #: what each agent's info was last built from (see _refresh_info)
         self._info_keys: dict[str, tuple[int, bool, int, bool] | None] = {}
@@ -347,12 +345,12 @@ class TradingEnv(TextAECEnv):
 
     def _clear_day(self) -> None:
         self._day: MarketDay | None = None
-        self._day_parts: tuple[str, list[float], Any, str | None] | None = None
+        self._day_parts: MarketParts | None = None
         self._texts: dict[str, str] = {}
         self._feats: dict[str, np.ndarray] = {}
         self._snaps: dict[str, Snapshot] = {}
         self._infos: dict[str, dict[str, Any]] = {}
-        self._acct_values: dict[str, tuple[Any, ...]] = {}
+        self._acct_values: dict[str, AccountValues] = {}
 
     @property
     def step_index(self) -> int:
@@ -389,9 +387,8 @@ class TradingEnv(TextAECEnv):
                                   self.options["history_window"])
         return self._day
 
-    def _market_parts(self) -> tuple[str, list[float], Any, str | None]:
-        """(market text block, market features with the per-agent slots zero, action mask,
-        leaderboard line) of the current day."""
+    def _market_parts(self) -> MarketParts:
+        """The :class:`MarketParts` of the current day (built once per day)."""
         if self._day_parts is None:
             day = self.market_day()
             o = self.options
@@ -410,7 +407,7 @@ class TradingEnv(TextAECEnv):
             if o["show_leaderboard"]:
                 board = "Leaderboard (previous day): " + ", ".join(
                     f"{a} {tx.pct(self.accounts[a].cumulative_return)}" for a in self.possible_agents)
-            self._day_parts = (block_text, feats, mask, board)
+            self._day_parts = MarketParts(block_text, feats, mask, board)
         return self._day_parts
 
     def _mask(self, tradable: tuple[bool, ...]) -> Any:
@@ -425,37 +422,27 @@ class TradingEnv(TextAECEnv):
 
     # ------------------------------------------------------------------ the account part
 
-    def _account_values(self, agent: str) -> tuple[Any, ...]:
-        """(equity, initial capital, exposures, units, cum. return, cum. return since eval start,
-        recent decisions, notional per asset) of ``agent`` today (computed once per day)."""
+    def _account_values(self, agent: str) -> AccountValues:
+        """``agent``'s account today (computed once per day)."""
         values = self._acct_values.get(agent)
         if values is None:
-            values = self._acct_values[agent] = self._compute_account_values(agent)
+            k_eval = max(self._eval_row - self._start, 0)  # a random window may start inside evaluation
+            values = self._acct_values[agent] = account_values(
+                self.accounts[agent], self._last_close[self._row].tolist(), k_eval, self.step_index,
+                self._recent[agent])
         return values
 
-    def _compute_account_values(self, agent: str) -> tuple[Any, ...]:
-        acct = self.accounts[agent]
-        equity = acct.equity_curve[-1]  # observations come after an advance: the curve's last point
-        exposure = acct.exposures
-        notional = [e * w for e, w in zip(exposure, acct.book_values())]
-        units = [x / p if p > 0 else 0.0 for x, p in zip(notional, self._last_close[self._row].tolist())]
-        k_eval = max(self._eval_row - self._start, 0)  # a random window may start inside evaluation
-        cum_eval = equity / acct.equity_curve[k_eval] - 1.0 if k_eval <= self.step_index else None
-        capital = acct.total_initial
-        return (equity, capital, tuple(exposure), tuple(units), equity / capital - 1.0, cum_eval,
-                tuple(self._recent[agent]), notional)
-
     def _account_text(self, agent: str) -> tuple[list[str], str | None]:
-        equity, capital, exposure, units, cum, cum_eval, recent, notional = self._account_values(agent)
+        values = self._account_values(agent)
         acct = self.accounts[agent]
         curve = acct.equity_curve
         view = tx.AccountView(
-            agent=agent, equity=equity, initial_capital=capital, cash=equity - sum(notional),
+            agent=agent, equity=values.equity, initial_capital=values.initial_capital, cash=values.cash,
             day_pnl=curve[-1] - curve[-2] if len(curve) > 1 else 0.0,
             day_return=acct.step_returns[-1] if acct.step_returns else 0.0,
-            positions=tuple(zip(self.assets, exposure, units, notional)),
-            cum_return=cum, cum_return_eval=cum_eval, previous=recent[-1] if recent else None,
-            recent=tuple(self._recent_text[agent]))
+            positions=tuple(zip(self.assets, values.exposure, values.units, values.notional)),
+            cum_return=values.cum_return, cum_return_eval=values.cum_return_eval,
+            previous=values.recent[-1] if values.recent else None, recent=tuple(self._recent_text[agent]))
         return tx.account_lines(view)
 
     def _header(self, agent: str) -> str:
@@ -470,7 +457,8 @@ class TradingEnv(TextAECEnv):
         text = self._texts.get(agent) if note is None else None
         if text is not None:
             return text
-        block, _, _, board = self._market_parts()
+        parts = self._market_parts()
+        block, board = parts.text, parts.board
         account, recent = self._account_text(agent)
         top = [self._header(agent), self._data_line]
         tail = [board] if board else []
@@ -490,11 +478,10 @@ class TradingEnv(TextAECEnv):
     def _features(self, agent: str) -> np.ndarray:
         vec = self._feats.get(agent)
         if vec is None:
-            _, market, _, _ = self._market_parts()
             acct = self.accounts[agent]
-            values = list(market)
+            values = list(self._market_parts().features)
             equity, bound = acct.equity_curve[-1], FEATURE_BOUND
-            values[5: 8 * self.n_assets: 8] = [min(max(e, -bound), bound) for e in acct.exposures]
+            values[5: 8 * self.n_assets: 8] = [min(max(e, -bound), bound) for e in acct.exposure]
             values[-3:] = [min(max(x, -bound), bound) for x in (
                 equity / acct.total_initial - 1.0, 1.0 - equity / acct.peak_equity, self.step_index / self.n_cycles)]
             vec = np.array(values, dtype=np.float32)
@@ -502,14 +489,13 @@ class TradingEnv(TextAECEnv):
         return vec
 
     def _action_mask(self, agent: str) -> Any:
-        return self._market_parts()[2]
+        return self._market_parts().mask
 
     def snapshot(self, agent: str) -> Snapshot:
         """``agent``'s structured view of the current day (``info["snapshot"]``)."""
         snap = self._snaps.get(agent)
         if snap is None:
-            values = self._account_values(agent)[:7]
-            snap = Snapshot(self.market_day(), self.step_index, self.phase_name, values)
+            snap = Snapshot(self.market_day(), self.step_index, self.phase_name, self._account_values(agent))
             self._snaps[agent] = snap
         return snap
 
@@ -530,12 +516,12 @@ class TradingEnv(TextAECEnv):
                     "asset_class": self.market.asset_class, "snapshot": self.snapshot(agent),
                     "action_instructions": self._instructions, **self._results[agent]}
             if self.options["action_mode"] == "discrete":  # PettingZoo's tests sample under an info mask
-                base["action_mask"] = self._market_parts()[2]
+                base["action_mask"] = self._market_parts().mask
             self._infos[agent] = base
         info = dict(base)
         pending = self._pending.get(agent)
         if pending is not None:
-            info.update(pending[0])
+            info.update(pending.parse)
         return info
 
     # ------------------------------------------------------------------ actions
@@ -599,7 +585,7 @@ class TradingEnv(TextAECEnv):
                                                             f"{', '.join(self.assets)}", "unparseable")
             return Move(tuple(upper.get(sym, HOLD) for sym in self.assets))
         try:
-            text = json.dumps({str(k): (_span(v) if isinstance(v, Order) else v) for k, v in action.items()})
+            text = json.dumps({str(k): (tx.order_text(v) if isinstance(v, Order) else v) for k, v in action.items()})
         except (TypeError, ValueError, RecursionError):
             raise self._invalid(agent, "bad_json", f"cannot read the dict {excerpt(action)} as a JSON answer",
                                 "unparseable") from None
@@ -615,7 +601,7 @@ class TradingEnv(TextAECEnv):
         parse = {"parsed": {sym: {"kind": o.kind, "size": o.size, "target": o.target}
                             for sym, o in zip(self.assets, move.orders)},
                  "parse_error": error, "parse_warnings": list(move.warnings)}
-        self._pending[agent] = (parse, None if raw is None else raw[:RAW_CHARS], fell_back)
+        self._pending[agent] = Pending(parse, None if raw is None else raw[:RAW_CHARS], fell_back)
         if self._phase.submit(agent, move):
             self._resolve_day()
 
@@ -627,74 +613,43 @@ class TradingEnv(TextAECEnv):
     def _resolve_day(self) -> None:
         row, o = self._row, self.options
         date = self._date_str[row]
-        tradable = self._tradable_rows[row].tolist()
-        moves = self._phase.moves
-        agents = list(moves)
-        apply = self.rules.apply
-        targets = {a: [apply(x, e) if ok else e
-                       for x, e, ok in zip(moves[a].orders, self.accounts[a].exposures, tradable)] for a in agents}
-        rates = None
-        if o["price_impact"] > 0:  # the crowd's flows: every target first
-            day = self.market_day()
-            flows = np.array([[(t - e) * w for t, e, w in zip(targets[a], acct.exposures, acct.book_values())]
-                              for a in agents for acct in (self.accounts[a],)])
-            adv = np.array([h.adv(t) for h, t in zip(self._histories, day.own_last)])
-            rates = (impact_rates(flows, adv, o["price_impact"]) * self._tradable_rows[row]).tolist()
-        returns, opened = self._asset_ret[row + 1], self._open[row + 1]
-        returns_list, open_list = returns.tolist(), opened.tolist()
-        warm = row < self._eval_row and not o["reward_during_warmup"]
-        reward_type = o["reward_type"]
-        assets, several = self.assets, self.n_assets > 1
+        orders = {a: move.orders for a, move in self._phase.moves.items()}
+        adv: tuple[float, ...] = ()
+        if o["price_impact"] > 0:
+            adv = tuple(h.adv(t) for h, t in zip(self._histories, self.market_day().own_last))
+        returns = self._asset_ret[row + 1].tolist()
+        market = MarketMove(tuple(self._tradable_rows[row].tolist()), tuple(returns),
+                            tuple(self._open[row + 1].tolist()), adv,
+                            rewarded=row >= self._eval_row or o["reward_during_warmup"])
+        fills = resolve_day(self.accounts, orders, market, self._day_rules)
+        assets = self.assets
         decisions, equity, step_returns = {}, {}, {}
-        asset_returns = dict(zip(assets, returns_list))
-        for a in agents:
-            acct, move = self.accounts[a], moves[a]
-            parse, raw, invalid = self._pending.pop(a)
-            e0 = acct.exposures
-            e1, cost, step, pnl, wealth = acct.trade_day(targets[a], tradable, returns_list, open_list, rates)
-            if warm:
-                self.rewards[a] = 0.0
-            elif reward_type == "return":
-                self.rewards[a] = step
-            else:  # the rewards read the step return and the P&L only, not the book returns
-                self.rewards[a] = step_reward(reward_type, Advance(step, pnl, wealth, np.zeros(0), ()), returns, opened)
-            noop, ignored, kinds, noops = False, [], [], []
-            for j, order in enumerate(move.orders):
-                kind, is_noop_j = order.kind, False
-                if not tradable[j]:
-                    if kind != "HOLD":
-                        ignored.append(assets[j])
-                    kind = "HOLD"
-                else:
-                    is_noop_j = is_noop(order, e0[j], e1[j])
-                    noop = noop or is_noop_j
-                kinds.append(kind)
-                noops.append(is_noop_j)
-            self._log[a].append((row, tuple(kinds), e0, e1, tuple(noops), invalid))
-            action = ", ".join(f"{s} {_span(x)}" for s, x in zip(assets, move.orders)) if several \
-                else _span(move.orders[0])
-            if invalid:
-                action += " (invalid answer, fallback)"
+        asset_returns = dict(zip(assets, returns))
+        for a, fill in fills.items():
+            pending = self._pending.pop(a)
+            self.rewards[a] = fill.reward
+            self._log[a].append(Taken(row, fill, pending.fell_back))
+            action = tx.action_text(assets, orders[a], pending.fell_back)
             recent, entries = self._recent[a], self._recent_text[a]
-            recent.append((date, action, step))
-            entries.append(tx.decision_entry(date, action, step))
+            recent.append(tx.PastDecision(date, action, fill.step_return))
+            entries.append(tx.decision_entry(date, action, fill.step_return))
             del recent[:-RECENT_DECISIONS], entries[:-RECENT_DECISIONS]
             self._results[a] = {
-                **parse, "noop": noop, "ignored_closed": ignored,
-                "exposure_before": dict(zip(assets, e0)), "exposure_after": dict(zip(assets, e1)),
-                "cost": cost, "asset_returns": asset_returns.copy(),
-                "step_return": step, "equity": wealth,
-                "equity_by_asset": dict(zip(assets, acct.book_values()))}
-            decisions[a] = {"raw": raw,
-                            "parsed": [[x.kind, x.target if x.kind == "TARGET" else x.size] for x in move.orders],
-                            "exposure": e1}
-            equity[a], step_returns[a] = wealth, step
-            if wealth <= 0.0:
+                **pending.parse, "noop": fill.noop, "ignored_closed": list(fill.ignored),
+                "exposure_before": dict(zip(assets, fill.before)), "exposure_after": dict(zip(assets, fill.after)),
+                "cost": fill.cost, "asset_returns": asset_returns.copy(),
+                "step_return": fill.step_return, "equity": fill.equity,
+                "equity_by_asset": dict(zip(assets, self.accounts[a].equity_by_asset))}
+            decisions[a] = {"raw": pending.raw,
+                            "parsed": [[x.kind, x.target if x.kind == "TARGET" else x.size] for x in orders[a]],
+                            "exposure": list(fill.after)}
+            equity[a], step_returns[a] = fill.equity, fill.step_return
+            if fill.ruined:
                 self.terminations[a] = True
         assert self.record is not None
         self.record.add("day", date=date, next_date=self._date_str[row + 1],
                         phase="eval" if row >= self._eval_row else "warmup", decisions=decisions, equity=equity,
-                        step_return=step_returns, asset_returns=returns_list,
+                        step_return=step_returns, asset_returns=returns,
                         closes=[_jsonable_number(c) for c in self.market.close[row + 1].tolist()])
         self._row += 1
         self._clear_day()
@@ -722,7 +677,7 @@ class TradingEnv(TextAECEnv):
             windows = {"eval": window_returns(days, r, self.eval_start, self.end),
                        "warmup": window_returns(days, r, self.trade_start, self.eval_start), "full": r}
             five = {k: _five(v, self.periods) for k, v in windows.items()}
-            flat, held = self._decisions(a)
+            flat, held = book_decisions(self._log[a], self._asset_ret)
             stats = behaviour_stats(flat, held)
             entry = {"score": five["eval"]["cr"], **five["eval"], "warmup": five["warmup"], "full": five["full"],
                      "per_asset": self._per_asset(acct), **_behaviour(stats)}
@@ -734,14 +689,6 @@ class TradingEnv(TextAECEnv):
             "eval_start": self.eval_start, "end": self.end, "buy_and_hold": reference,
             # the reference rows' CR as flat numbers, so the leaderboard's game line shows them (§5.5)
             **{f"buy_and_hold_{sym}_cr": row["cr"] for sym, row in reference.items()}}}
-
-    def _decisions(self, agent: str) -> tuple[list[Decision], list[float]]:
-        """``agent``'s decisions book by book (§5.4), and the return each held exposure realised."""
-        log, ret = self._log[agent], self._asset_ret
-        flat = [Decision(kinds[j], e0[j], e1[j], invalid, noops[j], invalid)
-                for j in range(self.n_assets) for _, kinds, e0, e1, noops, invalid in log]
-        held = [e1[j] * float(ret[row + 1, j]) for j in range(self.n_assets) for row, _, _, e1, _, _ in log]
-        return flat, held
 
     def _per_asset(self, acct: Account) -> dict[str, Any]:
         """Five metrics per book on its own calendar, eval window (per_asset books only, §7.8)."""

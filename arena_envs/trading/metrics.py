@@ -101,7 +101,8 @@ def drawdown_curve(returns: Sequence[float] | np.ndarray) -> np.ndarray:
     """``(M_t − W_t)/M_t`` at each of the T + 1 wealth points, ≥ 0 (the drawdown plot's series)."""
     w = wealth_curve(returns)
     peak = np.maximum.accumulate(w)
-    return (peak - w) / peak
+    drawdown: np.ndarray = (peak - w) / peak
+    return drawdown
 
 
 def max_drawdown(returns: Sequence[float] | np.ndarray) -> float:

@@ -1,19 +1,22 @@
-"""The structured view of one decision (spec §7.3 ``info["snapshot"]``) that rule policies read.
+"""The structured view of one decision (``info["snapshot"]``) that rule policies read.
 
 A :class:`MarketDay` is the market part of a day, built once per day and shared by every agent's
-snapshot; a :class:`Snapshot` adds one agent's account. Both are cheap: array views of bars up to
-the day, no per-bar dicts until :meth:`Snapshot.bars` or :meth:`Snapshot.to_dict` asks for them.
+snapshot; a :class:`Snapshot` adds one agent's :class:`AccountValues`. Both are cheap: array views
+of bars up to the day, no per-bar dicts until :meth:`Snapshot.bars` or :meth:`Snapshot.to_dict`
+asks for them.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from arena_envs.trading.accounting import Account
 from arena_envs.trading.features import AssetHistory
 from arena_envs.trading.news import DigestItem
+from arena_envs.trading.text import PastDecision
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +46,33 @@ class MarketDay:
         return slice(max(0, t + 1 - window), t + 1)
 
 
+class AccountValues(NamedTuple):
+    """One agent's account as a day's observations show it (per asset: ``exposure``, ``units``,
+    ``notional`` in USD); ``cum_return_eval`` is None before the evaluation starts."""
+
+    equity: float
+    initial_capital: float
+    exposure: tuple[float, ...]
+    units: tuple[float, ...]
+    cum_return: float
+    cum_return_eval: float | None
+    recent: tuple[PastDecision, ...]  #: the last decisions, oldest first
+    notional: tuple[float, ...]
+    cash: float  #: implied: equity less the notional held
+
+
+def account_values(account: Account, closes: Sequence[float], eval_day: int, today: int,
+                   recent: Sequence[PastDecision]) -> AccountValues:
+    """``account`` at the close of calendar position ``today`` (after its advance), at the latest
+    ``closes`` (NaN where an asset has none yet); the evaluation starts at position ``eval_day``."""
+    equity = account.equity_curve[-1]
+    held = account.holdings(closes)
+    cum_eval = equity / account.equity_curve[eval_day] - 1.0 if eval_day <= today else None
+    capital = account.total_initial
+    return AccountValues(equity, capital, account.exposure, held.units, equity / capital - 1.0, cum_eval,
+                         tuple(recent), held.notional, held.cash)
+
+
 def _news_dicts(items: Sequence[DigestItem]) -> list[dict[str, Any]]:
     return [{"id": n.id, "headline": n.headline, "sources": n.n_sources, "sentiment": n.sentiment,
              "verified": n.verified} for n in items]
@@ -55,11 +85,10 @@ class Snapshot:
 
     __slots__ = ("_account", "_values", "day", "phase", "step")
 
-    def __init__(self, day: MarketDay, step: int, phase: str, values: tuple[Any, ...]):
+    def __init__(self, day: MarketDay, step: int, phase: str, values: AccountValues):
         self.day = day
         self.step = step
         self.phase = phase
-        #: (equity, initial_capital, exposure, units, cum_return, cum_return_eval, last_decisions)
         self._values = values
         self._account: dict[str, Any] | None = None
 
@@ -99,16 +128,16 @@ class Snapshot:
     @property
     def account(self) -> dict[str, Any]:
         if self._account is None:
-            equity, capital, exposure, units, cum, cum_eval, last = self._values
+            v = self._values
             self._account = {
-                "equity": equity, "initial_capital": capital,
-                "exposure": dict(zip(self.assets, exposure)), "units": dict(zip(self.assets, units)),
-                "cum_return": cum, "cum_return_eval": cum_eval,
-                "last_decisions": [{"date": d, "action": a, "realised": r} for d, a, r in last]}
+                "equity": v.equity, "initial_capital": v.initial_capital,
+                "exposure": dict(zip(self.assets, v.exposure)), "units": dict(zip(self.assets, v.units)),
+                "cum_return": v.cum_return, "cum_return_eval": v.cum_return_eval,
+                "last_decisions": [{"date": d.date, "action": d.action, "realised": d.realised} for d in v.recent]}
         return self._account
 
     def to_dict(self) -> dict[str, Any]:
-        """The spec's JSON form (§7.3)."""
+        """The JSON form: date, step, phase, per asset its bars and news, the account."""
         return {"date": self.date, "step": self.step, "phase": self.phase,
                 "assets": {sym: {"is_open": self.is_open(sym), "bars": self.bars(sym), "news": self.news(sym),
                                  "market_news": self.market_news(sym)} for sym in self.assets},

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from arena_envs.trading.accounting import OrderLike
 from arena_envs.trading.features import AssetHistory
 from arena_envs.trading.news import DigestItem, ascii_fold
 
@@ -71,8 +72,32 @@ def header(date: str, weekday: str, step: str, phase: str, agent: str) -> str:
     return f"AMA DAILY BRIEF | date={date} ({weekday}) | step={step} | phase={phase} | agent={agent}"
 
 
+def order_text(order: OrderLike) -> str:
+    """An order as the text of a decision (``BUY 0.5``, ``TARGET -0.3``, ``HOLD``)."""
+    if order.kind == "TARGET":
+        return f"TARGET {order.target:+.4g}"
+    return order.kind if order.size is None else f"{order.kind} {order.size:.4g}"
+
+
+def action_text(assets: Sequence[str], orders: Sequence[OrderLike], fell_back: bool) -> str:
+    """A day's orders as one decision's text (``SPX BUY, NDX HOLD`` with several assets)."""
+    if len(assets) > 1:
+        text = ", ".join(f"{sym} {order_text(order)}" for sym, order in zip(assets, orders))
+    else:
+        text = order_text(orders[0])
+    return text + " (invalid answer, fallback)" if fell_back else text
+
+
+class PastDecision(NamedTuple):
+    """A decision an agent took: its date, its :func:`action_text`, the step return it realised."""
+
+    date: str
+    action: str
+    realised: float | None
+
+
 class AccountView(NamedTuple):
-    """One agent's account figures for the text (§7.3)."""
+    """One agent's account figures for the text."""
 
     agent: str
     equity: float
@@ -83,7 +108,7 @@ class AccountView(NamedTuple):
     positions: tuple[tuple[str, float, float, float], ...]  #: (symbol, exposure, units, notional)
     cum_return: float
     cum_return_eval: float | None
-    previous: tuple[str, str, float | None] | None  #: (date, action, realised)
+    previous: PastDecision | None
     recent: tuple[str, ...]  #: :func:`decision_entry` of the last decisions, oldest first
 
 
