@@ -14,24 +14,25 @@ from hypothesis import strategies as st
 
 from arena_envs.trading.data import ArchSource
 from arena_envs.trading.metrics import (
-    METRIC_NAMES,
     Decision,
     annualised_return,
     annualised_volatility,
     behaviour_stats,
     cumulative_return,
     drawdown_curve,
+    finite_or_none,
     five_metrics,
     max_drawdown,
+    nan_as_none,
     periods_per_year,
     sharpe_ratio,
-    spread_stats,
     wealth_curve,
     window_bounds,
     window_returns,
 )
 
 R4 = [0.01, -0.01, 0.02, 0.0]
+METRICS = ("cr", "ar", "av", "sr", "mdd")  # the five metrics, in the paper's order
 
 
 # ---------------------------------------------------------------------------------------------- §10 facts 1-6
@@ -90,10 +91,12 @@ def test_risk_free_rate_is_annual():
     assert sharpe_ratio(R4, risk_free_rate=0.05) == pytest.approx(plain - 0.05 / av, rel=1e-12)
 
 
-def test_as_dict_uses_the_papers_labels():
-    d = five_metrics(R4).as_dict()
-    assert list(d) == [*METRIC_NAMES, "T"]
-    assert d["CR"] == five_metrics(R4).cr and d["T"] == 4
+def test_fields_are_the_episode_metrics_form():
+    m = five_metrics(R4)
+    assert m.fields() == {"cr": m.cr, "ar": m.ar, "av": m.av, "sr": m.sr, "mdd": m.mdd, "n_returns": 4}
+    undefined = five_metrics([0.1]).fields()  # one return: no volatility, no Sharpe ratio
+    assert undefined["av"] is None and undefined["sr"] is None and undefined["cr"] == pytest.approx(0.1)
+    assert finite_or_none(math.inf) is None and finite_or_none(None) is None and finite_or_none(2) == 2.0
 
 
 @pytest.mark.parametrize(("bad", "message"), [
@@ -127,7 +130,7 @@ def independent_metrics(returns, a=252, ddof=1, eps=1e-12):
     """The §5.1 formulas written again with loops and the standard library only."""
     t = len(returns)
     if t == 0:
-        return {k: math.nan for k in METRIC_NAMES}
+        return dict.fromkeys(METRICS, math.nan)
     wealth, peak, worst = 1.0, 1.0, 0.0
     for r in returns:
         wealth *= 1.0 + r
@@ -141,14 +144,14 @@ def independent_metrics(returns, a=252, ddof=1, eps=1e-12):
         std = statistics.stdev(returns) if ddof == 1 else statistics.pstdev(returns)
         av = 0.0 if std < eps else math.sqrt(a) * std
         sr = a * statistics.fmean(returns) / av if av > 0 else math.nan
-    return {"CR": cr, "AR": ar, "AV": av, "SR": sr, "MDD": worst}
+    return {"cr": cr, "ar": ar, "av": av, "sr": sr, "mdd": worst}
 
 
 def assert_agree(returns, a=252, ddof=1):
-    ours = five_metrics(returns, a, ddof).as_dict()
+    ours = five_metrics(returns, a, ddof)
     theirs = independent_metrics(list(returns), a, ddof)
-    for name in METRIC_NAMES:
-        x, y = ours[name], theirs[name]
+    for name in METRICS:
+        x, y = getattr(ours, name), theirs[name]
         assert (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-9), (name, x, y)
 
 
@@ -294,25 +297,20 @@ def test_behaviour_stats():
     s = behaviour_stats(decisions, returns)
     assert (s["n_buy"], s["n_sell"], s["n_hold"], s["n_target"], s["n_invalid"], s["n_noop"]) == (2, 2, 2, 1, 1, 2)
     assert s["n_decisions"] == 8 and s["first_action"] == "BUY"
-    assert (s["frac_long"], s["frac_short"], s["frac_flat"]) == (3 / 8, 2 / 8, 3 / 8)
-    assert s["turnover"] == 4.0 and s["n_exposure_changes"] == 3
+    assert (s["long_share"], s["short_share"], s["flat_share"]) == (3 / 8, 2 / 8, 3 / 8)
+    assert s["turnover"] == 4.0 and s["n_changes"] == 3
     assert s["parse_error_rate"] == 1 / 8 and s["fallback_rate"] == 1 / 8
     assert s["win_rate"] == pytest.approx(3 / 5)  # held days: +0.01, -0.02, +0.03, +0.01, -0.01
 
 
 def test_behaviour_stats_edge_cases():
     flat = behaviour_stats([Decision("HOLD", 0.0, 0.0)] * 3, [0.1, 0.2, 0.3])
-    assert math.isnan(flat["win_rate"]) and flat["frac_flat"] == 1.0
+    assert math.isnan(flat["win_rate"]) and flat["flat_share"] == 1.0
     empty = behaviour_stats([])
-    assert empty["n_decisions"] == 0 and empty["first_action"] is None and math.isnan(empty["frac_long"])
+    assert empty["n_decisions"] == 0 and empty["first_action"] is None and math.isnan(empty["long_share"])
+    assert nan_as_none(empty)["long_share"] is None and nan_as_none(empty)["n_decisions"] == 0
     assert behaviour_stats([Decision("BUY", 0, 1, invalid=True)])["first_action"] == "INVALID"
     with pytest.raises(ValueError, match="one return per decision"):
         behaviour_stats([Decision("BUY", 0, 1)], [0.1, 0.2])
     with pytest.raises(ValueError, match="decision kind"):
         behaviour_stats([Decision("CLOSE", 0, 0)])
-
-
-def test_spread_stats():
-    s = spread_stats([0.1, -0.05, float("nan"), 0.25])
-    assert s == pytest.approx({"mean": 0.1, "min": -0.05, "max": 0.25, "spread": 0.3})
-    assert all(math.isnan(v) for v in spread_stats([float("nan")]).values())

@@ -191,12 +191,6 @@ class Market:
         cols = [self.index(a) for a in assets]
         return self._take(~np.isnan(self.close[:, cols]).all(axis=1), cols, self.news_day[:, cols])
 
-    def news_on(self, asset: str, day: DateLike, market_wide: bool = False) -> list[NewsItem]:
-        """Items that become visible to ``asset`` on ``day``: its own, or the market-wide ones."""
-        j, d = self.index(asset), as_day(day)
-        return [n for n, v in zip(self.news, self.news_day[:, j])
-                if v == d and (n.symbol == MARKET_WIDE) == market_wide]
-
     def digest(self, asset: str, day: DateLike, max_items: int = 5, market_wide: bool = False) -> list[DigestItem]:
         """MIS-lite digest (§8.5) of ``asset``'s news that becomes visible on ``day``."""
         j, d = self.index(asset), as_day(day)

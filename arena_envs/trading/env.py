@@ -21,7 +21,6 @@ a ``{symbol: Order | str}`` dict or a JSON-form dict. An unreadable answer is as
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -38,7 +37,7 @@ from arena_envs.trading.accounting import BOOK_MODES, HOLD, REWARD_TYPES, Accoun
 from arena_envs.trading.data import ArchSource, CryptoDatabaseSource, CsvSource, DataSource, Market, as_day
 from arena_envs.trading.day import DayRules, MarketMove, Taken, book_decisions, resolve_day
 from arena_envs.trading.features import FEATURE_BOUND, AssetHistory, feature_names
-from arena_envs.trading.metrics import behaviour_stats, five_metrics, window_returns
+from arena_envs.trading.metrics import behaviour_stats, finite_or_none, five_metrics, nan_as_none, window_returns
 from arena_envs.trading.metrics import periods_per_year as resolve_periods
 from arena_envs.trading.parser import ParseError, action_instructions, decision_constraint, parse_action
 from arena_envs.trading.snapshot import AccountValues, MarketDay, Snapshot, account_values
@@ -48,7 +47,6 @@ ACTION_MODES = ("discrete", "weights")
 INVALID_ACTIONS = ("hold", "flat")
 #: Discrete index -> order kind (spec §7.4).
 DISCRETE_KINDS = ("HOLD", "BUY", "SELL")
-NAMED_DATA = ("arch", "crypto", "synthetic")
 RECENT_DECISIONS = 5
 RAW_CHARS = 2000
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
@@ -144,10 +142,6 @@ def synthetic_history_start(assets: Sequence[str] | Mapping[str, str] | None, da
     classes = set(assets.values()) if isinstance(assets, Mapping) else {"stock"}
     span = np.timedelta64(2 * count + 14, "D")  # more calendar days than ``count`` trading days need
     return min(trading_days(day - span, day - np.timedelta64(1, "D"), c)[-count] for c in classes)
-
-
-def _jsonable_number(x: float) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
 
 
 class TradingEnv(TextAECEnv):
@@ -317,7 +311,6 @@ class TradingEnv(TextAECEnv):
         # an asset's last open day in the window takes no order: no later close would realise its cost
         last_open = np.array([first + int(np.flatnonzero(opened[:, j])[-1]) if opened[:, j].any() else first
                               for j in range(self.n_assets)])
-        self._last_open = last_open
         rows = np.arange(len(self.market.dates))[:, None]
         self._tradable_rows = self._open & (rows < last_open)  # what takes orders, per row and asset
         # the first evaluation decision is the one whose return is realised after eval_start: the
@@ -338,7 +331,7 @@ class TradingEnv(TextAECEnv):
         self._info_keys: dict[str, tuple[int, bool, int, bool] | None] = {}
         self._phase: SimultaneousPhase[str, Move] = SimultaneousPhase(self.possible_agents)
         self._clear_day()
-        closes0 = [_jsonable_number(float(c)) for c in self._last_close[first]]
+        closes0 = [finite_or_none(float(c)) for c in self._last_close[first]]
         assert self.record is not None
         self.record.add("start", dates=self._date_str[first:last + 1], assets=list(self.assets), closes0=closes0,
                         initial_capital=o["initial_capital"], label=self.market.label, synthetic=self.market.synthetic)
@@ -650,7 +643,7 @@ class TradingEnv(TextAECEnv):
         self.record.add("day", date=date, next_date=self._date_str[row + 1],
                         phase="eval" if row >= self._eval_row else "warmup", decisions=decisions, equity=equity,
                         step_return=step_returns, asset_returns=returns,
-                        closes=[_jsonable_number(c) for c in self.market.close[row + 1].tolist()])
+                        closes=[finite_or_none(c) for c in self.market.close[row + 1].tolist()])
         self._row += 1
         self._clear_day()
         if self._row >= self._stop:
@@ -676,11 +669,11 @@ class TradingEnv(TextAECEnv):
             days = dates[:r.size + 1]
             windows = {"eval": window_returns(days, r, self.eval_start, self.end),
                        "warmup": window_returns(days, r, self.trade_start, self.eval_start), "full": r}
-            five = {k: _five(v, self.periods) for k, v in windows.items()}
+            five = {k: five_metrics(v, self.periods).fields() for k, v in windows.items()}
             flat, held = book_decisions(self._log[a], self._asset_ret)
             stats = behaviour_stats(flat, held)
             entry = {"score": five["eval"]["cr"], **five["eval"], "warmup": five["warmup"], "full": five["full"],
-                     "per_asset": self._per_asset(acct), **_behaviour(stats)}
+                     "per_asset": self._per_asset(acct), **nan_as_none(stats)}
             agents[a] = entry
         reference = self.buy_and_hold()
         return {"agents": agents, "game": {
@@ -698,11 +691,11 @@ class TradingEnv(TextAECEnv):
         for j, sym in enumerate(self.assets):
             start = acct.book_start_day[j]
             if start is None:
-                out[sym] = _five(np.zeros(0), self._asset_periods[j])
+                out[sym] = five_metrics(np.zeros(0), self._asset_periods[j]).fields()
                 continue
             days = [self._date_str[self._start + p] for p in (start, *acct.book_return_days[j])]
-            out[sym] = _five(window_returns(days, acct.book_returns[j], self.eval_start, self.end),
-                             self._asset_periods[j])
+            out[sym] = five_metrics(window_returns(days, acct.book_returns[j], self.eval_start, self.end),
+                                    self._asset_periods[j]).fields()
         return out
 
     def buy_and_hold(self) -> dict[str, Any]:
@@ -713,8 +706,8 @@ class TradingEnv(TextAECEnv):
             closes = h.close[inside]
             days = [str(d) for d in h.dates[inside]]
             r = price_returns(closes) if closes.size > 1 else np.zeros(0)
-            out[self.assets[j]] = _five(window_returns(days, r, self.eval_start, self.end) if days else r,
-                                        self._asset_periods[j])
+            out[self.assets[j]] = five_metrics(window_returns(days, r, self.eval_start, self.end) if days else r,
+                                               self._asset_periods[j]).fields()
         return out
 
     # ------------------------------------------------------------------ rendering
@@ -727,22 +720,3 @@ class TradingEnv(TextAECEnv):
             exposure = " ".join(f"{s} {e:+.2f}" for s, e in zip(self.assets, acct.exposure))
             lines.append(f"{a}: equity {acct.equity:.2f} ({tx.pct(acct.cumulative_return)}) exposure {exposure}")
         return "\n".join(lines)
-
-
-def _five(returns: np.ndarray, periods: int) -> dict[str, Any]:
-    m = five_metrics(returns, periods)
-    return {"cr": _jsonable_number(m.cr), "ar": _jsonable_number(m.ar), "av": _jsonable_number(m.av),
-            "sr": _jsonable_number(m.sr), "mdd": _jsonable_number(m.mdd), "n_returns": m.n_returns}
-
-
-_STAT_NAMES = {"frac_long": "long_share", "frac_short": "short_share", "frac_flat": "flat_share",
-               "n_exposure_changes": "n_changes"}
-
-
-def _behaviour(stats: dict[str, Any]) -> dict[str, Any]:
-    """§5.4 statistics under the metric names of the interface (NaN as None)."""
-    out = {}
-    for key, value in stats.items():
-        name = _STAT_NAMES.get(key, key)
-        out[name] = None if isinstance(value, float) and math.isnan(value) else value
-    return out

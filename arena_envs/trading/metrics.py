@@ -31,8 +31,6 @@ TRADING_DAYS_PER_YEAR = 252
 CALENDAR_DAYS_PER_YEAR = 365
 #: Below this std a series counts as constant (floating point gives ~1e-18, not 0).
 STD_EPS = 1e-12
-#: The five metrics, in the paper's order.
-METRIC_NAMES: tuple[str, ...] = ("CR", "AR", "AV", "SR", "MDD")
 
 
 def periods_per_year(setting: int | str = TRADING_DAYS_PER_YEAR, asset_classes: Iterable[str] = ("stock",)) -> int:
@@ -121,9 +119,21 @@ class Metrics:
     mdd: float
     n_returns: int
 
-    def as_dict(self) -> dict[str, float | int]:
-        """The paper's labels: ``{"CR", "AR", "AV", "SR", "MDD", "T"}``."""
-        return {"CR": self.cr, "AR": self.ar, "AV": self.av, "SR": self.sr, "MDD": self.mdd, "T": self.n_returns}
+    def fields(self) -> dict[str, float | int | None]:
+        """The episode metrics' form: ``cr``, ``ar``, ``av``, ``sr``, ``mdd`` (None where undefined)
+        and ``n_returns``."""
+        return {"cr": finite_or_none(self.cr), "ar": finite_or_none(self.ar), "av": finite_or_none(self.av),
+                "sr": finite_or_none(self.sr), "mdd": finite_or_none(self.mdd), "n_returns": self.n_returns}
+
+
+def finite_or_none(x: float | None) -> float | None:
+    """``x`` as a JSON number: None where it is None, NaN or infinite."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
+def nan_as_none(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with every NaN float replaced by None (e.g. :func:`behaviour_stats` for a record)."""
+    return {key: None if isinstance(value, float) and math.isnan(value) else value for key, value in values.items()}
 
 
 def five_metrics(returns: Sequence[float] | np.ndarray, periods_per_year: int = TRADING_DAYS_PER_YEAR,
@@ -202,11 +212,11 @@ def behaviour_stats(decisions: Sequence[Decision], returns: Sequence[float] | np
     stats.update(
         n_decisions=n,
         first_action=None if not n else ("INVALID" if decisions[0].invalid else decisions[0].kind),
-        frac_long=share(after > flat_tol),
-        frac_short=share(after < -flat_tol),
-        frac_flat=share(np.abs(after) <= flat_tol),
+        long_share=share(after > flat_tol),
+        short_share=share(after < -flat_tol),
+        flat_share=share(np.abs(after) <= flat_tol),
         turnover=float(change.sum()),
-        n_exposure_changes=int(np.count_nonzero(change)),
+        n_changes=int(np.count_nonzero(change)),
         parse_error_rate=share(np.array([d.invalid for d in decisions], dtype=bool)),
         fallback_rate=share(np.array([d.fallback for d in decisions], dtype=bool)),
         win_rate=math.nan,
@@ -219,13 +229,3 @@ def behaviour_stats(decisions: Sequence[Decision], returns: Sequence[float] | np
         if held.any():
             stats["win_rate"] = float((r[held] > 0).mean())
     return stats
-
-
-def spread_stats(values: Iterable[float]) -> dict[str, float]:
-    """The spread of one metric across a group (e.g. CR of one architecture across backbones):
-    mean, min, max and max − min over the defined (non-NaN) values; all NaN if there is none."""
-    v = np.array([x for x in values if not math.isnan(x)], dtype=float)
-    if v.size == 0:
-        return dict.fromkeys(("mean", "min", "max", "spread"), math.nan)
-    return {"mean": float(v.mean()), "min": float(v.min()), "max": float(v.max()),
-            "spread": float(v.max() - v.min())}
