@@ -396,8 +396,8 @@ def test_book_starting_on_a_closed_day_has_no_return_for_its_first_open_day():
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_products_of_returns_equal_equity_ratios(data):
-    """∏(1 + r) = W_end/W_start for the step returns and for each book's own
-    series, with costs, impact, closed days, drift, both book modes and every rule."""
+    """∏(1 + r) = W_end/W_start for the step returns and for each book's own series, with costs,
+    impact, closed days, drift, both book modes and every rule."""
     n_assets = data.draw(st.integers(1, 3))
     n_days = data.draw(st.integers(1, 25))
     mode = data.draw(st.sampled_from(["per_asset", "shared"]))

@@ -1,4 +1,4 @@
-"""The trading rule baselines (spec §6): each rule on hand-computed close series, the edge cases,
+"""The trading rule baselines: each rule on hand-computed close series, the edge cases,
 the seeded random trader, the spec-string arguments and entry points, and every baseline in a
 full episode on real S&P 500 data."""
 from __future__ import annotations

@@ -124,7 +124,7 @@ def test_union_calendar_of_stock_and_crypto() -> None:
     saturday = int(np.searchsorted(m.dates, np.datetime64("2025-08-02")))
     assert np.isnan(m.close[saturday, 0]) and not np.isnan(m.close[saturday, 1])
     assert len(m.series("SYS").close) == 8 and not np.isnan(m.series("SYS").close).any()
-    # the spec's 2025 NYSE holidays are closed days for a synthetic stock
+    # the 2025 NYSE holidays are closed days for a synthetic stock
     july = SyntheticSource(0, ["X"], "2025-07-01", "2025-07-31").load()
     assert np.datetime64("2025-07-04") not in july.dates and len(july.dates) == 22
 
@@ -133,7 +133,7 @@ def test_union_calendar_of_stock_and_crypto() -> None:
     ("2025-08-01", "2025-09-30", 42, 61), ("2025-05-01", "2025-07-31", 63, 92),
     ("2025-05-01", "2025-09-30", 105, 153), ("2025-04-01", "2025-09-30", 126, 183)])
 def test_calendar_counts_2025(start: str, end: str, stock: int, crypto: int) -> None:
-    """Spec §10 fact 25: NYSE 2025 sessions (hard-coded holidays) and crypto days."""
+    """NYSE 2025 sessions (hard-coded holidays) and crypto days."""
     days = trading_days(np.datetime64(start), np.datetime64(end), "stock")
     assert (len(days), len(trading_days(np.datetime64(start), np.datetime64(end), "crypto"))) == (stock, crypto)
 
@@ -333,7 +333,7 @@ def test_bad_data_one_clear_line(tmp_path: Path, rows: list, header: list[str], 
 
 
 def test_spec_layout_csv(tmp_path: Path) -> None:
-    """The spec's prices.csv layout: several symbols in one file, each with its asset class."""
+    """The long prices.csv layout: several symbols in one file, each with its asset class."""
     header = ["date", "symbol", "asset_class", "open", "high", "low", "close", "volume", "source"]
     rows = [["2025-08-01", "fix", "stock", 1, 2, 1, 2, 5, "x"], ["2025-08-02", "btc", "crypto", 3, 3, 3, 3, 1, "x"],
             ["2025-08-03", "btc", "crypto", 3, 4, 3, 4, 1, "x"], ["2025-08-04", "fix", "stock", 2, 2, 2, 2, 5, "x"]]

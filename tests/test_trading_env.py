@@ -1,5 +1,6 @@
-"""trading_v0 as a PettingZoo environment: spec §10 facts 22-28 and 34, real S&P 500 episodes
-(the ``arch`` package's data), text answers, invalid answers and the metrics and records."""
+"""trading_v0 as a PettingZoo environment: the API tests, calendars and windows, no look-ahead,
+agents' independence and simultaneous decisions, the text observations, real S&P 500 episodes (the
+``arch`` package's data), text answers, invalid answers and the metrics and records."""
 from __future__ import annotations
 
 import copy
@@ -55,7 +56,7 @@ def spx() -> Any:
     return ArchSource().load(["SPX"], "2018-01-02", "2018-09-28").series("SPX")
 
 
-# ------------------------------------------------------------------ fact 22: PettingZoo API tests
+# ------------------------------------------------------------------ PettingZoo API tests
 
 @pytest.mark.parametrize("action_mode", ["discrete", "weights"])
 @pytest.mark.parametrize("assets", [{"SYN": "stock"}, {"SYS": "stock", "SYC": "crypto"}])
@@ -76,7 +77,7 @@ def test_parallel_api_test():
                                                   **DATES_2025), num_cycles=20)
 
 
-# ------------------------------------------------------------------ facts 23-25: calendars and windows
+# ------------------------------------------------------------------ calendars and windows
 
 @pytest.mark.parametrize("asset_class, cycles, eval_returns", [("stock", 104, 41), ("crypto", 152, 60)])
 def test_cycle_counts_and_eval_window_on_the_2025_calendar(asset_class, cycles, eval_returns):
@@ -162,7 +163,7 @@ def test_default_history_start_gives_history_window_bars_before_the_trade_start(
     assert counts["SYS"] == 30 and counts["SYC"] > 30  # the earliest calendar's need sets the start
 
 
-# ------------------------------------------------------------------ fact 26: no look-ahead
+# ------------------------------------------------------------------ no look-ahead
 
 def _changed_after(path: Path, day: str, factor: float) -> None:
     """Scale every price of the rows after ``day`` in a prices.csv written by ``write_market``."""
@@ -251,7 +252,7 @@ def test_the_snapshot_sees_bars_up_to_today_only(spx):
         env.step(1)
 
 
-# ------------------------------------------------------------------ facts 27-28: independence, simultaneity
+# ------------------------------------------------------------------ independence, simultaneity
 
 def _curves(env: Any) -> dict[str, list[float]]:
     return {a: list(acct.equity_curve) for a, acct in env.unwrapped.accounts.items()}
@@ -305,7 +306,7 @@ def test_decisions_are_simultaneous():
     assert env.rewards == pytest.approx({"trader_0": r, "trader_1": 0.0, "trader_2": -r})
 
 
-# ------------------------------------------------------------------ fact 34: text observations
+# ------------------------------------------------------------------ text observations
 
 def _texts(env: Any) -> list[str]:
     texts = []

@@ -1,4 +1,4 @@
-"""The trading agents without a model (spec §3, §2.4): memory scoring and eviction, the HedgeFund
+"""The trading agents without a model: memory scoring and eviction, the HedgeFund
 risk manager and portfolio-manager rule, DeepFund's majority vote, prompt layout, budgets, the
 retry-then-default path and spec strings. The only backend here is :class:`GarbageBackend`, a
 fault that a real guided model cannot be made to produce (answers that are never valid JSON nor a
@@ -49,7 +49,7 @@ class GarbageBackend:
 
 @dataclass
 class Snapshot:
-    """The fields of ``info["snapshot"]`` the agents read (INTERFACE15 §2)."""
+    """The fields of ``info["snapshot"]`` the agents read."""
 
     date: str
     prices: np.ndarray
@@ -211,7 +211,8 @@ def test_role_schema_check_clips_numbers_and_rejects_bad_values():
 @pytest.mark.parametrize("name", sorted(AGENTS))
 def test_garbage_answers_retry_then_default_and_fallback(name):
     """Every role asked 1 + max_retries times, then its neutral default; the final call likewise,
-    then the architecture's fallback, flagged; the budget of role calls is exactly the spec's."""
+    then the architecture's fallback, flagged; the role calls are exactly the architecture's budget
+    (Investor 2, TradeAgent 12, HedgeFund 13, DeepFund 4)."""
     backend = GarbageBackend()
     agent = AGENTS[name](backend, max_retries=2)
     (_, first), (answer, trace) = play(agent, days=2, prices=np.full(30, 100.0))

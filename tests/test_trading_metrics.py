@@ -1,6 +1,6 @@
-"""The five metrics of the trading spec (§5.1), their edge cases (§5.2), windows (§5.3),
-behavioural statistics (§5.4) and spread (§5.5): the metric facts 1-6 and 24 of §10, and a
-second, independent computation (plain Python and ``statistics``) that must agree to 1e-9."""
+"""The Agent Market Arena paper's five metrics (CR, AR, AV, SR, MDD), their edge cases, the
+warm-up and evaluation windows, the behavioural statistics, worked examples, and a second,
+independent computation (plain Python and ``statistics``) that must agree to 1e-9."""
 from __future__ import annotations
 
 import datetime as dt
@@ -35,14 +35,14 @@ R4 = [0.01, -0.01, 0.02, 0.0]
 METRICS = ("cr", "ar", "av", "sr", "mdd")  # the five metrics, in the paper's order
 
 
-# ---------------------------------------------------------------------------------------------- §10 facts 1-6
+# ---------------------------------------------------------------------------------------------- worked examples
 
 
-def test_fact1_cumulative_return():
+def test_cumulative_return():
     assert cumulative_return([0.1, -0.1]) == pytest.approx(-0.01, abs=1e-9)
 
 
-def test_fact2_known_series():
+def test_known_series():
     m = five_metrics(R4)
     assert m.cr == pytest.approx(0.019898, abs=1e-9)
     assert m.av == pytest.approx(0.20493901531919198, abs=1e-9)
@@ -53,26 +53,26 @@ def test_fact2_known_series():
     assert sharpe_ratio(R4, ddof=0) == pytest.approx(7.0992957397195395, abs=1e-9)
 
 
-def test_fact3_annualised_return_two_years():
+def test_annualised_return_two_years():
     r = [1.21 ** (1 / 504) - 1] * 504
     assert cumulative_return(r) == pytest.approx(0.21, abs=1e-9)
     assert annualised_return(r, 252) == pytest.approx(0.1, rel=1e-9)
 
 
-def test_fact4_constant_series():
+def test_constant_series():
     r = [0.01] * 10
     assert 0 < float(np.std(r, ddof=1)) < 1e-12  # the floating-point std is not 0 ...
     assert annualised_volatility(r) == 0.0  # ... the eps rule makes AV 0
     assert math.isnan(sharpe_ratio(r))  # and SR NaN, not inf
 
 
-def test_fact5_max_drawdown():
+def test_max_drawdown():
     assert max_drawdown([0.1, -0.2, 0.05, 0.3, -0.1]) == pytest.approx(0.2, abs=1e-9)
     assert max_drawdown([-0.5]) == pytest.approx(0.5, abs=1e-9)  # needs W_0 = 1
     assert max_drawdown([0.1, 0.1, 0.1]) == 0.0
 
 
-def test_fact6_too_few_returns():
+def test_too_few_returns():
     m = five_metrics([])
     assert all(math.isnan(getattr(m, k)) for k in ("cr", "ar", "av", "sr", "mdd")) and m.n_returns == 0
     one = five_metrics([0.02])
@@ -127,7 +127,8 @@ def test_wealth_and_drawdown_curves():
 
 
 def independent_metrics(returns, a=252, ddof=1, eps=1e-12):
-    """The §5.1 formulas written again with loops and the standard library only."""
+    """The five formulas (module docstring of arena_envs.trading.metrics) written again with loops
+    and the standard library only."""
     t = len(returns)
     if t == 0:
         return dict.fromkeys(METRICS, math.nan)
@@ -207,7 +208,7 @@ def every_day(start, end):
 @pytest.mark.parametrize(("calendar", "n_eval", "first_eval_day"), [
     (nyse_2025, 41, dt.date(2025, 8, 4)), (every_day, 60, dt.date(2025, 8, 2)),
 ])
-def test_fact24_eval_window_sizes(calendar, n_eval, first_eval_day):
+def test_eval_window_sizes(calendar, n_eval, first_eval_day):
     days = calendar(dt.date(2025, 5, 1), dt.date(2025, 9, 30))
     returns = np.arange(1, len(days), dtype=float)  # returns[k] is realised on days[k + 1]: label it k + 1
     window = window_returns(days, returns, dt.date(2025, 8, 1), dt.date(2025, 9, 30))
@@ -279,7 +280,7 @@ def test_periods_per_year():
         periods_per_year("calendar", ["bond"])
 
 
-# ---------------------------------------------------------------------------------------------- §5.4, §5.5
+# ---------------------------------------------------------------------------------------------- behaviour
 
 
 def test_behaviour_stats():

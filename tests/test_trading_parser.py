@@ -1,5 +1,6 @@
-"""The trading action grammar (spec §7.4 lenient parser, §2.3/§2.4 instructions; §10 facts 14-21):
-parse_action, action_instructions, decision_constraint, format_decision."""
+"""The trading action grammar: the lenient parser (worked examples, then step by step, then several
+assets), the instructions, the guided-decoding constraint and the canonical text (parse_action,
+action_instructions, decision_constraint, format_decision)."""
 from __future__ import annotations
 
 import random
@@ -40,43 +41,43 @@ def error_code(raw: str, assets=ONE) -> str:
     return err.value.code
 
 
-# ------------------------------------------------------------------ spec §10 facts 14-21
+# ------------------------------------------------------------------ worked examples
 
 
-def test_fact14_single_words():
+def test_single_words():
     assert parsed("buy") == ParsedAction((BUY,), ())  # size None: the env applies default_size 1.0
     assert parsed("Sell").orders == (SELL,)
     assert parsed("HOLD.").orders == (HOLD,)
 
 
-def test_fact15_decision_lines():
+def test_decision_lines():
     assert parsed("...analysis...\nDECISION: SELL 50%").orders == (Order("SELL", 0.5),)
     assert parsed("Final Answer: **BUY** 0.3").orders == (Order("BUY", 0.3),)
 
 
-def test_fact16_json():
+def test_json():
     assert parsed('{"action": "Buy", "size": 0.25}').orders == (Order("BUY", 0.25),)
     assert parsed('{"decision":"short"}').orders == (SELL,)  # a JSON value is a decision span: synonyms count
 
 
-def test_fact17_ambiguous():
+def test_ambiguous():
     assert error_code("Should I buy or sell?") == "ambiguous"
     assert error_code("I like buy-and-hold") == "ambiguous"
 
 
-def test_fact18_synonyms_not_in_whole_text():
+def test_synonyms_not_in_whole_text():
     assert error_code("We keep a long-term view") == "no_action"
     assert parsed("Decision: we keep a long-term view").orders == (HOLD,)  # KEEP comes first in a span
 
 
-def test_fact19_sizes_and_targets():
+def test_sizes_and_targets():
     assert parsed("DECISION: BUY 150%") == ParsedAction((Order("BUY", 1.0),), ("size_clipped",))
     assert parsed("DECISION: BUY 10") == ParsedAction((BUY,), ("size_ignored",))
     assert parsed("DECISION: TARGET -0.5").orders == (Order("TARGET", target=-0.5),)
     assert parsed("DECISION: CLOSE").orders == (Order("TARGET", target=0.0),)
 
 
-def test_fact20_empty_and_random_text_space_samples():
+def test_empty_and_random_text_space_samples():
     assert error_code("") == "empty"
     assert error_code(" \n\t ") == "empty"
     space = Text(4096, charset=string.printable, seed=20)
@@ -118,7 +119,7 @@ def test_fragment_soup_raises_only_parse_errors(raw):
     assert_parses_or_names_the_error(raw)
 
 
-def test_fact21_multi_asset_lines():
+def test_multi_asset_lines():
     assert parsed("BTC: BUY 0.5\nETH: SELL", TWO) == ParsedAction((Order("BUY", 0.5), SELL), ())
     assert parsed("BTC: BUY", TWO) == ParsedAction((BUY, HOLD), ("missing_asset_default_hold",))
 
@@ -142,7 +143,7 @@ def test_json_soup_raises_only_parse_errors(obj, frame, noise):
         assert_parses_or_names_the_error(raw)
 
 
-# ------------------------------------------------------------------ step by step (§7.4)
+# ------------------------------------------------------------------ step by step
 
 
 @pytest.mark.parametrize("raw,order", [
@@ -272,7 +273,7 @@ def test_json_errors():
         parse_action('{"signal": "bullish"}', ONE)
 
 
-# ------------------------------------------------------------------ several assets (§7.4 step 6)
+# ------------------------------------------------------------------ several assets
 
 
 @pytest.mark.parametrize("raw,orders,warnings", [
@@ -445,7 +446,7 @@ def test_constraint_enumerated_examples():
     assert not decision_constraint(["BRK.B", "SPX"]).accepts("DECISION:\nBRKxB: HOLD\nSPX: HOLD")
 
 
-# ------------------------------------------------------------------ instructions (§2.4)
+# ------------------------------------------------------------------ instructions
 
 
 def test_instructions_one_asset_target_rule():

@@ -1,8 +1,8 @@
-"""Daily market data behind one interface (spec §8.1): a source's ``load(assets, start, end)``
-returns a ``Market`` of aligned bars and news; ``Market.until(day)`` is what an agent may see for
-the decision on ``day`` (§8.4).
+"""Daily market data behind one interface: a source's ``load(assets, start, end)`` returns a
+``Market`` of aligned bars and news; ``Market.until(day)`` is what an agent may see for the
+decision on ``day`` (bars up to its close, news visible by its cut-off).
 
-Calendars (§2.6, §7.2): the market's timeline is the union of the assets' trading days; on a day
+Calendars: the market's timeline is the union of the assets' trading days; on a day
 an asset does not trade its row is NaN (``is_open`` False). Sources read their files once (the
 first ``load``) and keep them.
 
@@ -134,7 +134,8 @@ class Market:
     @property
     def is_open(self) -> np.ndarray:
         """Bool ``(days, assets)``: the asset trades that day."""
-        return ~np.isnan(self.close)
+        opened: np.ndarray = ~np.isnan(self.close)
+        return opened
 
     def index(self, asset: str) -> int:
         try:
@@ -192,7 +193,7 @@ class Market:
         return self._take(~np.isnan(self.close[:, cols]).all(axis=1), cols, self.news_day[:, cols])
 
     def digest(self, asset: str, day: DateLike, max_items: int = 5, market_wide: bool = False) -> list[DigestItem]:
-        """MIS-lite digest (§8.5) of ``asset``'s news that becomes visible on ``day``."""
+        """The MIS-lite digest (:func:`arena_envs.trading.news.digest`) of ``asset``'s news visible on ``day``."""
         j, d = self.index(asset), as_day(day)
         col = self.news_day[:, j]
         recent = (col <= d) & (col >= d - np.timedelta64(3, "D"))
@@ -239,7 +240,7 @@ def build_market(series: Sequence[Series], news: Iterable[NewsItem] = (), *, syn
 
 
 def write_market(market: Market, directory: str | Path) -> tuple[Path, Path]:
-    """Write ``market`` as ``prices.csv`` (the spec's layout plus an ``adj_close`` column; floats
+    """Write ``market`` as ``prices.csv`` (the long layout plus an ``adj_close`` column; floats
     written exactly) and ``news.jsonl``, which ``CsvSource(prices, news)`` reads back unchanged."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
@@ -322,7 +323,7 @@ def _parse_float(text: str, column: str, where: str) -> float:
 def read_csv_series(lines: Iterable[str], where: str, name: str | None = None,
                     asset_class: str = "stock") -> tuple[list[Series], bool]:
     """Series from CSV text in the export layout (Date,Open,High,Low,Close,Adj Close,Volume: one
-    asset, called ``name``) or the spec's layout (date,symbol,asset_class,open,high,low,close,volume,
+    asset, called ``name``) or the long layout (date,symbol,asset_class,open,high,low,close,volume,
     source[,adj_close]: one series per symbol), and whether a ``source`` cell says synthetic."""
     reader = csv.reader(lines)
     header = [h.strip() for h in next(reader, [])]
@@ -374,10 +375,11 @@ def read_csv_series(lines: Iterable[str], where: str, name: str | None = None,
 
 
 class CsvSource(CachedSource):
-    """A user's daily OHLCV CSV file(s) and optional news JSONL (spec §8.2, §8.3).
+    """A user's daily OHLCV CSV file(s) and optional news JSONL (one item per line,
+    :func:`~arena_envs.trading.news.parse_news_line`).
 
     ``prices``: one file (export layout: the asset is named after the file's stem, upper case;
-    spec layout: its symbols) or ``{asset: path}``. ``asset_class`` applies to export-layout files.
+    long layout: its symbols) or ``{asset: path}``. ``asset_class`` applies to export-layout files.
     Data is labelled synthetic when ``synthetic`` is set, a ``source`` cell or a news item says so.
     """
 

@@ -1,28 +1,24 @@
-"""``trading_v0``: the Agent Market Arena replay as a PettingZoo AEC environment (spec §7).
+"""``trading_v0``: the Agent Market Arena (AMA, 2025) replay as a PettingZoo AEC environment.
 
 Every agent (``trader_0`` ...) trades the same replayed market on its own account. A decision day
-is one cycle: each live agent decides once, in order; the decisions stay buffered (no one sees
-another's) until the last one is in, then they are applied at once: exposures set at the day's
-close, costs paid, the market advances to the next trading day and every agent gets its step
-return as reward (§4.3, §7.5). ``n`` trading days in ``[trade_start, end]`` give ``n - 1`` cycles.
+is one cycle: each live agent decides once, in order, unseen by the others; then
+:func:`arena_envs.trading.day.resolve_day` applies the day and every agent gets its step reward
+(``reward_type``; 0 in the warm-up with ``reward_during_warmup=False``). ``n`` trading days in
+``[trade_start, end]`` give ``n - 1`` cycles; a ruined agent is terminated. An agent sees for day
+``d`` only bars dated ``<= d`` and news visible by ``d``'s cut-off (what ``Market.until(d)`` holds).
 
-What an agent sees for day ``d`` comes from bars dated ``<= d`` and news visible by ``d``'s
-cut-off only (the prefix ``Market.until(d)`` would give): the market part of the day (asset
-blocks, features, mask, snapshot views) is built once per day and shared by every agent; only the
-account part is per agent.
-
-Actions: a ``str`` (the lenient parser of :mod:`arena_envs.trading.parser`), the native action
-(``discrete``: ``Discrete(3)`` / ``MultiDiscrete([3]*N)``, 0 HOLD, 1 BUY, 2 SELL; ``weights``: a
-``Box`` of target exposures), an :class:`~arena_envs.trading.accounting.Order` (for every asset),
-a ``{symbol: Order | str}`` dict or a JSON-form dict. An unreadable answer is asked again up to
-``max_retries`` times, then the fallback applies (HOLD everywhere, or TARGET 0 with
-``invalid_action="flat"``) and the decision counts as INVALID.
+Observations: ``text``, ``observation`` (``8·N + 3`` features, :mod:`arena_envs.trading.features`),
+``action_mask`` in discrete mode; ``infos[agent]["snapshot"]`` for rule policies. Actions: a
+``str`` (:mod:`arena_envs.trading.parser`), the native action (``discrete``: ``Discrete(3)`` /
+``MultiDiscrete([3]*N)``, 0 HOLD, 1 BUY, 2 SELL; ``weights``: a ``Box`` of target exposures), an
+:class:`~arena_envs.trading.accounting.Order` (for every asset), a ``{symbol: Order | str}`` dict or
+a JSON-form dict. An unreadable answer is asked again up to ``max_retries`` times, then the
+fallback applies (HOLD everywhere, or TARGET 0 with ``invalid_action="flat"``) and counts as INVALID.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
@@ -34,18 +30,18 @@ from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_choice, check_int, check_real
 from arena_envs.trading import text as tx
 from arena_envs.trading.accounting import BOOK_MODES, HOLD, REWARD_TYPES, Account, Order, PositionRules, price_returns
-from arena_envs.trading.data import ArchSource, CryptoDatabaseSource, CsvSource, DataSource, Market, as_day
+from arena_envs.trading.data import Market, as_day
 from arena_envs.trading.day import DayRules, MarketMove, Taken, book_decisions, resolve_day
 from arena_envs.trading.features import FEATURE_BOUND, AssetHistory, feature_names
 from arena_envs.trading.metrics import behaviour_stats, finite_or_none, five_metrics, nan_as_none, window_returns
 from arena_envs.trading.metrics import periods_per_year as resolve_periods
 from arena_envs.trading.parser import ParseError, action_instructions, decision_constraint, parse_action
 from arena_envs.trading.snapshot import AccountValues, MarketDay, Snapshot, account_values
-from arena_envs.trading.synthetic import SyntheticSource, trading_days
+from arena_envs.trading.sources import load_market, window_days
 
 ACTION_MODES = ("discrete", "weights")
 INVALID_ACTIONS = ("hold", "flat")
-#: Discrete index -> order kind (spec §7.4).
+#: Discrete index -> order kind.
 DISCRETE_KINDS = ("HOLD", "BUY", "SELL")
 RECENT_DECISIONS = 5
 RAW_CHARS = 2000
@@ -57,10 +53,6 @@ MAX_ASSETS = 20
 MAX_WINDOW = 1_000  # bars: history_window, text_price_window
 MAX_NEWS_ITEMS = 100
 MAX_OBS_CHARS = 1_000_000
-MAX_CALENDAR_DAYS = 36_600  # from the history start to the end: 100 years
-#: A synthetic market is generated day by day: at most this many asset-days (assets x calendar days
-#: from the history start to the end; ten years of one asset build in about a second).
-MAX_SYNTHETIC_ASSET_DAYS = 3_660
 
 
 class Move(NamedTuple):
@@ -89,63 +81,8 @@ class MarketParts(NamedTuple):
     board: str | None
 
 
-@lru_cache(maxsize=4)
-def _named_source(name: str) -> DataSource:
-    """The shipped real-data sources, read once per process (their markets are read-only)."""
-    return ArchSource() if name == "arch" else CryptoDatabaseSource()
-
-
-@lru_cache(maxsize=16)
-def _synthetic_source(seed: int, classes: tuple[tuple[str, str], ...], start: str, end: str) -> DataSource:
-    return SyntheticSource(seed=seed, assets=dict(classes), start=start, end=end)
-
-
-def _is_file(path: Path) -> bool:
-    """Whether ``path`` names a file (a name the file system refuses, e.g. too long, names none)."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False
-
-
-def resolve_source(data: Any, assets: Sequence[str] | Mapping[str, str] | None, news: str | Path | None,
-                   synthetic_seed: int, start: str, end: str) -> DataSource:
-    """The data source named by the ``data`` option (module docstring of :mod:`arena_envs.trading_v0`)."""
-    if hasattr(data, "load") and hasattr(data, "asset_names"):
-        return data  # type: ignore[no-any-return]
-    if data in ("arch", "crypto"):
-        return _named_source(data)
-    if data == "synthetic":
-        names = assets or ("SYN",)
-        classes = dict(names) if isinstance(names, Mapping) else {str(a): "stock" for a in names}
-        return _synthetic_source(int(synthetic_seed), tuple((k.upper(), v) for k, v in classes.items()), start, end)
-    if isinstance(data, (str, Path)) and _is_file(Path(data)):
-        return CsvSource(data, news)
-    raise ValueError(f"data {excerpt(data)}: accepted: 'arch', 'crypto', 'synthetic', the path of a CSV file "
-                     f"or a DataSource")
-
-
-def bars_before(market: Market, day: np.datetime64, count: int) -> np.datetime64:
-    """The latest date from which every asset of ``market`` has ``count`` bars before ``day`` (its
-    first date where an asset has fewer)."""
-    starts = []
-    for j in range(len(market.assets)):
-        own = market.dates[~np.isnan(market.close[:, j]) & (market.dates < day)]
-        starts.append(own[-count] if own.size >= count else market.dates[0])
-    return min(starts, default=day)
-
-
-def synthetic_history_start(assets: Sequence[str] | Mapping[str, str] | None, day: np.datetime64,
-                            count: int) -> np.datetime64:
-    """The history start of a named synthetic market: ``count`` trading days of each asset class
-    before ``day`` (on the calendars :func:`~arena_envs.trading.synthetic.trading_days` generates)."""
-    classes = set(assets.values()) if isinstance(assets, Mapping) else {"stock"}
-    span = np.timedelta64(2 * count + 14, "D")  # more calendar days than ``count`` trading days need
-    return min(trading_days(day - span, day - np.timedelta64(1, "D"), c)[-count] for c in classes)
-
-
 class TradingEnv(TextAECEnv):
-    """The AMA trading arena (spec §7); keyword options as in :mod:`arena_envs.trading_v0`.
+    """The AMA trading arena; keyword options as in :mod:`arena_envs.trading_v0`.
 
     ``history_start=None`` (the default) loads the bars from the latest date that still gives every
     asset ``history_window`` trading days before ``trade_start`` (from the data's first day when it
@@ -173,34 +110,13 @@ class TradingEnv(TextAECEnv):
                             max_obs_chars=max_obs_chars, price_impact=price_impact)
         if assets is not None:
             check_int("the number of assets", len(assets), 1, MAX_ASSETS)
-        days = [as_day(d) for d in (trade_start if history_start is None else history_start, trade_start,
-                                    eval_start, end)]
-        if not days[0] <= days[1] <= days[2] <= days[3]:
-            raise ValueError(f"dates must satisfy history_start <= trade_start <= eval_start <= end, got "
-                             f"{history_start}, {trade_start}, {eval_start}, {end}")
+        days = window_days(history_start, trade_start, eval_start, end)
         self.trade_start, self.eval_start, self.end = (str(d) for d in days[1:])
         self.rules = PositionRules(position_rule, bool(allow_short), float(max_exposure), float(default_size))
-        if history_start is None and data == "synthetic":  # its bars are generated from the history start
-            days[0] = synthetic_history_start(assets, days[1], int(history_window))
-        source = resolve_source(data, assets, news, synthetic_seed, str(days[0]), self.end)
-        if data == "synthetic":
-            names = None  # the synthetic market is made of the assets asked for
-        else:
-            names = [source.asset_names()[0]] if assets is None else [str(a).upper() for a in assets]
-            if history_start is None:
-                days[0] = bars_before(source.load(names, None, days[1]), days[1], int(history_window))
-        self.history_start = str(days[0])
-        span = int((days[3] - days[0]) / np.timedelta64(1, "D"))
-        if span > MAX_CALENDAR_DAYS:
-            raise ValueError(f"the data window {self.history_start}..{self.end} spans {span} days; at most "
-                             f"{MAX_CALENDAR_DAYS} (history_start, or trade_start less history_window bars, to end)")
-        generated = span * (len(assets) if assets else 1)
-        if data == "synthetic" and generated > MAX_SYNTHETIC_ASSET_DAYS:
-            raise ValueError(f"a synthetic market over {self.history_start}..{self.end} is {generated} asset-days "
-                             f"(assets x days); at most {MAX_SYNTHETIC_ASSET_DAYS}: fewer assets or a shorter window")
-        self.market: Market = source.load(names, self.history_start, self.end)
+        window = load_market(data, assets, news, synthetic_seed, days, int(history_window), history_start is None)
+        self.market: Market = window.market
+        self.history_start, self._data_label = window.history_start, window.label
         self.assets: tuple[str, ...] = self.market.assets
-        self._data_label = data if isinstance(data, str) else source.label
         self.n_assets = len(self.assets)
         dates = self.market.dates
         self._first_row = int(np.searchsorted(dates, days[1]))
@@ -284,7 +200,7 @@ class TradingEnv(TextAECEnv):
     # ------------------------------------------------------------------ public helpers
 
     def action_instructions(self) -> str:
-        """The action grammar every policy's prompt includes verbatim (spec §2.4)."""
+        """The action grammar every policy's prompt includes verbatim."""
         return self._instructions
 
     def answer_constraint(self, agent: str | None = None) -> AnswerConstraint | None:
@@ -601,7 +517,7 @@ class TradingEnv(TextAECEnv):
     def _next_agent(self) -> str | None:
         return self._phase.current
 
-    # ------------------------------------------------------------------ the day's resolution (§4.3)
+    # ------------------------------------------------------------------ the day's resolution
 
     def _resolve_day(self) -> None:
         row, o = self._row, self.options
@@ -658,7 +574,7 @@ class TradingEnv(TextAECEnv):
             if a not in skip:
                 self._refresh_info(a, None)
 
-    # ------------------------------------------------------------------ metrics (§5)
+    # ------------------------------------------------------------------ metrics
 
     def _metrics(self) -> dict[str, Any]:
         dates = self._date_str[self._start:self._row + 1]
@@ -680,11 +596,11 @@ class TradingEnv(TextAECEnv):
             "data": self.market.label, "synthetic": self.market.synthetic, "assets": list(self.assets),
             "position_rule": self.rules.rule, "periods_per_year": self.periods, "trade_start": self.trade_start,
             "eval_start": self.eval_start, "end": self.end, "buy_and_hold": reference,
-            # the reference rows' CR as flat numbers, so the leaderboard's game line shows them (§5.5)
+            # the reference rows' CR as flat numbers, so the leaderboard's game line shows them
             **{f"buy_and_hold_{sym}_cr": row["cr"] for sym, row in reference.items()}}}
 
     def _per_asset(self, acct: Account) -> dict[str, Any]:
-        """Five metrics per book on its own calendar, eval window (per_asset books only, §7.8)."""
+        """Five metrics per book on its own calendar, eval window (per_asset books only)."""
         if self.options["book_mode"] != "per_asset":
             return {}
         out = {}
@@ -699,7 +615,7 @@ class TradingEnv(TextAECEnv):
         return out
 
     def buy_and_hold(self) -> dict[str, Any]:
-        """The Buy&Hold reference row per asset (§5.5), eval window, from the episode's closes alone."""
+        """The Buy&Hold reference row per asset, eval window, from the episode's closes alone."""
         out = {}
         for j, h in enumerate(self._histories):
             inside = (h.rows >= self._start) & (h.rows <= self._stop)

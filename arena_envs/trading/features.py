@@ -1,9 +1,9 @@
 """Per-asset price history on the asset's own calendar, and the rolling statistics the observation
-shows (spec §7.3): 1/5/20-day returns, the 20-day volatility and the gap to the 20-day mean.
+shows: 1/5/20-day returns, the 20-day volatility and the gap to the 20-day mean.
 
 Everything is computed once per loaded market, vectorised; the value at an asset's own day ``t``
 uses its bars ``0..t`` only (a window never reaches past its last row), so a day's features are
-the same whether or not later rows exist (no look-ahead, spec §8.4, fact 26).
+the same whether or not later rows exist (no look-ahead).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from arena_envs.trading.data import Market
 
-#: Per-asset feature names (spec §7.3, in order), then the three account features.
+#: Per-asset feature names, in order, then the three account features.
 ASSET_FEATURES = ("ret_1d", "ret_5d", "ret_20d", "vol_20d", "close_sma20_gap", "exposure", "is_open", "news")
 ACCOUNT_FEATURES = ("cum_return", "drawdown", "progress")
 #: Bound of the numeric observation; features are clipped to ``[-FEATURE_BOUND, FEATURE_BOUND]``.
@@ -112,6 +112,7 @@ class AssetHistory:
         return self._stat_rows[t]
 
     def adv(self, t: int, window: int = WINDOW) -> float:
-        """Mean ``close·volume`` of the last ``window`` bars up to own day ``t`` (spec §4.4)."""
+        """The average dollar volume (ADV) that scales price impact: mean ``close·volume`` of the
+        last ``window`` bars up to own day ``t`` (0 before the first bar)."""
         lo = max(0, t + 1 - window)
         return float(np.mean(self.close[lo:t + 1] * self.volume[lo:t + 1])) if t >= 0 else 0.0

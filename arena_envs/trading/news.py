@@ -1,4 +1,5 @@
-"""News items (spec §8.3), their visibility dates (§8.4) and the MIS-lite digest (§8.5).
+"""News items, their visibility dates and the MIS-lite digest (a small version of the Agent Market
+Arena paper's market intelligence stream: verified items, near-duplicates merged, ranked).
 
 Pure: standard library and numpy only. Times are UTC; a day's decision cut-off is 16:00
 America/New_York for stocks (DST-aware) and 24:00 UTC for crypto.
@@ -38,7 +39,7 @@ class DataError(ValueError):
 
 @dataclass(frozen=True)
 class NewsItem:
-    """One news item (§8.3). ``date`` is the visibility date the file claims (ISO); ``published_at``
+    """One news item. ``date`` is the visibility date the file claims (ISO); ``published_at``
     an ISO-8601 UTC instant or None."""
 
     id: str
@@ -118,7 +119,8 @@ def cutoffs(days: np.ndarray, asset_class: str) -> np.ndarray:
 
 def _leak_cutoff(day: np.datetime64, asset_class: str) -> np.datetime64:
     """The cut-off of a claimed date; market-wide items use the latest one (24:00 UTC)."""
-    return cutoffs(np.array([day]), "crypto" if asset_class == MARKET_WIDE else asset_class)[0]
+    cutoff: np.datetime64 = cutoffs(np.array([day]), "crypto" if asset_class == MARKET_WIDE else asset_class)[0]
+    return cutoff
 
 
 def visibility(items: Sequence[NewsItem], symbol: str, asset_class: str, days: np.ndarray) -> np.ndarray:
@@ -157,7 +159,8 @@ def check_item(item: NewsItem, asset_class: str) -> None:
 
 
 def parse_news_line(line: str, where: str = "news") -> NewsItem:
-    """One JSONL line (§8.3) -> a normalised ``NewsItem``."""
+    """One JSONL line (``id``, ``symbol`` or ``*`` for market-wide, ``headline``, ``date`` and/or
+    ``published_at``...) -> a normalised ``NewsItem``."""
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
@@ -203,7 +206,7 @@ def read_news(path: str | Path) -> list[NewsItem]:
 
 
 def news_to_json(item: NewsItem) -> str:
-    """The §8.3 JSONL line of an item."""
+    """The JSONL line of an item (what :func:`parse_news_line` reads)."""
     return json.dumps({k: getattr(item, k) for k in NewsItem.__dataclass_fields__}, sort_keys=True)
 
 

@@ -1,28 +1,16 @@
-"""The trading action grammar (spec §2.3, §2.4, §7.4): the lenient text parser, the instructions
-every observation and system prompt shows, the guided-decoding constraint and the canonical text.
+"""The trading action grammar: the lenient text parser, the instructions every observation and
+system prompt shows, the guided-decoding constraint and the canonical text.
 
-:func:`parse_action` reads, in order:
-
-1. JSON: the answer's top-level objects and lists (never one quoted inside a string; last to
-   first, each before the objects nested in it; a ``[...]`` list of ``{"symbol": ...}`` entries
-   counts as ``{"actions": [...]}``); when none parses (broken JSON), the object of the action,
-   size and asset ``"key": value`` pairs that stand outside quoted objects. The first object with
-   an ``action``/``decision``/``signal``/``trade`` key, an ``actions`` key or an asset's name as a
-   key wins, unless its single action value holds no action (``{"signal": "bullish"}``, a quoted
-   sub-role output): then the search goes on.
-2. Several assets: ``SYM: <token> [size]`` anywhere in the text (last one per asset wins).
-3. The last decision line ``Decision|Action|Trade|Recommendation|Final answer|Final decision :|=|-
-   <span>`` whose span holds an action token (optional markdown ``**``, ``#``, ``>``, ``-``).
-4. One asset: ``SYM: <token>`` as in 2.
-5. The whole text: the words BUY, SELL, HOLD only; exactly one of them may occur.
+An answer is read as JSON first, then as ``SYM: <token>`` pairs, a decision line
+(``Decision: BUY``), or the one word BUY, SELL or HOLD (:func:`parse_action` gives the order).
 
 A *span* (a decision line's rest, a JSON value, what follows ``SYM:``) takes its first token,
 synonyms included (LONG/ACCUMULATE/OVERWEIGHT = BUY, SHORT/REDUCE/UNDERWEIGHT = SELL,
 NEUTRAL/WAIT/KEEP/STAY = HOLD, FLAT/CLOSE/EXIT = TARGET 0, ``TARGET x``); the whole-text mode
 ignores synonyms because they are common words ("long-term", "the close").
 
-One refinement of the spec's decision-line regex: a ``-`` separator must be followed by a space,
-so "Trade-offs: ..." or "Action-oriented: ..." are not decision lines.
+A decision line's ``-`` separator must be followed by a space, so "Trade-offs: ..." or
+"Action-oriented: ..." are not decision lines.
 """
 from __future__ import annotations
 
@@ -100,7 +88,21 @@ class ParsedAction:
 
 
 def parse_action(raw: str, assets: Sequence[str]) -> ParsedAction:
-    """Read a decision for ``assets`` from an agent's text (spec §7.4 steps 1-6)."""
+    """Read a decision for ``assets`` from an agent's text, trying in order:
+
+    1. JSON: the answer's top-level objects and lists (never one quoted inside a string; last to
+       first, each before the objects nested in it; a ``[...]`` list of ``{"symbol": ...}`` entries
+       counts as ``{"actions": [...]}``); when none parses (broken JSON), the object of the action,
+       size and asset ``"key": value`` pairs that stand outside quoted objects. The first object with
+       an ``action``/``decision``/``signal``/``trade`` key, an ``actions`` key or an asset's name as a
+       key wins, unless its single action value holds no action (``{"signal": "bullish"}``, a quoted
+       sub-role output): then the search goes on.
+    2. Several assets: ``SYM: <token> [size]`` anywhere in the text (last one per asset wins).
+    3. The last decision line ``Decision|Action|Trade|Recommendation|Final answer|Final decision :|=|-
+       <span>`` whose span holds an action token (optional markdown ``**``, ``#``, ``>``, ``-``).
+    4. One asset: ``SYM: <token>`` as in 2.
+    5. The whole text: the words BUY, SELL, HOLD only; exactly one of them may occur.
+    """
     names = _check_assets(assets)
     if not isinstance(raw, str):
         raise TypeError(f"the answer must be a str, got {type(raw).__name__}")
@@ -428,7 +430,7 @@ def _from_whole_text(text: str, names: tuple[str, ...], warnings: list[str]) -> 
 def action_instructions(assets: Sequence[str], *, position_rule: str = "target", allow_short: bool = True,
                         max_exposure: float = 1.0, default_size: float = 1.0) -> str:
     """The action grammar (ASCII) shown in every observation and every LLM agent's system prompt:
-    the final-line format and what each action does under ``position_rule`` (spec §4.2)."""
+    the final-line format and what each action does under ``position_rule``."""
     names = _check_assets(assets)
     check_choice("position_rule", position_rule, POSITION_RULES)
     if not 0.0 < max_exposure <= 1.0:

@@ -1,6 +1,6 @@
-"""Seeded synthetic market (spec §8.6 without the bridge anchors: Override 2): geometric Brownian
-motion with optional bull/bear regime switching and optional informative news. Always labelled
-synthetic; the names and numbers are made up and describe no real asset or period.
+"""Seeded synthetic market: geometric Brownian motion with optional bull/bear regime switching and
+optional informative news. Always labelled synthetic; the names and numbers are made up and
+describe no real asset or period.
 
 Randomness: ``SeedSequence(seed).spawn(2N + 1)`` gives, per asset, a prices and a news generator,
 then one for market-wide news, so adding an asset does not change the others' series.
@@ -16,7 +16,7 @@ from arena_envs.core.answers import excerpt
 from arena_envs.trading.data import CachedSource, DateLike, Market, Series, as_day, build_market
 from arena_envs.trading.news import MARKET_WIDE, DataError, NewsItem, cutoffs
 
-#: NYSE full-day holidays of 2025 (spec §2.6); other years use weekdays only.
+#: NYSE full-day holidays of 2025; other years use weekdays only.
 NYSE_HOLIDAYS_2025 = tuple(np.datetime64(f"2025-{d}", "D") for d in (
     "01-01", "01-09", "01-20", "02-17", "04-18", "05-26", "06-19", "07-04", "09-01", "11-27", "12-25"))
 KAPPA_GAP = {"stock": 0.3, "crypto": 0.05}

@@ -1,5 +1,5 @@
-"""The text observation of spec §7.3: a header, the asset blocks and news digests (the market part,
-rendered once per day and shared by every agent), the agent's own account, the instructions.
+"""The text observation: a header, the asset blocks and news digests (the market part, rendered
+once per day and shared by every agent), the agent's own account, the instructions.
 
 ASCII only; no thousands separators; prices with 2 decimals, percentages and exposures signed
 with 2 decimals; ``n/a`` where a figure cannot be computed. Too long a text loses, in this order,
