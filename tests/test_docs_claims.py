@@ -13,6 +13,8 @@ OUTSIDE = {
     r"§": "a section of the specs (spec §N, gamma_games.md §N), which are not in the repository",
     r"\.\./shared\b|\bshared/specs\b": "../shared is not in the repository",
 }
+#: the folders of Python source whose texts users read (tests may cite the specs they check against)
+SOURCE_FOLDERS = ("arena_envs", "llm_policies", "baselines", "scripts", "benchmarks", "examples")
 
 
 def prose_lines(path: Path) -> list[tuple[int, str]]:
@@ -54,6 +56,13 @@ def test_the_check_finds_each_kind_of_outside_citation(tmp_path):
                     "See INTERFACE18.md.\n```\nDESIGN.md in a block\n```\n")
     assert cited(prose_lines(page)) == ["See DESIGN.md.", "As spec §4.2 says.", "`auction.md` §7.4",
                                         "Read ../shared/specs.", "See INTERFACE18.md."]
+
+
+def test_source_cites_nothing_outside_the_repository():
+    files = sorted(path for folder in SOURCE_FOLDERS for path in (ROOT / folder).rglob("*.py"))
+    assert len(files) > 100
+    found = [hit for path in files for hit in outside_citations(path, source_lines(path))]
+    assert not found, f"{len(found)} lines:\n" + "\n".join(found)
 
 
 def test_the_source_check_finds_each_kind_of_outside_citation(tmp_path):
