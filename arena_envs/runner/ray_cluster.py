@@ -82,11 +82,11 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
     user_proxies = {name: os.environ.get(name, "") for name in _PROXY_VARIABLES}
     try:
         with _node_process_environment():
-            ray.init(address=LOCAL, num_cpus=num_cpus, include_dashboard=False, _node_ip_address=LOOPBACK,
-                     _temp_dir=temp_dir, object_store_memory=object_store_mb * 1024 * 1024,
-                     log_to_driver=False, logging_level="WARNING",
-                     runtime_env={"env_vars": {"PYTHONPATH": worker_pythonpath(), "RAY_USAGE_STATS_ENABLED": "0",
-                                               **user_proxies}})
+            start_local(ray, num_cpus=num_cpus, include_dashboard=False, _node_ip_address=LOOPBACK,
+                        _temp_dir=temp_dir, object_store_memory=object_store_mb * 1024 * 1024,
+                        log_to_driver=False, logging_level="WARNING",
+                        runtime_env={"env_vars": {"PYTHONPATH": worker_pythonpath(), "RAY_USAGE_STATS_ENABLED": "0",
+                                                  **user_proxies}})
         try:
             yield RaySession(ray.get_runtime_context().gcs_address, started=True)
         finally:
@@ -94,6 +94,26 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None,
     finally:
         constants.ENABLE_RAY_CLUSTER = clusters
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+#: Starts of a local cluster: Ray gives its raylet a fixed 30 s to register, which a loaded small
+#: machine can overrun; the start is then tried again, from scratch.
+LOCAL_STARTS = 3
+#: The words of Ray's exception for that overrun.
+STARTUP_TIMEOUT = "timed out during startup"
+
+
+def start_local(ray: Any, **options: Any) -> None:
+    """``ray.init(address="local", **options)``, tried up to ``LOCAL_STARTS`` times when the node
+    times out registering; any other failure, or the last timeout, is raised."""
+    for attempt in range(1, LOCAL_STARTS + 1):
+        try:
+            ray.init(address=LOCAL, **options)
+            return
+        except Exception as err:
+            if STARTUP_TIMEOUT not in str(err) or attempt == LOCAL_STARTS:
+                raise
+            ray.shutdown()
 
 
 _CLUSTERS_VARIABLE = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
