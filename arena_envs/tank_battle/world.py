@@ -56,9 +56,9 @@ BASE_POINTS, NPC_POINTS, AGENT_HIT_POINTS = 200, 5, 10
 #: why a game ended (``World.ended_by``)
 EndReason = Literal["timeout", "no_players", "no_bases", "touch", "last_base"]
 
-STEP: dict[str, tuple[int, int]] = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
+_STEP: dict[str, tuple[int, int]] = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
+#: whether a facing moves along the y axis
 VERTICAL = {"up": True, "down": True, "left": False, "right": False}
-OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
 
 @dataclass
@@ -258,7 +258,6 @@ class World:
         self._base_cells = [0] * 34
         self._blocked_cells = list(self._wall_cells)  # walls or bases: what stops a tank
         self._removals = 0  # obstacles removed so far (none ever comes back): what the shortcuts know is stale
-        self._maybe_over = True  # an end condition may hold: a tank died, a base fell, a base was touched
         for base in self.bases.values():
             self._mark_base(base, True)
 
@@ -365,7 +364,7 @@ class World:
             if tank.id >= FIRST_NPC_ID:
                 break
             op = operations.get(tank.id, "noop")
-            if op in STEP:
+            if op in _STEP:
                 self._turn(tank, op)  # type: ignore[arg-type]
                 tank.speed = 1
             else:
@@ -406,18 +405,16 @@ class World:
         obstacles and the border, a player touching the navigation goal; 4. a round's first tick:
         the requested bullets and maybe an NPC spawn; 5. the tick counter; 6. every position is
         remembered as the previous one; then whether the game ended."""
-        if self._fast is not None and self._fast.quiet_tick():  # shortcut: a tick of moves alone
-            return
         first = self.tick_mod % ROUND_TICKS == 0
         tanks = self.tanks
         # 1. moves
         for t in tanks:
             if t.speed and not t.frozen:
-                dx, dy = STEP[t.facing]
+                dx, dy = _STEP[t.facing]
                 t.x += dx
                 t.y += dy
         for b in self.bullets:
-            dx, dy = STEP[b.facing]
+            dx, dy = _STEP[b.facing]
             b.x += dx * BULLET_SPEED
             b.y += dy * BULLET_SPEED
         # 2. round bookkeeping
@@ -431,7 +428,7 @@ class World:
         if self.bullets:
             self._bullets_vs_tanks()
             self._bullets_vs_field()
-        self._tanks_vs_tanks(first)
+        self._tanks_vs_tanks()
         self._tanks_vs_obstacles()
         if self.mode == "navigation" and len(self.bases) == 1:
             self._check_touch()
@@ -509,16 +506,12 @@ class World:
         tank.shoot = False
         self.tanks.remove(tank)
         if tank.id < FIRST_NPC_ID:
-            self._maybe_over = True
             self.win_state[tank.id] = -1
             self._report.eliminated.append(tank.id)
 
     def _bullets_vs_tanks(self) -> None:
         """Bullets against players, then against NPCs. With ``removal_skip`` as the reference iterates
         its live lists: a player or NPC removed makes its pass skip the next one of its list."""
-        bullets = self.bullets
-        if not any(_hits(b, tank) for tank in self.tanks for b in bullets):  # the usual case
-            return
         tanks = self.tanks
         if not self.removal_skip:
             for tank in list(tanks):
@@ -675,7 +668,6 @@ class World:
             return
         owner = self.base_owner_team(base.id)
         del self.bases[base.id]
-        self._maybe_over = True
         self._mark_base(base, False)
         self._report.bases_destroyed.append(base.id)
         if shooter < FIRST_NPC_ID:
@@ -687,12 +679,10 @@ class World:
                 self._eliminate(tank)
 
     # ---------------------------------------------------------------- tanks
-    def _tanks_vs_tanks(self, first: bool) -> None:
-        """Step 3e: each tank in turn against the tanks overlapping it. Both in the other's previous
-        box: they are split apart on each axis either moved on; only one in the other's previous box:
-        it is pushed back out of the other."""
-        if self._fast is not None and self._fast.tanks_apart(first):  # shortcut: no pair overlaps
-            return
+    def _tanks_vs_tanks(self) -> None:
+        """Step 3e: each tank in turn against the tanks overlapping it. When each is in the other's
+        previous box they are split apart on every axis either of them moved along; when only one
+        is, that one is pushed back out of the other."""
         tanks = self.tanks
         for a in list(tanks):  # the reference's order: each a's overlaps listed once, when a's turn comes
             ax, ay = a.x, a.y
@@ -802,7 +792,6 @@ class World:
         for t in self.tanks:
             if t.id < FIRST_NPC_ID and self._touches(t.x, t.y, base.x, base.y):
                 self.touched_base = True
-                self._maybe_over = True
                 return
 
     @staticmethod
@@ -814,9 +803,9 @@ class World:
 
     # ---------------------------------------------------------------- end of the game
     def _check_end(self) -> None:
-        if not self._maybe_over and self.time_left > 0:
-            return
-        self._maybe_over = False
+        """End the game when one of these holds, the first one its reason: the rounds are used up (with
+        ``full_last_round``, at the end of the last one), no player is left, no base is left, a
+        player touched the navigation goal, or one base is left in the other modes."""
         alive_players = [t.id for t in self.tanks if t.id < FIRST_NPC_ID]
         timeout = self.time_left <= 0 and (not self.full_last_round or self.tick_mod % ROUND_TICKS == 0)
         reason: EndReason | None = None
@@ -844,7 +833,7 @@ class World:
         "border", "steel", "water", "brick" (touching or one 16-px gap away), "enemy_tank",
         "own_base", "enemy_base" or "nothing", from ``tank``'s side's point of view (a player's)."""
         x, y = tank.x, tank.y
-        terrain = self._terrain(x, y, side) if self._fast is None else self._fast.terrain(x, y, side)
+        terrain = self._terrain(x, y, side)
         if terrain:
             return terrain
         # tanks and bases: the touching test with S = 32 (edge: as in _terrain)
