@@ -1,5 +1,5 @@
 """The tank battle's world: the rules of BattleAgentBench's server, tick by tick, and the shortcuts that
-skip its work (arena_envs.tank_battle.shortcuts) compared with the procedure alone."""
+skip its work (``Shortcuts``) compared with the procedure alone."""
 from __future__ import annotations
 
 import copy
@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 from arena_envs.tank_battle.maps import load_map, parse_map
-from arena_envs.tank_battle.shortcuts import Shortcuts
 from arena_envs.tank_battle.stages import Mode, custom_stage, stage_config
-from arena_envs.tank_battle.world import OPERATIONS, Bullet, Tank, World, npc_choice, touches_side
+from arena_envs.tank_battle.world import OPERATIONS, Bullet, Shortcuts, Tank, World, npc_choice, touches_side
 
 
 def official(stage: int, seed: int = 0, **options) -> World:
@@ -432,7 +431,7 @@ def test_tanks_that_never_turn_never_overlap(stage):
 
 
 class _PlainWorld(World):
-    """The reference procedure alone: none of the shortcuts of arena_envs.tank_battle.shortcuts."""
+    """The reference procedure alone: none of its Shortcuts."""
 
     shortcuts = False
 
