@@ -26,6 +26,7 @@ import pytest
 from tests.llm_helpers import MODEL_NAME, one_core, require_llm_stack, running
 from tests.outside_data import FOLDERS, ci_set
 from tests.shared_server import FOLDER_VARIABLE, SharedServer, load_summary, shared_server, stop_shared_server
+from tests.time_spent import groups_line, machine_cpu, machine_line
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -44,6 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if not is_worker(config):
         os.environ[FOLDER_VARIABLE] = tempfile.mkdtemp(prefix="arena-test-server-")
+        config.stash[MACHINE_START] = machine_cpu()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -58,6 +60,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 #: loaded machine says more about what ran beside a test than about the test).
 CPU_LISTED = 15
 CPU_START = pytest.StashKey[float]()
+#: The machine's CPU counters when the main process configured the session (``tests.time_spent``).
+MACHINE_START = pytest.StashKey[tuple[float, float] | None]()
 
 
 def cpu_seconds() -> float:
@@ -99,22 +103,30 @@ LEADING = ("own-engine", "ray", "docs/rl.md", "docs/runner.md", "docs/envs/aucti
            "docs/rllib.md", "test_aucarena_bidder_plans_bids_and_updates_beliefs", "test_trading_agents_play_two_days")
 
 
+def _group_name(group: pytest.Mark) -> str:
+    return str(group.args[0] if group.args else group.kwargs.get("name"))
+
+
 def _start_rank(item: pytest.Item) -> int:
     group = item.get_closest_marker("xdist_group")
-    name = str(group.args[0] if group.args else group.kwargs.get("name")) if group else item.name
+    name = _group_name(group) if group else item.name
     return next((rank for rank, lead in enumerate(LEADING) if name.startswith(lead)), len(LEADING))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     """When ``CI`` is set nothing may skip: a skip (a missing stack, extra or folder) is a failure.
-    The teardown's report carries the test's CPU seconds (``cpu_s``), setup and teardown included."""
+    Every report carries the test's xdist group (``group``), the teardown's its CPU seconds
+    (``cpu_s``), setup and teardown included."""
     outcome = yield
     report = outcome.get_result()  # type: ignore[attr-defined]
     if report.skipped and ci_set() and not hasattr(report, "wasxfail"):
         reason = skip_reason(report)
         report.outcome = "failed"
         report.longrepr = f"CI is set, so this test may not skip: {reason}"
+    group = item.get_closest_marker("xdist_group")
+    if group is not None:
+        report.user_properties = [*report.user_properties, ("group", _group_name(group))]
     if call.when == "teardown" and CPU_START in item.stash:
         report.user_properties = [*report.user_properties, ("cpu_s", cpu_seconds() - item.stash[CPU_START])]
 
@@ -138,6 +150,16 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_sep("=", f"most CPU {min(CPU_LISTED, len(spent))} (test process and what it waited for)")
         for seconds, nodeid in spent[:CPU_LISTED]:
             terminalreporter.write_line(f"{seconds:8.2f}s {nodeid}")
+        terminalreporter.write_line(f"tests: {sum(seconds for seconds, _ in spent):,.0f} CPU seconds in all "
+                                    f"(test processes and what they waited for)")
+    groups = groups_line((value, report.duration) for reports in terminalreporter.stats.values() for report in reports
+                         for key, value in getattr(report, "user_properties", ()) if key == "group")
+    if groups:
+        terminalreporter.write_line(groups)
+    start = terminalreporter.config.stash.get(MACHINE_START, None)
+    end = machine_cpu()
+    if start is not None and end is not None:
+        terminalreporter.write_line(machine_line(start, end))
     reasons = Counter(skip_reason(report) for report in terminalreporter.stats.get("skipped", []))
     required = {folder.reason for folder in FOLDERS}
     for reason, count in reasons.items():

@@ -151,6 +151,13 @@ def test_xdist_groups_stay_on_one_worker_and_workers_share_the_server_folder(tmp
     assert set(workers) == {"first", "second"} and all(len(w) == 1 for w in workers.values()), done.stdout
     folders = set((tmp_path / "folders.txt").read_text().split())
     assert len(folders) == 1 and not Path(folders.pop()).exists()
+    # the summary's accounting: each group's four tests of 0.2 s and more, the machine's CPU use
+    groups = re.search(r"^longest xdist groups \(wall time, one test after another\): (\w+) (\d+) s, (\w+) (\d+) s$",
+                       done.stdout, re.M)
+    assert groups and {groups[1], groups[3]} == {"first", "second"}, done.stdout
+    assert min(int(groups[2]), int(groups[4])) >= 1
+    assert re.search(r"^machine: \d+ cores busy \d+% of the session \([\d,]+ of [\d,]+ CPU seconds\)$",
+                     done.stdout, re.M), done.stdout
 
 
 def test_the_shared_server_load_is_summed_from_its_stats_lines(tmp_path):
