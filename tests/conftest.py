@@ -97,10 +97,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 #: What starts first (xdist hands out work in collection order): the groups that run one test after
-#: another on one worker, longest first, then the slowest single tests (by the durations of .ci/run's
-#: serial part on the 2-core CI machine).
-LEADING = ("own-engine", "ray", "docs/rl.md", "docs/runner.md", "docs/envs/auction.md", "docs/llm_policies.md",
-           "docs/rllib.md", "test_aucarena_bidder_plans_bids_and_updates_beliefs", "test_trading_agents_play_two_days")
+#: another on one worker and the slowest single tests, longest first (by the wall times of .ci/run's
+#: serial part on the 2-core CI machine), so that no long one starts last.
+LEADING = ("own-engine", "test_aucarena_bidder_plans_bids_and_updates_beliefs", "ray", "docs/rl.md",
+           "docs/llm_policies.md", "docs/runner.md", "test_quick_report_card_of_smollm2", "docs/envs/auction.md",
+           "test_seeded_sampling_of_long_concurrent_prompts", "docs/eval.md", "test_trading_agents_play_two_days",
+           "docs/rllib.md")
 
 
 def _group_name(group: pytest.Mark) -> str:

@@ -45,6 +45,9 @@ ONE_ITEM = """--env-arg 'items=[{"name": "Vase", "start_price": 1000, "true_valu
 SHORT_GUESS = "--env-arg guess_two_thirds_v0.n_rounds=2"
 #: The AucArena bidder thinking in 32 tokens instead of 384: SmolLM2 writes about 15 tokens a second here.
 SHORT_THOUGHTS = "?agent=aucarena&cot_max_tokens=32"
+#: PPO's rollouts of 128 steps instead of 2,048: a documented training then updates twice in 256 steps.
+SHORT_ROLLOUTS = "--algo-arg n_steps=128 --algo-arg batch_size=64"
+SHORT_SELF_PLAY = f"--steps 256 --snapshot-every 128 --eval-episodes 10 {SHORT_ROLLOUTS}"
 # (file, text in one of its blocks, what the test runs instead): counts (of episodes, steps, items,
 # rounds), and a served model's engine started eager (no torch.compile: about 45 s to start on two
 # cores instead of 125 s; the suite's own server is eager too), never what the command does
@@ -78,8 +81,8 @@ SCALED: tuple[tuple[str, str, str], ...] = (
     ("docs/llm_policies.md", "cot=1&temperature=0.7", "cot=1&temperature=0.7&cot_max_tokens=32"),
     ("docs/llm_policies.md", "--port 8000 --detach", "--port 8000 --detach -- --enforce-eager"),
     ("docs/llm_policies.md", "fixed:value=go*9\" --episodes 5", "fixed:value=go*9\" --episodes 1 --env-arg n_rounds=2"),
-    ("docs/rl.md", "--steps 60000", "--steps 2048"),
-    ("docs/rl.md", "--steps 50000 --snapshot-every 5000", "--steps 2048 --snapshot-every 1024"),
+    ("docs/rl.md", "--steps 60000", f"--steps 256 --eval-episodes 10 {SHORT_ROLLOUTS}"),
+    ("docs/rl.md", "--steps 50000 --snapshot-every 5000", SHORT_SELF_PLAY),
     ("docs/rl.md", '"n_rounds": 5}', '"n_rounds": 2}'),
     ("docs/rl.md", "--env-arg n_rounds=5 --episodes 10", "--env-arg n_rounds=2 --episodes 1"),
     ("docs/rl.md", "steps=256", "steps=16"),
@@ -99,14 +102,15 @@ SCALED: tuple[tuple[str, str, str], ...] = (
     ("docs/rllib.md", "--iterations 20", "--iterations 1"),
     ("docs/rllib.md", "iterations=20", "iterations=1"),
     ("docs/runner.md", "--episodes 50 --concurrency 16", f"--episodes 2 --concurrency 16 {ONE_ITEM}"),
-    ("docs/runner.md", "--steps 20000", "--steps 2048 --eval-episodes 10"),
+    ("docs/runner.md", "--steps 20000", f"--steps 256 --eval-episodes 10 {SHORT_ROLLOUTS}"),
     ("docs/runner.md", "--steps 30000 --eval-episodes 20",
      "--steps 32 --eval-episodes 1 --algo-arg n_steps=32 --algo-arg batch_size=32"),
     ("docs/runner.md", "--env-arg max_rounds=30 --opponents rule", "--env-arg max_rounds=5 --opponents rule"),
     ("docs/runner.md", "sb3:runs/tank4,rule --episodes 5", "sb3:runs/tank4,rule --episodes 1"),
-    ("docs/runner.md", "steps=20000", "steps=2048"),
-    ("docs/runner.md", "--steps 10000 --eval-every 2000", "--steps 2048 --eval-every 1024 --eval-episodes 10"),
-    ("docs/runner.md", "--steps 50000 --snapshot-every 5000", "--steps 2048 --snapshot-every 1024 --eval-episodes 10"),
+    ("docs/runner.md", "steps=20000", 'steps=256, eval_episodes=10, algo_kwargs={"n_steps": 128, "batch_size": 64}'),
+    ("docs/runner.md", "--steps 10000 --eval-every 2000",
+     f"--steps 256 --eval-every 128 --eval-episodes 10 {SHORT_ROLLOUTS}"),
+    ("docs/runner.md", "--steps 50000 --snapshot-every 5000", SHORT_SELF_PLAY),
     ("docs/runner.md", "episodes=200", "episodes=20"),
     ("docs/runner.md", "--episodes 10000", "--episodes 200"),
     ("docs/runner.md", "episodes=2000", "episodes=200"),
