@@ -5,8 +5,9 @@ way is shut for good. No cooperation; it agrees to its teammates' requests and r
 """
 from __future__ import annotations
 
+from arena_envs.tank_battle.records import Direction, Tank
 from arena_envs.tank_battle.stages import Stage
-from arena_envs.tank_battle.world import Direction, Tank, World, touches_side
+from arena_envs.tank_battle.world import World, touches_side
 from baselines.tank_answer import NO_TARGET, TankMove, TankPolicy
 
 #: what makes a side a dead end for the anti-stuck rule (besides a teammate)

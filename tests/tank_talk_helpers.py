@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from arena_envs.tank_battle.world import Base, Tank
+from arena_envs.tank_battle.records import Base, Tank
 
 
 @dataclass

@@ -10,9 +10,10 @@ import pytest
 import arena_envs
 from arena_envs.tank_battle import grid
 from arena_envs.tank_battle.maps import parse_map
+from arena_envs.tank_battle.records import Bullet
 from arena_envs.tank_battle.render import ansi_map
 from arena_envs.tank_battle.stages import custom_stage
-from arena_envs.tank_battle.world import Bullet, World
+from arena_envs.tank_battle.world import World
 
 
 def world_of(rows: dict[int, str], n_players: int, **options: bool) -> World:

@@ -11,8 +11,9 @@ from arena_envs.core import frame_array
 from arena_envs.tank_battle import render as R
 from arena_envs.tank_battle.env import TankBattleEnv
 from arena_envs.tank_battle.maps import apply_layout, load_map, parse_map
+from arena_envs.tank_battle.records import Bullet, Tank
 from arena_envs.tank_battle.stages import custom_stage, stage_config
-from arena_envs.tank_battle.world import Bullet, Tank, World
+from arena_envs.tank_battle.world import World
 from tests.doc_examples import ROOT, extract
 
 pygame = pytest.importorskip("pygame")

@@ -10,6 +10,7 @@ import pytest
 
 from arena_envs.tank_battle.coop import CoopState, legal_partners
 from arena_envs.tank_battle.parser import Decision, parse_answer
+from arena_envs.tank_battle.records import Tank
 from arena_envs.tank_battle.stages import custom_stage, stage_config
 from arena_envs.tank_battle.text import (
     TankMemory,
@@ -21,7 +22,6 @@ from arena_envs.tank_battle.text import (
     sanitize,
 )
 from arena_envs.tank_battle.words import WORDS
-from arena_envs.tank_battle.world import Tank
 from tests.tank_talk_helpers import SidesWorld, real_world, tanks
 
 LANGS = ("en", "zh")

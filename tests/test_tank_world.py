@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 
 from arena_envs.tank_battle.maps import load_map, parse_map
+from arena_envs.tank_battle.records import Bullet, Tank
+from arena_envs.tank_battle.shortcuts import Shortcuts
 from arena_envs.tank_battle.stages import Mode, custom_stage, stage_config
-from arena_envs.tank_battle.world import OPERATIONS, Bullet, Shortcuts, Tank, World, npc_choice, touches_side
+from arena_envs.tank_battle.world import OPERATIONS, World, npc_choice, touches_side
 
 
 def official(stage: int, seed: int = 0, **options) -> World:

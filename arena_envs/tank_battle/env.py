@@ -32,10 +32,11 @@ from arena_envs.tank_battle import grid, metrics, parser
 from arena_envs.tank_battle.coop import CoopState, legal_partners
 from arena_envs.tank_battle.decision import Decision
 from arena_envs.tank_battle.maps import apply_layout, load_map, parse_map
+from arena_envs.tank_battle.records import FIRST_NPC_ID, ROUND_TICKS
 from arena_envs.tank_battle.render import FrameInfo, ansi_map, draw_frame
 from arena_envs.tank_battle.stages import MODES, Stage, custom_stage, stage_config
 from arena_envs.tank_battle.text import TankMemory, TankTexts, round_feedback, round_start
-from arena_envs.tank_battle.world import FIRST_NPC_ID, ROUND_TICKS, Operation, World
+from arena_envs.tank_battle.world import Operation, World
 
 #: The target ids a ``dict`` action's ``target`` indexes: none (-1), the tanks, the NPCs, the bases.
 TARGET_IDS = (-1, *range(8), *range(FIRST_NPC_ID, FIRST_NPC_ID + 10), 100, 101, 102, 103)

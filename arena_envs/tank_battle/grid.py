@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena_envs.tank_battle.world import BULLET, DIRECTIONS, FIRST_NPC_ID, PIECE, PLAYER_HEALTH, TANK, TILE, World
+from arena_envs.tank_battle.records import BULLET, DIRECTIONS, FIRST_NPC_ID, PIECE, PLAYER_HEALTH, TANK, TILE
+from arena_envs.tank_battle.world import World
 
 CHANNELS = 25
 CELLS = 64

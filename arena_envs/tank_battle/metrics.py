@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena_envs.tank_battle.world import TILE, Events
+from arena_envs.tank_battle.records import TILE, Events
 
 UNREACHABLE = -1
 

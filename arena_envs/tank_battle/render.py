@@ -24,7 +24,8 @@ from arena_envs.tank_battle.stages import Stage
 if TYPE_CHECKING:
     import pygame
 
-    from arena_envs.tank_battle.world import Tank, World
+    from arena_envs.tank_battle.records import Tank
+    from arena_envs.tank_battle.world import World
 
 WIDTH, HEIGHT = 832, 576
 FIELD = 512

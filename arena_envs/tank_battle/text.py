@@ -30,9 +30,10 @@ from arena_envs.core.arguments import check_choice
 from arena_envs.core.quoting import quote
 from arena_envs.tank_battle.coop import CoopState
 from arena_envs.tank_battle.parser import ATTACK_TEMPLATES, MAX_MESSAGE, NO_TARGET, TOKEN_OF
+from arena_envs.tank_battle.records import DIRECTIONS, Tank
 from arena_envs.tank_battle.stages import Stage
 from arena_envs.tank_battle.words import LANGS, WORDS
-from arena_envs.tank_battle.world import DIRECTIONS, Operation, Tank
+from arena_envs.tank_battle.world import Operation
 
 if TYPE_CHECKING:
     from arena_envs.tank_battle.world import World

@@ -15,8 +15,9 @@ Read by the text, the renderer, the baselines and the env (keep the names): ``ta
 then NPCs in spawn order), ``players`` (every player tank by id, dead ones ``alive=False``), ``bullets``,
 ``bases`` (living, by id), ``bricks``/``steel``/``water``, ``tick_mod``, ``time_left``, ``rounds_played``,
 ``npc_spawned``, ``over``, ``ended_by``, ``win_state``, ``events``, ``points``, ``touched_base``, the public
-methods and :meth:`World.state`. Exact shortcuts that skip work of this procedure, for speed only, are
-:class:`Shortcuts`, at the end of the module (``World.shortcuts = False``: none are taken).
+methods and :meth:`World.state`. The measures and the records (tanks, bullets, bases, events) are
+:mod:`arena_envs.tank_battle.records`'; exact shortcuts that skip work of this procedure, for speed
+only, are :mod:`arena_envs.tank_battle.shortcuts`' (``World.shortcuts = False``: none are taken).
 """
 from __future__ import annotations
 
@@ -28,81 +29,40 @@ import numpy as np
 
 from arena_envs.core.arguments import check_choice
 from arena_envs.tank_battle.maps import GameMap
+from arena_envs.tank_battle.records import (
+    AGENT_HIT_POINTS,
+    BASE_POINTS,
+    BULLET,
+    BULLET_SPEED,
+    DIRECTIONS,
+    FIELD,
+    FIRST_NPC_ID,
+    MAX_XY,
+    NPC_HEALTH,
+    NPC_POINTS,
+    PIECE,
+    PLAYER_HEALTH,
+    ROUND_TICKS,
+    TANK,
+    TICK_WRAP,
+    TILE,
+    VERTICAL,
+    Base,
+    Bullet,
+    Direction,
+    Events,
+    Tank,
+)
+from arena_envs.tank_battle.shortcuts import Shortcuts
 from arena_envs.tank_battle.stages import Stage
 
-Direction = Literal["up", "down", "left", "right"]
-DIRECTIONS: tuple[Direction, ...] = ("up", "down", "left", "right")
 #: a player's operation for one round (``noop``: stop; the fallback of an invalid answer)
 Operation = Literal["up", "down", "left", "right", "shoot", "noop"]
 OPERATIONS: tuple[Operation, ...] = ("up", "down", "left", "right", "shoot", "noop")
-
-FIELD = 512
-TILE = 32
-TANK = 32
-BULLET = 4
-PIECE = 8
-PLAYER_HEALTH = 5
-NPC_HEALTH = 1
-ROUND_TICKS = 17
-TICK_WRAP = 300
-FIRST_NPC_ID = 10
-BULLET_SPEED = 8
-MAX_XY = FIELD - TANK  # a tank's x and y stay in [0, MAX_XY]
-#: the internal points the reference server credits (a base, an NPC, a hit on another side's player)
-BASE_POINTS, NPC_POINTS, AGENT_HIT_POINTS = 200, 5, 10
 #: why a game ended (``World.ended_by``)
 EndReason = Literal["timeout", "no_players", "no_bases", "touch", "last_base"]
 
 _STEP: dict[str, tuple[int, int]] = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}
-#: whether a facing moves along the y axis
-VERTICAL = {"up": True, "down": True, "left": False, "right": False}
-
-
-@dataclass
-class Tank:
-    id: int  # players 0..N-1, NPCs 10, 11, ... in spawn order
-    x: int
-    y: int
-    facing: Direction
-    health: int
-    speed: int = 0  # px per tick: 0 or 1
-    frozen: bool = False
-    alive: bool = True
-    prev_x: int = 0
-    prev_y: int = 0
-    shoot: bool = False  # a bullet requested for the next first tick of a round
-
-    @property
-    def is_npc(self) -> bool:
-        return self.id >= FIRST_NPC_ID
-
-
-@dataclass
-class Bullet:
-    owner: int  # the shooter's tank id (credited even after it died)
-    x: int
-    y: int
-    facing: Direction
-    prev_x: int = 0
-    prev_y: int = 0
-
-
-@dataclass
-class Base:
-    id: int  # 100..103 (A..D)
-    x: int
-    y: int
-
-
-@dataclass
-class Events:
-    """A player's cumulative counts of the events the benchmark scores."""
-
-    agent_hits: int = 0
-    npc_kills: int = 0
-    base_kills: int = 0
-    hit_by_npc: int = 0
-    hit_by_agent: int = 0
 
 
 @dataclass
@@ -142,7 +102,7 @@ def _row_masks(grid: np.ndarray) -> list[int]:
     """One int per row of a boolean grid, bit c set where ``grid[row, c]``."""
     packed = np.zeros((grid.shape[0], 8), dtype=np.uint8)  # grids are at most 64 wide
     packed[:, :(grid.shape[1] + 7) // 8] = np.packbits(grid, axis=1, bitorder="little")
-    return packed.view("<u8").ravel().tolist()  # type: ignore[no-any-return]
+    return packed.view("<u8").ravel().tolist()
 
 
 def npc_choice(act_draw: float, choice_draw: float, act_prob: float = 0.4) -> Direction | Literal["shoot"] | None:
@@ -184,7 +144,7 @@ class World:
     default), every element is checked, the rule as the paper states it.
     """
 
-    #: take the exact :class:`Shortcuts` (off: the reference
+    #: take the exact :class:`~arena_envs.tank_battle.shortcuts.Shortcuts` (off: the reference
     #: procedure alone, every tick; the tests compare both)
     shortcuts = True
 
@@ -230,9 +190,7 @@ class World:
         self.touched_base = False  # navigation: a player touched the goal
         self._report = RoundReport()
         self._build_masks()
-        self._fast: Shortcuts | None = None
-        if self.shortcuts:
-            self._fast = Shortcuts(self)
+        self._fast = Shortcuts(self) if self.shortcuts else None
 
     # ---------------------------------------------------------------- the field as bit masks
     def _build_masks(self) -> None:
@@ -906,168 +864,3 @@ class World:
             "events": {str(p): asdict(e) for p, e in self.events.items()},
             "points": {str(p): v for p, v in self.points.items()},
         }
-
-
-# ---------------------------------------------------------------- the shortcuts
-#: a free range (see :meth:`Shortcuts.free_range`): facing, cross coordinate, lo, hi, and the
-#: world's count of obstacle removals when it was found
-FreeRange = tuple[str, int, int, int, int]
-
-
-class Shortcuts:
-    """The exact shortcuts of one world's tick procedure, for speed only, and what they remember of
-    it between ticks. Each ends in exactly the state the procedure would reach (tests/test_tank_world.py
-    plays worlds with and without them): :meth:`quiet_stretch`, the rest of a round at once when only
-    free moves can happen in it; :meth:`settle`, no push-out loop (step 3f) while a tank drives inside
-    its free range. Both rest on two facts of the rules: obstacles only ever disappear, and between
-    the first ticks of rounds only bullets and moves change the world. (They live in this module:
-    as a module of their own they and the world would import each other.)"""
-
-    def __init__(self, world: World):
-        self.world = world
-        self.free: dict[int, FreeRange | None] = {}  # per tank id: its free range (see settle)
-        self.stretch_pause = 0  # ticks quiet_stretch waits before it tries again
-
-    def settle(self, t: Tank) -> None:
-        """Step 3f for a moved tank, as ``World._push_out``. A tank moving along one axis keeps, per
-        facing and cross coordinate, a range of positions on its line where its obstacle box is
-        free: inside it nothing happens (obstacles only ever disappear, so the range stays free); one
-        pixel past its far end, having moved only along the line, the push lands on that end, as the
-        push-out loop would. The range is found anew, from where the tank came from along its line,
-        when it has none for its facing and cross coordinate, or when it is past the end of a range
-        found before something was removed (the removal may have lengthened it)."""
-        facing = t.facing
-        vertical = VERTICAL[facing]
-        cross, came_across, along = (t.x, t.prev_x, t.y) if vertical else (t.y, t.prev_y, t.x)
-        entry = self.free.get(t.id)
-        if entry is None or entry[0] != facing or entry[1] != cross \
-                or (not entry[2] <= along <= entry[3] and entry[4] != self.world._removals):
-            came_from = (t.x, t.prev_y) if vertical else (t.prev_x, t.y)  # along its line
-            entry = self.free[t.id] = self.free_range(facing, *came_from)
-        if entry is not None:
-            lo, hi = entry[2], entry[3]
-            if lo <= along <= hi:
-                return
-            ahead = facing in ("down", "right")
-            if cross == came_across and along == (hi + 1 if ahead else lo - 1):  # back onto the far end
-                if vertical:
-                    t.y = hi if ahead else lo
-                else:
-                    t.x = hi if ahead else lo
-                return
-        self.world._push_out(t)
-        self.free[t.id] = self.free_range(facing, t.x, t.y)
-
-    def free_range(self, facing: Direction, x: int, y: int) -> FreeRange | None:
-        """(facing, cross coordinate, lo, hi, obstacle removals): the positions along the ``facing``
-        axis, at the cross coordinate of a tank at ``(x, y)``, where its obstacle box is free and inside
-        the field; None when its box at ``(x, y)`` is not free now or not inside the field."""
-        if not (0 <= x <= MAX_XY and 0 <= y <= MAX_XY):
-            return None
-        blocked = self.world._blocked_cells
-        removals = self.world._removals
-        c0, c1, r0, r1 = x >> 4, (x + 31) >> 4, y >> 4, (y + 31) >> 4
-        cols = ((2 << (c1 - c0)) - 1) << c0
-        if VERTICAL[facing]:
-            if any(blocked[r] & cols for r in range(r0, r1 + 1)):
-                return None
-            if facing == "down":
-                lo, hi = r0 * 16, MAX_XY
-                for r in range(r1 + 1, 32):
-                    if blocked[r] & cols:  # a tile's first blocked row is its upper half: 16 r is its top
-                        hi = min(hi, r * 16 - TANK)
-                        break
-            else:
-                lo, hi = 0, min(r1 * 16 - 16, MAX_XY)
-                for r in range(r0 - 1, -1, -1):
-                    if blocked[r] & cols:
-                        lo = r * 16 + 16
-                        break
-            return facing, x, lo, hi, removals
-        rows = 0
-        for r in range(r0, r1 + 1):
-            rows |= blocked[r]
-        if rows & cols:
-            return None
-        if facing == "right":
-            lo, hi = c0 * 16, MAX_XY
-            ahead = rows >> (c1 + 1)
-            if ahead:
-                hi = min(hi, (c1 + 1 + (ahead & -ahead).bit_length() - 1) * 16 - TANK)
-        else:
-            lo, hi = 0, min(c1 * 16 - 16, MAX_XY)
-            behind = rows & ((1 << c0) - 1)
-            if behind:
-                lo = behind.bit_length() * 16
-        return facing, y, lo, hi, removals
-
-    def quiet_stretch(self) -> int:
-        """Run several ticks of this round at once when nothing can happen in them but moves: no round
-        start, no bullet in flight, every moving tank inside its free range (it drives on and stops at
-        the range's end, as tick by tick), no pair of tanks able to meet (moves are monotone, so a
-        pair's gap shrinks by at most the sum of their moves) and, in navigation, nobody near the
-        goal. Returns the number of ticks run, 0 when no stretch can be run now."""
-        world = self.world
-        tick = world.tick_mod
-        if tick % ROUND_TICKS == 0 or world.bullets:
-            return 0
-        if self.stretch_pause:  # a pair of tanks was close a moment ago: not worth trying every tick
-            self.stretch_pause -= 1
-            return 0
-        ticks = (ROUND_TICKS - tick % ROUND_TICKS) if tick < TICK_WRAP - TICK_WRAP % ROUND_TICKS else TICK_WRAP - tick
-        plans = []  # (tank, vertical, along, lo, hi, sign)
-        removals = world._removals
-        for t in world.tanks:
-            if not t.speed or t.frozen:
-                plans.append((t, False, t.x, t.x, t.x, 0))
-                continue
-            facing = t.facing
-            vertical = VERTICAL[facing]
-            cross, along = (t.x, t.y) if vertical else (t.y, t.x)
-            entry = self.free.get(t.id)
-            if entry is None or entry[0] != facing or entry[1] != cross or entry[4] != removals:
-                entry = self.free[t.id] = self.free_range(facing, t.x, t.y)
-                if entry is None:
-                    return 0
-            lo, hi = entry[2], entry[3]
-            if not lo <= along <= hi:
-                return 0
-            plans.append((t, vertical, along, lo, hi, 1 if facing in ("down", "right") else -1))
-        caps = [hi - along if sign > 0 else along - lo if sign else 0 for _, _, along, lo, hi, sign in plans]
-        for i in range(len(plans) - 1):
-            a, cap_a = plans[i][0], caps[i]
-            for j in range(i + 1, len(plans)):
-                b, cap_b = plans[j][0], caps[j]
-                budget = max(abs(a.x - b.x), abs(a.y - b.y)) - TANK  # how much the pair's gap may shrink
-                if cap_a + cap_b <= budget:
-                    continue
-                if budget < 0:
-                    ticks = 0
-                    break
-                low = min(cap_a, cap_b)  # the moves in k ticks: 2k up to `low`, then low + k
-                ticks = min(ticks, budget // 2 if budget // 2 <= low else budget - low)
-            if not ticks:
-                break
-        if not ticks:
-            self.stretch_pause = 4
-            return 0
-        if world.mode == "navigation" and len(world.bases) == 1:
-            base = next(iter(world.bases.values()))
-            reach = TANK + ticks + 1
-            players = [t for t in world.players.values() if t.alive]
-            if any(abs(t.x - base.x) <= reach and abs(t.y - base.y) <= reach for t in players):
-                return 0
-        for (t, vertical, along, _, _, sign), cap in zip(plans, caps):
-            if not sign:
-                continue
-            step = min(ticks, cap)
-            if vertical:
-                t.y = t.prev_y = along + sign * step
-            else:
-                t.x = t.prev_x = along + sign * step
-        if tick + ticks >= TICK_WRAP:
-            for t in world.tanks:
-                t.frozen = False
-        world.tick_mod = (tick + ticks) % TICK_WRAP
-        world._check_end()
-        return ticks
