@@ -2,8 +2,10 @@
 observations and masks, cooperation through the env, and the baselines playing whole games."""
 from __future__ import annotations
 
+import inspect
 import json
 import pickle
+from dataclasses import FrozenInstanceError, fields
 
 import numpy as np
 import pytest
@@ -11,7 +13,8 @@ import pytest
 import arena_envs
 from arena_envs.rl import LearnerEnv
 from arena_envs.tank_battle import grid
-from arena_envs.tank_battle.env import OPS, TARGET_IDS
+from arena_envs.tank_battle.config import TankConfig
+from arena_envs.tank_battle.env import OPS, TARGET_IDS, TankBattleEnv
 from baselines.tank_random import RandomTank
 from baselines.tank_rule import RuleTank
 from tests.play_helpers import play
@@ -256,6 +259,44 @@ def test_bad_options_are_one_clear_line(kwargs, message):
     with pytest.raises(ValueError, match=message) as err:
         arena_envs.tank_battle_v0.env(**kwargs)
     assert "\n" not in str(err.value)
+
+
+def test_the_config_holds_every_argument_with_the_envs_default():
+    """TankConfig's fields are the env's keyword arguments, in order, with the same defaults (the
+    core's render_mode and max_cycles aside)."""
+    arguments = [p for p in inspect.signature(TankBattleEnv.__init__).parameters.values()
+                 if p.name not in ("self", "render_mode", "max_cycles")]
+    config_fields = [f for f in fields(TankConfig) if f.init]
+    assert [p.name for p in arguments] == [f.name for f in config_fields]
+    assert [p.default for p in arguments] == [f.default for f in config_fields]
+
+
+def test_config_records_the_values_played():
+    """config() (run.json's record) in order, plain Python values; a custom map ignores stage and variant."""
+    env = arena_envs.tank_battle_v0.env(stage=3, max_rounds=np.int64(12), base_score=4, team_reward=np.bool_(True))
+    expected = {
+        "stage": 3, "variant": "default", "action_mode": "dict", "obs_mode": "both", "lang": "en",
+        "parser": "reference", "macc": "reference", "layout_seed": 0, "max_rounds": 12, "npc_total": 10,
+        "npc_max_alive": 5, "npc_spawn_base_prob": 0.6, "npc_act_prob": 0.4, "base_score": 4.0, "tank_hit_score": 1.0,
+        "npc_kill_score": 1.0, "team_reward": True, "hit_penalty": 0.0, "success_bonus": 0.0, "full_last_round": False,
+        "removal_skip": False, "custom_map": None, "custom_mode": None, "custom_team_count": None, "max_retries": 0}
+    config = env.unwrapped.config()
+    assert list(config.items()) == list(expected.items())
+    assert [type(v) for v in config.values()] == [type(v) for v in json.loads(json.dumps(config)).values()]
+    custom = arena_envs.tank_battle_v0.env(stage=9, custom_map="1..A\n2..B", custom_mode="ffa").unwrapped.config()
+    assert (custom["stage"], custom["variant"], custom["max_rounds"], custom["npc_total"]) == (0, "default", 80, 0)
+    assert custom["custom_map"] == ["1..A" + "." * 12, "2..B" + "." * 12] + ["." * 16] * 14
+    assert (custom["custom_mode"], custom["custom_team_count"]) == ("ffa", 2)
+
+
+def test_a_layout_set_between_episodes_is_checked_and_recorded():
+    env = arena_envs.tank_battle_v0.env(stage=4).unwrapped
+    env.layout_seed = 2
+    assert env.config()["layout_seed"] == 2 == env.settings.layout_seed
+    with pytest.raises(ValueError, match="layout_seed must be an integer >= 0, got -1"):
+        env.layout_seed = -1
+    with pytest.raises(FrozenInstanceError):
+        env.settings.lang = "zh"  # type: ignore[misc]
 
 
 def test_a_tank_pushed_below_the_field_is_clamped_back():

@@ -1,4 +1,5 @@
 """BattleAgentBench's tank battle (``docs/envs/tank_battle.md``): the pure simulation (:mod:`.maps`,
-:mod:`.world`), the stages (:mod:`.stages`), what a tank sees and says (:mod:`.sensing`,
-:mod:`.text`, :mod:`.parser`, :mod:`.coop`), the paper's metrics (:mod:`.metrics`), the numeric
-observation (:mod:`.grid`), the drawing (:mod:`.render`) and the PettingZoo adapter (:mod:`.env`)."""
+:mod:`.records`, :mod:`.world` and its speed shortcuts :mod:`.shortcuts`), the stages (:mod:`.stages`),
+the env's options (:mod:`.config`), what a tank sees and says (:mod:`.text`, :mod:`.parser`,
+:mod:`.coop`), the paper's metrics (:mod:`.metrics`), the numeric observation (:mod:`.grid`), the
+drawing (:mod:`.render`) and the PettingZoo adapter (:mod:`.env`)."""

@@ -27,14 +27,14 @@ from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
 from arena_envs.core.answers import excerpt, native_index
-from arena_envs.core.arguments import check_bool, check_choice, check_int, check_real
+from arena_envs.core.arguments import check_int
 from arena_envs.tank_battle import grid, metrics, parser
+from arena_envs.tank_battle.config import TankConfig
 from arena_envs.tank_battle.coop import CoopState, legal_partners
 from arena_envs.tank_battle.decision import Decision
-from arena_envs.tank_battle.maps import apply_layout, load_map, parse_map
+from arena_envs.tank_battle.maps import apply_layout
 from arena_envs.tank_battle.records import FIRST_NPC_ID, ROUND_TICKS
 from arena_envs.tank_battle.render import FrameInfo, ansi_map, draw_frame
-from arena_envs.tank_battle.stages import MODES, Stage, custom_stage, stage_config
 from arena_envs.tank_battle.text import TankMemory, TankTexts, round_feedback, round_start
 from arena_envs.tank_battle.world import Operation, World
 
@@ -44,16 +44,6 @@ TARGET_IDS = (-1, *range(8), *range(FIRST_NPC_ID, FIRST_NPC_ID + 10), 100, 101, 
 OPS: tuple[Operation, ...] = ("up", "down", "left", "right", "shoot", "noop")
 COOP_OPS = ("none", "keep", "stop", "request")
 MAX_PLAYERS = 8
-#: The most rounds of an episode (the stages play 60 or 80) and the most NPC tanks (their target ids).
-MAX_ROUNDS = 10_000
-MAX_NPCS = 10
-ACTION_MODES = ("dict", "discrete")
-OBS_MODES = ("both", "text", "grid", "numeric")
-LANGS = ("en", "zh")
-PARSERS = ("reference", "strict")
-#: how MAcc counts moves: "reference" only those of format-valid answers (as BattleAgentBench's
-#: metric script), "all_moves" every applied move
-MACC_MODES = ("reference", "all_moves")
 WALL = parser.WALL_TARGET
 NO_TARGET = parser.NO_TARGET
 
@@ -77,8 +67,8 @@ class Move(NamedTuple):
 
 
 class TankBattleEnv(TextAECEnv):
-    """``stage`` 1-7 of BattleAgentBench (:mod:`.stages`) and its options; see the module docstring
-    and ``docs/envs/tank_battle.md``."""
+    """``stage`` 1-7 of BattleAgentBench (:mod:`.stages`) and its options, checked and kept as a
+    :class:`~.config.TankConfig` (``settings``); see the module docstring and ``docs/envs/tank_battle.md``."""
 
     metadata: ClassVar[dict[str, Any]] = {"name": "tank_battle_v0", "render_modes": ["human", "rgb_array", "ansi"],
                                           "render_fps": 4, "is_parallelizable": True}
@@ -96,43 +86,26 @@ class TankBattleEnv(TextAECEnv):
                  custom_map: str | list[str] | None = None, custom_mode: str = "navigation",
                  custom_team_count: int = 2, max_retries: int = 0,
                  render_mode: str | None = None, max_cycles: int | None = None):
-        self.action_mode = check_choice("action_mode", action_mode, ACTION_MODES)
-        self.obs_mode = check_choice("obs_mode", obs_mode, OBS_MODES)
-        self.lang = check_choice("lang", lang, LANGS)
-        self.parser = check_choice("parser", parser, PARSERS)
-        self.macc = check_choice("macc", macc, MACC_MODES)
-        if custom_map is None:
-            self.stage: Stage = stage_config(stage, variant)
-            self.game_map = load_map(self.stage.map_name)
-        else:
-            self.game_map = parse_map(custom_map)
-            if not self.game_map.players:
-                raise ValueError("custom_map must hold at least one player spawn (a digit 1-8)")
-            self.stage = custom_stage(len(self.game_map.players), check_choice("custom_mode", custom_mode, MODES),  # type: ignore[arg-type]
-                                      custom_team_count)
-        self.layout_seed = check_int("layout_seed", layout_seed, 0)
-        rounds = check_int("max_rounds", max_rounds if max_rounds is not None else self.stage.rounds, 1, MAX_ROUNDS)
-        npcs = check_int("npc_total", self.stage.npc_total if npc_total is None else npc_total, 0, MAX_NPCS)
-        if self.stage.rounds != rounds or self.stage.npc_total != npcs:
-            self.stage = replace(self.stage, rounds=rounds, npc_total=npcs)
-        self.npc_spawn_base_prob = check_real("npc_spawn_base_prob", npc_spawn_base_prob, 0, 1)
-        self.npc_act_prob = check_real("npc_act_prob", npc_act_prob, 0, 1)
-        self.npc_max_alive = check_int("npc_max_alive", npc_max_alive, 0, MAX_NPCS)
-        self.weights = metrics.ScoreWeights(check_real("tank_hit_score", tank_hit_score),
-                                            check_real("npc_kill_score", npc_kill_score),
-                                            check_real("base_score", base_score))
-        self.team_reward, self.hit_penalty = bool(team_reward), check_real("hit_penalty", hit_penalty)
-        self.success_bonus = check_real("success_bonus", success_bonus)
-        self.full_last_round, self.render_every_tick = bool(full_last_round), bool(render_every_tick)
-        self.removal_skip = check_bool("removal_skip", removal_skip)
-        self._custom = None if custom_map is None else list(self.game_map.rows)
-        self._custom_options = (custom_mode, custom_team_count)
+        settings = self.settings = TankConfig(
+            stage, variant=variant, action_mode=action_mode, obs_mode=obs_mode, lang=lang, parser=parser, macc=macc,
+            layout_seed=layout_seed, max_rounds=max_rounds, npc_total=npc_total, npc_max_alive=npc_max_alive,
+            npc_spawn_base_prob=npc_spawn_base_prob, npc_act_prob=npc_act_prob, base_score=base_score,
+            tank_hit_score=tank_hit_score, npc_kill_score=npc_kill_score, team_reward=team_reward,
+            hit_penalty=hit_penalty, success_bonus=success_bonus, full_last_round=full_last_round,
+            removal_skip=removal_skip, render_every_tick=render_every_tick, custom_map=custom_map,
+            custom_mode=custom_mode, custom_team_count=custom_team_count, max_retries=max_retries)
+        self.stage, self.game_map = settings.played, settings.game_map
+        self.action_mode, self.obs_mode, self.lang = settings.action_mode, settings.obs_mode, settings.lang
+        self.parser, self.macc = settings.parser, settings.macc
+        self.weights = metrics.ScoreWeights(settings.tank_hit_score, settings.npc_kill_score, settings.base_score)
+        self.team_reward, self.hit_penalty = settings.team_reward, settings.hit_penalty
+        self.success_bonus, self.render_every_tick = settings.success_bonus, settings.render_every_tick
         n = self.stage.n_players
         agents = [f"tank_{i}" for i in range(n)]
         space = self._action_space()
         super().__init__(agents=agents, action_spaces={a: space for a in agents}, feature_names=grid.CHANNEL_NAMES,
                          feature_shape=grid.GRID_SHAPE, feature_dtype=np.uint8, feature_low=0, feature_high=255,
-                         max_retries=max_retries, render_mode=render_mode, max_text_length=None,
+                         max_retries=settings.max_retries, render_mode=render_mode, max_text_length=None,
                          max_cycles=max_cycles)
         self._index = {a: i for i, a in enumerate(agents)}
         self._zero_grid = grid.blank() if self.obs_mode == "text" else None
@@ -146,28 +119,29 @@ class TankBattleEnv(TextAECEnv):
                             "reply": spaces.MultiDiscrete([3] * MAX_PLAYERS)})
 
     def config(self) -> dict[str, Any]:
-        return {"stage": self.stage.number, "variant": self.stage.variant, "action_mode": self.action_mode,
-                "obs_mode": self.obs_mode, "lang": self.lang, "parser": self.parser, "macc": self.macc,
-                "layout_seed": self.layout_seed, "max_rounds": self.stage.rounds, "npc_total": self.stage.npc_total,
-                "npc_max_alive": self.npc_max_alive, "npc_spawn_base_prob": self.npc_spawn_base_prob,
-                "npc_act_prob": self.npc_act_prob, "base_score": self.weights.base,
-                "tank_hit_score": self.weights.tank_hit, "npc_kill_score": self.weights.npc_kill,
-                "team_reward": self.team_reward, "hit_penalty": self.hit_penalty,
-                "success_bonus": self.success_bonus, "full_last_round": self.full_last_round,
-                "removal_skip": self.removal_skip,
-                "custom_map": self._custom, "custom_mode": self._custom_options[0] if self._custom else None,
-                "custom_team_count": self._custom_options[1] if self._custom else None,
-                "max_retries": self.max_retries}
+        return self.settings.record()
+
+    @property
+    def layout_seed(self) -> int:
+        """The start layout of the next resets (a reset's ``options["layout_seed"]`` overrides it for
+        that episode); setting it between episodes, as :mod:`arena_envs.evaluation.tank_layouts`
+        does, changes the settings and so ``config()``."""
+        return self.settings.layout_seed
+
+    @layout_seed.setter
+    def layout_seed(self, value: int) -> None:
+        self.settings = replace(self.settings, layout_seed=value)
 
     # ---------------------------------------------------------------- the game
     def _start_game(self, options: dict[str, Any]) -> None:
         layout = options.get("layout_seed", self.layout_seed)
         layout = check_int("options['layout_seed']", layout, 0)
         game_map = apply_layout(self.game_map, self.stage.number, layout, self.stage.n_players, self.np_random)
+        settings = self.settings
         self.world = World(game_map, self.stage, self.np_random, npc_total=self.stage.npc_total,
-                           npc_max_alive=self.npc_max_alive, npc_spawn_base_prob=self.npc_spawn_base_prob,
-                           npc_act_prob=self.npc_act_prob, full_last_round=self.full_last_round,
-                           removal_skip=self.removal_skip)
+                           npc_max_alive=settings.npc_max_alive, npc_spawn_base_prob=settings.npc_spawn_base_prob,
+                           npc_act_prob=settings.npc_act_prob, full_last_round=settings.full_last_round,
+                           removal_skip=settings.removal_skip)
         n = self.stage.n_players
         self.targets = dict.fromkeys(range(n), NO_TARGET)
         self.counts = [metrics.DecisionCounts() for _ in range(n)]
