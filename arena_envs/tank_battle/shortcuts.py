@@ -9,25 +9,35 @@ from arena_envs.tank_battle.records import MAX_XY, ROUND_TICKS, TANK, TICK_WRAP,
 
 
 class TickedWorld(Protocol):
-    """What the shortcuts read and change of the world they serve (a ``World``)."""
+    """What the shortcuts read and change of the world they serve (a ``World``): its public state,
+    the blocked 16-px cells (a bit mask per cell row: walls or bases), the count of obstacles
+    removed so far, step 3f for one tank (the push-out loop) and the end check."""
 
     tick_mod: int
 
     @property
     def mode(self) -> str: ...
+
     @property
     def tanks(self) -> list[Tank]: ...
+
     @property
     def players(self) -> dict[int, Tank]: ...
+
     @property
     def bullets(self) -> list[Bullet]: ...
+
     @property
     def bases(self) -> dict[int, Base]: ...
+
     @property
-    def _blocked_cells(self) -> list[int]: ...  # per 16-px cell row: walls or bases, bit c for column c
+    def _blocked_cells(self) -> list[int]: ...
+
     @property
-    def _removals(self) -> int: ...  # obstacles removed so far
-    def _push_out(self, t: Tank) -> None: ...  # step 3f for one tank
+    def _removals(self) -> int: ...
+
+    def _push_out(self, t: Tank) -> None: ...
+
     def _check_end(self) -> None: ...
 
 

@@ -15,9 +15,9 @@ Read by the text, the renderer, the baselines and the env (keep the names): ``ta
 then NPCs in spawn order), ``players`` (every player tank by id, dead ones ``alive=False``), ``bullets``,
 ``bases`` (living, by id), ``bricks``/``steel``/``water``, ``tick_mod``, ``time_left``, ``rounds_played``,
 ``npc_spawned``, ``over``, ``ended_by``, ``win_state``, ``events``, ``points``, ``touched_base``, the public
-methods and :meth:`World.state`. The measures and the records (tanks, bullets, bases, events) are
-:mod:`arena_envs.tank_battle.records`'; exact shortcuts that skip work of this procedure, for speed
-only, are :mod:`arena_envs.tank_battle.shortcuts`' (``World.shortcuts = False``: none are taken).
+methods and :meth:`World.state`. The measures and the records (tanks, bullets, bases, events) live
+in :mod:`arena_envs.tank_battle.records`; exact shortcuts that skip work of this procedure, for speed
+only, in :mod:`arena_envs.tank_battle.shortcuts` (``World.shortcuts = False``: none are taken).
 """
 from __future__ import annotations
 
