@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,6 +139,15 @@ def skip_reason(report: pytest.TestReport) -> str:
     return reason.removeprefix("Skipped: ")
 
 
+def _properties(terminalreporter: pytest.TerminalReporter, name: str) -> Iterator[tuple[pytest.TestReport, Any]]:
+    """(report, value) of every report of the session that carries the user property ``name``."""
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            for key, value in getattr(report, "user_properties", ()):
+                if key == name:
+                    yield report, value
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """One line per skip reason, however many tests and places it skipped (setup.cfg's ``-r`` leaves
     skips out: pytest would list each test's line); a missing folder of tests/outside_data.py says
@@ -146,16 +156,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         load = load_summary(Path(os.environ[FOLDER_VARIABLE]))
         if load:
             terminalreporter.write_line(load)
-    spent = sorted(((value, report.nodeid) for reports in terminalreporter.stats.values() for report in reports
-                    for key, value in getattr(report, "user_properties", ()) if key == "cpu_s"), reverse=True)
+    spent = sorted(((value, report.nodeid) for report, value in _properties(terminalreporter, "cpu_s")), reverse=True)
     if spent:
         terminalreporter.write_sep("=", f"most CPU {min(CPU_LISTED, len(spent))} (test process and what it waited for)")
         for seconds, nodeid in spent[:CPU_LISTED]:
             terminalreporter.write_line(f"{seconds:8.2f}s {nodeid}")
         terminalreporter.write_line(f"tests: {sum(seconds for seconds, _ in spent):,.0f} CPU seconds in all "
                                     f"(test processes and what they waited for)")
-    groups = groups_line((value, report.duration) for reports in terminalreporter.stats.values() for report in reports
-                         for key, value in getattr(report, "user_properties", ()) if key == "group")
+    groups = groups_line((value, report.duration) for report, value in _properties(terminalreporter, "group"))
     if groups:
         terminalreporter.write_line(groups)
     start = terminalreporter.config.stash.get(MACHINE_START, None)
