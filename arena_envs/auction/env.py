@@ -34,7 +34,7 @@ from arena_envs.auction.rules import WITHDRAW, AuctionRules, repo_tie_break
 from arena_envs.core import EpisodeRecord
 from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, excerpt, native_index
 from arena_envs.core.arguments import check_int
-from arena_envs.core.spaces import own_copy, prototype
+from arena_envs.core.space_cache import own_copy, prototype
 from arena_envs.core.text_env import TextAECEnv
 
 DESIRES = ("maximize_profit", "maximize_items")

@@ -34,7 +34,8 @@ from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, encodable
 from arena_envs.core.arguments import MAX_RETRIES, check_choice, check_int, check_real
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
 from arena_envs.core.records import EpisodeRecord, jsonable
-from arena_envs.core.spaces import UnicodeText, array_key, own_copy, prototype
+from arena_envs.core.space_cache import array_key, own_copy, prototype
+from arena_envs.core.spaces import UnicodeText
 
 #: Default maximum length of a text observation (characters); ``None``: no bound, because the
 #: text keeps the history of an episode whose length the configuration need not bound.
