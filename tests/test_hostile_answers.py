@@ -27,8 +27,9 @@ from arena_envs.core import Policy
 from arena_envs.core.answers import EXCERPT_CHARS, InvalidAnswer, encodable, excerpt, native_index
 from arena_envs.registration import ENVIRONMENTS, make
 from arena_envs.runner import RunConfig, RunError, run
+from arena_envs.runner.line_json import dumps, utf8
 from arena_envs.runner.policy_specs import make_policy
-from arena_envs.runner.results import dumps, read_steps, utf8
+from arena_envs.runner.results import read_steps
 from llm_policies.auction_bidder import AucArenaBidder
 from llm_policies.backends.openai_http import chat_payload, read_completion
 from llm_policies.policy import LLMPolicy

@@ -15,8 +15,9 @@ from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner import RunConfig, RunError, run
 from arena_envs.runner.episode import _sync_hooks
+from arena_envs.runner.line_json import EpisodeLines, Seats, dumps, dumps_with, to_jsonable
 from arena_envs.runner.policy_specs import SpecError, make_policy
-from arena_envs.runner.results import EpisodeLines, Seats, dumps, dumps_with, read_record, read_steps, to_jsonable
+from arena_envs.runner.results import read_record, read_steps
 from arena_envs.runner.seeding import episode_seeds, seat_players
 from baselines.human import HumanPolicy
 from baselines.random_policy import RandomPolicy

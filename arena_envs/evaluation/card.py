@@ -18,7 +18,7 @@ from arena_envs.evaluation.bootstrap import Interval, bootstrap
 from arena_envs.evaluation.paper_figures import PAPER_FIGURES, GamePapers
 from arena_envs.evaluation.settings import SETTINGS, PaperSetting, load_episodes, read_manifest
 from arena_envs.evaluation.telemetry import Telemetry, telemetry
-from arena_envs.runner.results import finite
+from arena_envs.runner.line_json import finite
 from arena_envs.runner.validity import Validity, of_seats
 
 

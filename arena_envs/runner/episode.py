@@ -18,7 +18,7 @@ from pettingzoo import AECEnv
 
 from arena_envs.core import Policy, PolicyFault
 from arena_envs.core.episode_context import episode_scope
-from arena_envs.runner.results import EpisodeLines, Seats, dumps, dumps_with, utf8
+from arena_envs.runner.line_json import EpisodeLines, Seats, dumps, dumps_with, utf8
 from arena_envs.runner.seeding import episode_seeds, seat_players
 from arena_envs.runner.validity import KEYS as VALIDITY_KEYS
 

@@ -43,8 +43,9 @@ from arena_envs.runner.cli_errors import (
     report_user_error,
 )
 from arena_envs.runner.folders import gamma_folder
+from arena_envs.runner.line_json import dumps
 from arena_envs.runner.policy_specs import env_args, game_env_arg, keyword_parameters, split_players
-from arena_envs.runner.results import ResultsError, dumps, dumps_indented, iter_log, write_durably
+from arena_envs.runner.results import ResultsError, dumps_indented, iter_log, write_durably
 from arena_envs.runner.runner import RunConfig, RunError, run
 
 #: Players per game in the paper.

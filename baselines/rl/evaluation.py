@@ -27,7 +27,7 @@ with needs_extra("rl", __name__):
     from stable_baselines3.common.base_class import BaseAlgorithm
 
 from arena_envs.rl import SELF, LearnerEnv, random_action
-from arena_envs.runner.results import dumps
+from arena_envs.runner.line_json import dumps
 from baselines.rl.envs import expand_specs, learner_env_fn, learner_env_kwargs
 from baselines.rl.models import ActFn, Snapshot, act_fn, load_model, training_metadata
 

@@ -43,9 +43,9 @@ with needs_extra("ray", __name__):
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.rl.numeric_aec import LearnerSpaces
 from arena_envs.runner.cli_errors import USER_ERRORS, OneLineParser, report_user_error
+from arena_envs.runner.line_json import dumps
 from arena_envs.runner.policy_specs import env_args, split_players
 from arena_envs.runner.ray_cluster import ray_session
-from arena_envs.runner.results import dumps
 from baselines.rl.envs import expand_specs, learner_env_kwargs, seat_names
 from baselines.rllib.env import numeric_env, register
 from baselines.rllib.masking import MaskedPPOModule
