@@ -5,7 +5,6 @@ attribute of the package, imported on first use (so ``import arena_envs`` stays 
 torch, matplotlib or pygame is imported until asked for). Importing the package registers them in
 PettingZoo's registry as ``arena_envs/<name>-v<N>`` (``pettingzoo.make("aec", ...)``).
 """
-import importlib as _importlib
 from types import ModuleType as _ModuleType
 
 from arena_envs.registration import ENVIRONMENTS, make, register_all
@@ -20,7 +19,7 @@ __all__ = ["ENVIRONMENTS", "__version__", "make", *ENVIRONMENTS]
 def __getattr__(name: str) -> _ModuleType:
     """``arena_envs.<name>`` for a registered environment: its entry module, imported once."""
     if name in ENVIRONMENTS:
-        module = _importlib.import_module(ENVIRONMENTS[name].module)
+        module = ENVIRONMENTS[name].entry_module()
         globals()[name] = module
         return module
     raise AttributeError(f"module 'arena_envs' has no attribute {name!r}")

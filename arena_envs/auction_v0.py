@@ -9,11 +9,6 @@ from __future__ import annotations
 from arena_envs.auction.env import AuctionEnv
 from arena_envs.core import entry_points
 
-#: AucArena ranks its bidders with TrueSkill over the episodes (the run's leaderboard does too).
-RATING = "trueskill"
-#: Metrics the run's leaderboard table shows beside TrueSkill (all metrics stay in leaderboard.json).
-LEADERBOARD_METRICS = ("profit", "items_won", "money_left", "failed_bid_rate", "parse_failures", "belief_error_rate")
-
 env, raw_env = entry_points(AuctionEnv)
 
 __all__ = ["AuctionEnv", "env", "raw_env"]

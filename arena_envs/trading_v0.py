@@ -21,10 +21,7 @@ the paper's shape; its signature has them all, ``docs/envs/trading.md`` explains
 from arena_envs.core import entry_points, parallel_entry_point
 from arena_envs.trading.env import TradingEnv
 
-#: The leaderboard's columns (the paper's five metrics of the eval window and the win rate).
-LEADERBOARD_METRICS = ("cr", "ar", "av", "sr", "mdd", "win_rate")
-
 env, raw_env = entry_points(TradingEnv)
 parallel_env = parallel_entry_point(TradingEnv)
 
-__all__ = ["LEADERBOARD_METRICS", "TradingEnv", "env", "parallel_env", "raw_env"]
+__all__ = ["TradingEnv", "env", "parallel_env", "raw_env"]

@@ -9,11 +9,6 @@ from __future__ import annotations
 from arena_envs.core import entry_points
 from arena_envs.who_is_spy.env import WhoIsSpyEnv
 
-#: WiS ranks its players by 100 + Σ score − games (WiS paper, section 3.5), the run's leaderboard too.
-RATING = "wis"
-#: Metrics the run's leaderboard table shows beside the rating (all stay in leaderboard.json).
-LEADERBOARD_METRICS = ("won", "spy_win", "civilian_win", "vote_accuracy", "foul_rate", "survival_rounds")
-
 env, raw_env = entry_points(WhoIsSpyEnv)
 
 __all__ = ["WhoIsSpyEnv", "env", "raw_env"]

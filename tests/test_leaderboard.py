@@ -222,17 +222,11 @@ def test_the_runner_table_equals_a_recomputation_and_stale_tables_are_redone(tmp
     assert json.loads((out / "leaderboard.json").read_text()) == stored  # and rewritten
 
 
-def test_trueskill_only_where_the_paper_rates_with_it(monkeypatch):
-    import arena_envs.el_farol_v0 as el_farol_module
-
+def test_trueskill_only_where_the_paper_rates_with_it():
     assert rating_of("auction_v0") == "trueskill"  # AucArena ranks bidders with TrueSkill
     assert rating_of("el_farol_v0") is None  # γ-Bench ranks by its 0-100 score
     assert rating_of("who_is_spy_v0") == "wis"  # the WiS platform's 100 + Σ score − games
     assert rating_of("tests._tiny_game:env") == "trueskill"  # no paper: the generic rating
-    monkeypatch.setattr(el_farol_module, "RATING", "elo", raising=False)
-    with pytest.raises(ValueError, match=r"el_farol_v0: RATING must be one of \('trueskill', 'wis', None\), "
-                                         r"got 'elo'"):
-        rating_of("el_farol_v0")
 
 
 def test_the_wis_rating_is_100_plus_scores_minus_games_and_ranks_ties_by_mean_then_name():

@@ -18,6 +18,7 @@ from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo.test import api_test, parallel_api_test
 
 from arena_envs import trading_v0
+from arena_envs.registration import ENVIRONMENTS
 from arena_envs.trading.accounting import Order
 from arena_envs.trading.data import ArchSource, CryptoDatabaseSource, CsvSource, DataError, write_market
 from arena_envs.trading.env import TradingEnv
@@ -527,7 +528,7 @@ def test_metrics_and_record_keys():
     assert metrics["game"]["synthetic"] is True
     for sym in ("SYS", "SYC"):
         assert metrics["game"][f"buy_and_hold_{sym}_cr"] == metrics["game"]["buy_and_hold"][sym]["cr"]
-    for name in trading_v0.LEADERBOARD_METRICS:
+    for name in ENVIRONMENTS["trading_v0"].leaderboard_metrics:
         assert name in agent
     record = env.unwrapped.episode_record()
     json.dumps(record, allow_nan=False)

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pettingzoo import AECEnv
 from tqdm.auto import tqdm
 
 from arena_envs.core import Policy
@@ -32,6 +33,7 @@ from arena_envs.evaluation.settings import MANIFEST, SETTINGS, SUBJECTS, PaperSe
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.provenance import describe, package_version, prompt_hash, source_commit
 from arena_envs.runner.results import WriterLock, dumps_indented, holds_data, read_episodes, write_durably
+from arena_envs.runner.run_config import env_builder
 from arena_envs.runner.runner import PolicyFactory, RunConfig, Runner, env_factory
 
 #: The manifest's keys that must be equal for a folder to be resumed.
@@ -119,12 +121,14 @@ def _describe(manifest: Mapping[str, Any]) -> str:
     return f"model {manifest.get('model')!r}, seed {manifest.get('seed')}, {mode} mode"
 
 
-def preflight(runs: Sequence[PlannedRun]) -> dict[str, Any]:
+def preflight(runs: Sequence[PlannedRun], builders: Mapping[str, Callable[..., AECEnv]]) -> dict[str, Any]:
     """Build every policy and environment of ``runs`` once (a bad spec or --env-arg fails here), and
     run each distinct policy's optional ``preflight()`` (an LLM server that cannot answer fails
-    here, with one line); nothing is played and no folder is written. Returns the evaluation's
-    provenance: the package, its commit, and per game the hash of its prompts (of the first part)
-    and what the model subject's policy says of itself (:mod:`arena_envs.runner.provenance`)."""
+    here, with one line); nothing is played and no folder is written. ``builders``: each
+    environment name's ``env`` function. The policies built here are closed again (every run
+    builds its own, one team per worker, once the whole evaluation is known to start). Returns the
+    evaluation's provenance: the package, its commit, and per game the hash of its prompts (of the
+    first part) and what the model subject's policy says of itself (:mod:`arena_envs.runner.provenance`)."""
     games: dict[str, dict[str, Any]] = {}
     checked_envs: set[str] = set()
     checked: set[tuple[str, str]] = set()
@@ -132,7 +136,7 @@ def preflight(runs: Sequence[PlannedRun]) -> dict[str, Any]:
     for run in runs:
         key = json.dumps([run.config.env, run.config.env_kwargs], sort_keys=True, default=str)
         if key not in checked_envs:
-            make_env = env_factory(run.config.env, run.config.env_kwargs)
+            make_env = env_factory(run.config.env, run.config.env_kwargs, builders[run.config.env])
             checked_envs.add(key)
             if run.game not in games:
                 games[run.game] = {"prompt_sha256": prompt_hash(make_env, run.config.seed)}
@@ -170,8 +174,10 @@ def policies_of(game: str) -> PolicyFactory:
     return factory
 
 
-async def play(runs: Sequence[PlannedRun], concurrency: int, bar: tqdm) -> None:
-    """Play the missing episodes of ``runs``, longest first, at most ``concurrency`` in flight."""
+async def play(runs: Sequence[PlannedRun], concurrency: int, bar: tqdm,
+               builders: Mapping[str, Callable[..., AECEnv]]) -> None:
+    """Play the missing episodes of ``runs``, longest first, at most ``concurrency`` in flight
+    (``builders``: each environment name's ``env`` function)."""
     todo = sorted(((run, run.config.episodes - run.finished()) for run in runs), key=lambda item: -item[1])
     pending = [(run, missing) for run, missing in todo if missing > 0]
     free = concurrency
@@ -188,7 +194,7 @@ async def play(runs: Sequence[PlannedRun], concurrency: int, bar: tqdm) -> None:
                 free -= slots
                 runner = Runner(run.config, run.folder, concurrency=slots, sync_interval=0, plots=False,
                                 policy_factory=policies_of(run.game),
-                                on_episode=counted)
+                                on_episode=counted, builder=builders[run.config.env])
                 bar.set_postfix_str(f"{run.game}/{run.subject}/{run.part}", refresh=False)
                 active[asyncio.ensure_future(runner.run())] = slots
             done, _ = await asyncio.wait(active, return_when=asyncio.FIRST_COMPLETED)
@@ -223,7 +229,8 @@ def evaluate(spec: str, out: str | Path, *, games: Sequence[str] | None = None, 
     runs = plan(spec, out, chosen, episodes=episodes, quick=quick, seed=seed, env_overrides=overrides)
     asked = manifest(spec, seed, quick, runs, overrides)
     merge_manifest(out, asked)  # another evaluation's folder is refused before any policy is built
-    provenance = preflight(runs)
+    builders = {env: env_builder(env) for env in dict.fromkeys(run.config.env for run in runs)}  # resolved once
+    provenance = preflight(runs, builders)
     out.mkdir(parents=True, exist_ok=True)
     with WriterLock(out):  # one evaluation at a time in out; eval.json is merged again under the lock
         write_durably(out / MANIFEST, dumps_indented({**merge_manifest(out, asked), "provenance": provenance}))
@@ -231,7 +238,7 @@ def evaluate(spec: str, out: str | Path, *, games: Sequence[str] | None = None, 
         bar = tqdm(total=total, initial=sum(run.finished() for run in runs), disable=not progress,
                    desc="arena eval", unit="ep", dynamic_ncols=True)
         try:
-            asyncio.run(play(runs, concurrency, bar))
+            asyncio.run(play(runs, concurrency, bar, builders))
         finally:
             bar.close()
         from arena_envs.evaluation.report import write_report

@@ -21,7 +21,6 @@ second run into a folder being written is refused, naming the writer's pid.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import re
 import sys
@@ -31,7 +30,7 @@ from pathlib import Path
 
 from arena_envs.core.answers import excerpt
 from arena_envs.core.extras import MissingExtra, install_command, needs_extra
-from arena_envs.registration import ENVIRONMENTS
+from arena_envs.registration import ENVIRONMENTS, env_module
 from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.cli_errors import (
     USER_ERRORS,
@@ -56,7 +55,7 @@ _REST_MARKUP = re.compile(r"(?::[\w:]+:)?``?([^`]+)``?")
 def describe(name: str) -> str:
     """The first paragraph of the environment's entry-module docstring, as plain text on one line."""
     try:
-        module = importlib.import_module(ENVIRONMENTS[name][0])
+        module = env_module(name)
     except Exception as err:  # a broken optional environment must not break `arena list`
         return f"(cannot import: {type(err).__name__}: {err})"
     return plain_text((module.__doc__ or "").strip().split("\n\n")[0])

@@ -1,10 +1,10 @@
 """The leaderboard of a run: per policy label, games, mean metrics and, where the game's paper rates
 players that way, TrueSkill.
 
-TrueSkill where the paper uses it, the paper's own scoring elsewhere (``docs/design.md``). An entry
-module declares ``RATING = "trueskill"`` (AucArena does) or ``RATING = "wis"`` (Who is Spy's
-``100 + Σ score − games``: every player starts at 100 and pays 1 per game; sorted by rating, then
-mean score, then name); a registered game that declares nothing
+TrueSkill where the paper uses it, the paper's own scoring elsewhere (``docs/design.md``). An
+environment's spec (``arena_envs.registration``) declares ``rating="trueskill"`` (AucArena does) or
+``rating="wis"`` (Who is Spy's ``100 + Σ score − games``: every player starts at 100 and pays 1
+per game; sorted by rating, then mean score, then name); a registered game that declares nothing
 is ranked by its mean score and its episode-level metrics (a γ-Bench game's 0-100 score in the
 game means line); an environment outside the registry (``module:callable``), which has no paper,
 gets TrueSkill as the generic rating.
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from arena_envs.core.answers import excerpt
-from arena_envs.registration import ENVIRONMENTS, env_module
+from arena_envs.registration import ENVIRONMENTS, RATINGS, TRUESKILL, WIS
 from arena_envs.runner.policy_specs import player_labels
 from arena_envs.runner.ratings import FreeForAll
 from arena_envs.runner.results import FolderBusy, WriterLock, dumps_indented, read_config, read_episodes, write_durably
@@ -51,21 +51,13 @@ class Row:
     flagged: bool = False  #: more than FLAG_FALLBACK_SHARE of its decisions fell back
 
 
-TRUESKILL = "trueskill"
-WIS = "wis"
-RATINGS = (TRUESKILL, WIS, None)
 #: The WiS rating's start and per-game fee (WiS paper, section 3.5).
 WIS_START, WIS_FEE = 100.0, 1.0
 
 
 def rating_of(env: str) -> str | None:
     """How the leaderboard of environment ``env`` rates players (module docstring)."""
-    if env not in ENVIRONMENTS:
-        return TRUESKILL
-    rating: str | None = getattr(env_module(env), "RATING", None)
-    if rating not in RATINGS:
-        raise ValueError(f"{env}: RATING must be one of {RATINGS}, got {rating!r}")
-    return rating
+    return ENVIRONMENTS[env].rating if env in ENVIRONMENTS else TRUESKILL
 
 
 def dense_ranks(scores: Sequence[float]) -> list[int]:
@@ -236,12 +228,12 @@ def _cell(value: float | int | None) -> str:
 
 
 def headline_columns(folder: str | Path) -> list[str] | None:
-    """The metrics a run's table shows: ``score`` plus the environment's ``LEADERBOARD_METRICS``
-    (declared in its entry module); ``None`` (every metric) for environments that declare none."""
+    """The metrics a run's table shows: ``score`` plus the ``leaderboard_metrics`` of the environment's
+    spec; ``None`` (every metric) for environments that declare none."""
     name = read_config(Path(folder))["env"]
     if name not in ENVIRONMENTS:
         return None
-    declared = getattr(env_module(name), "LEADERBOARD_METRICS", None)
+    declared = ENVIRONMENTS[name].leaderboard_metrics
     return None if declared is None else ["score", *declared]
 
 

@@ -15,7 +15,7 @@ from pettingzoo import AECEnv
 from arena_envs.core import Policy
 from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import MAX_EPISODES, MAX_SEATS, check_int
-from arena_envs.registration import ENVIRONMENTS, env_module
+from arena_envs.registration import ENVIRONMENTS, unknown_environment
 from arena_envs.runner.policy_specs import check_keywords, player_labels
 
 EnvFactory = Callable[[], AECEnv]
@@ -56,9 +56,10 @@ class RunConfig:
                 "seed": self.seed, "episodes": self.episodes, **fixed}
 
 
-def env_factory(name: str, kwargs: Mapping[str, Any]) -> EnvFactory:
-    """A zero-argument builder of environment ``name`` with ``kwargs`` (checked by building one)."""
-    builder = env_builder(name)
+def env_factory(name: str, kwargs: Mapping[str, Any], builder: Callable[..., AECEnv] | None = None) -> EnvFactory:
+    """A zero-argument builder of environment ``name`` with ``kwargs`` (checked by building one);
+    ``builder``: ``env_builder(name)`` when the caller has resolved it already."""
+    builder = builder or env_builder(name)
     kwargs = dict(kwargs)
     check_keywords(builder, kwargs, f"environment {name}: bad --env-arg")
     try:
@@ -81,8 +82,8 @@ def env_builder(name: str) -> Callable[..., AECEnv]:
             raise ValueError(f"cannot load environment {excerpt(name)}: {err}") from err
     else:
         if name not in ENVIRONMENTS:
-            raise ValueError(f"unknown environment {excerpt(name)}; known: {', '.join(sorted(ENVIRONMENTS))}")
-        builder = env_module(name).env
+            raise ValueError(unknown_environment(name))
+        builder = ENVIRONMENTS[name].entry_module().env
     return builder
 
 

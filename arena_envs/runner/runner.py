@@ -76,12 +76,15 @@ class Runner:
 
     The bookkeeping of a run (:meth:`begin`, :meth:`commit`, :meth:`end`, :meth:`summary`) is
     what any executor hands its finished episodes to; :meth:`run` plays them in this process.
+    ``builder``: the ``env`` function of ``config.env`` when the caller has resolved the name
+    (:func:`~arena_envs.runner.run_config.env_builder`).
     """
 
     def __init__(self, config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: bool = False,
                  make_env: EnvFactory | None = None, policy_factory: PolicyFactory | None = None,
                  sync_interval: float = SYNC_INTERVAL, plots: bool = True,
-                 on_episode: Callable[[dict[str, Any]], None] | None = None):
+                 on_episode: Callable[[dict[str, Any]], None] | None = None,
+                 builder: Callable[..., AECEnv] | None = None):
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {concurrency}")
         self.config = config
@@ -92,14 +95,16 @@ class Runner:
         self.on_episode = on_episode
         self.policy_factory = policy_factory or make_policy
         self.run_token = uuid.uuid4().hex  # episode keys (run_token, episode) are unique in any process
-        if make_env is None:
-            env_builder(config.env)  # an unknown environment is named before any player is built
+        # the environment is resolved once (``builder``: by the caller): an unknown one is named
+        # before any player is built
+        if make_env is None and builder is None:
+            builder = env_builder(config.env)
         team = self.policies()  # bad specs fail here, before any environment or folder
         try:
             # the settings the players carry join the run's own (run.json records them)
             kwargs = settled_env_kwargs(config.env_kwargs, self.labels, team, can_add=make_env is None)
             self.config = config = replace(config, env_kwargs=kwargs)
-            self.make_env = make_env or env_factory(config.env, kwargs)
+            self.make_env = make_env or env_factory(config.env, kwargs, builder)
             self._envs = [self.make_env()]  # the first worker's
             try:
                 self.agents = list(self._envs[0].unwrapped.possible_agents)
