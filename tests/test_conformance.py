@@ -1,6 +1,6 @@
 """One conformance suite for every registered environment and each of its documented variants.
 
-It walks ``arena_envs.registration.ENVIRONMENTS``: an environment (and every variant its entry
+It walks ``arena_envs.registration.ENVIRONMENTS``: an environment (and every variant its spec
 declares) gets PettingZoo's ``api_test``, ``seed_test``, ``render_test`` for each declared render
 mode, the state checks where it has a global ``state()``, ``parallel_api_test`` /
 ``parallel_seed_test`` / ``max_cycles_test`` where it is parallelizable, and this module's own
@@ -8,7 +8,7 @@ checks: ``max_cycles`` truncation, pickling and ``copy.deepcopy`` mid-episode (t
 exactly as the original), random legal play under several seeds (masked sampling) with every
 observation inside the declared space and every decision's ``answer_constraint`` declared, and
 the constructor arguments captured for ``EzPickle``.
-A new environment gets all of it from its one line in the registry.
+A new environment gets all of it from its spec in the registry.
 
 The checks are plain functions so that the broken environments at the end can prove each of
 them fails when it should.
@@ -45,8 +45,8 @@ SEEDS = (0, 1, 2)
 MAX_ITERATIONS = 20_000
 
 #: (environment, constructor keyword arguments): the defaults and every declared variant
-VARIANTS = [(name, label, kwargs) for name, entry in ENVIRONMENTS.items()
-            for label, kwargs in {"default": {}, **entry.variants}.items()]
+VARIANTS = [(name, label, kwargs) for name, spec in ENVIRONMENTS.items()
+            for label, kwargs in {"default": {}, **spec.variants}.items()]
 CASES = [pytest.param(name, kwargs, id=f"{name}-{label}") for name, label, kwargs in VARIANTS]
 PARALLEL_CASES = [pytest.param(name, kwargs, id=f"{name}-{label}") for name, label, kwargs in VARIANTS
                   if ENVIRONMENTS[name].parallel]
@@ -162,8 +162,8 @@ def check_max_cycles(env_fn: Callable[..., Any], max_cycles: int, seed: int = 0)
 # ----------------------------------------------------------------------- every environment, variant
 
 def test_every_environment_is_an_attribute_and_listed():
-    for name, entry in ENVIRONMENTS.items():
-        assert getattr(arena_envs, name).__name__ == entry.module
+    for name, spec in ENVIRONMENTS.items():
+        assert getattr(arena_envs, name).__name__ == spec.module
         assert name in dir(arena_envs)
     with pytest.raises(AttributeError, match="no attribute 'tetris_v0'"):
         arena_envs.tetris_v0  # noqa: B018
