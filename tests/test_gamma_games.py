@@ -20,10 +20,10 @@ import pytest
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 
 import arena_envs
-from arena_envs.core import COT_TRIGGER
 from arena_envs.gamma import history as schema
 from arena_envs.gamma import scoring
 from arena_envs.gamma.base import DEFAULT_MAX_RETRIES
+from arena_envs.gamma.transcript import COT_TRIGGER
 from baselines.gamma_equilibrium import (
     BayesNash,
     DinersNash,

@@ -4,7 +4,7 @@
 for every game: the invalid-answer loop's ``max_retries`` and ``fallback_action``, the prompt
 options (``persona``, ``cot``, ``history_window``, ``prompt_variant``), ``score_variant``,
 ``invalid_action_penalty`` and ``render_mode``. It keeps the seats' rules blocks and
-transcripts (:mod:`arena_envs.core.transcript`), the round records in ``self.history`` (schema:
+transcripts (:mod:`arena_envs.gamma.transcript`), the round records in ``self.history`` (schema:
 :mod:`arena_envs.gamma.history`), the scores (:mod:`arena_envs.gamma.scoring`), ``config()`` and
 the ``ansi`` rendering. :class:`~arena_envs.gamma.simultaneous.SimultaneousGameEnv` (games 1-6)
 and :class:`~arena_envs.gamma.sequential.SequentialGameEnv` (Battle Royale, Pirate) build on it.
@@ -17,11 +17,13 @@ from typing import Any, Literal
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import DEFAULT_HISTORY_WINDOW, EpisodeRecord, TextAECEnv, Transcript
+from arena_envs.core import EpisodeRecord, TextAECEnv
 from arena_envs.core.arguments import check_choice
 from arena_envs.gamma import scoring
+from arena_envs.gamma.prompt_options import DEFAULT_HISTORY_WINDOW
 from arena_envs.gamma.prompt_variants import GammaPromptOptions, PromptVariant, resolve_prompt_variant
 from arena_envs.gamma.simultaneous_rules import check_int
+from arena_envs.gamma.transcript import Transcript
 
 __all__ = ["DEFAULT_MAX_RETRIES", "FALLBACKS", "Fallback", "GammaEnv", "check_int", "fmt", "percent",
            "random_legal_action", "readonly"]

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer, SharedTranscripts, report_block, request_block
+from arena_envs.core import AnswerConstraint, InvalidAnswer
 from arena_envs.core.answers import excerpt, native_index
 from arena_envs.core.arguments import check_real
 from arena_envs.core.json_answer import key_values
@@ -39,6 +39,7 @@ from arena_envs.gamma.battle_royale_rules import (
 )
 from arena_envs.gamma.sequential import SequentialGameEnv
 from arena_envs.gamma.simultaneous_rules import MAX_ROUNDS
+from arena_envs.gamma.transcript import SharedTranscripts, report_block, request_block
 
 #: Words of the "action" key that mean an intentional miss (anything else defers to "target").
 MISS_WORDS = frozenset({"miss", "intentional miss", "intentionally miss", "miss on purpose", "miss intentionally",

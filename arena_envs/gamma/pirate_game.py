@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer, report_block, request_block
+from arena_envs.core import AnswerConstraint, InvalidAnswer
 from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_real
 from arena_envs.gamma import scoring
@@ -52,6 +52,7 @@ from arena_envs.gamma.pirate_rules import (
 )
 from arena_envs.gamma.sequential import SequentialGameEnv
 from arena_envs.gamma.simultaneous_rules import MAX_VALUE
+from arena_envs.gamma.transcript import report_block, request_block
 
 OBJECTIVES = ("Your goals, in order of priority: (1) stay alive; (2) get as many coins as possible; "
               "(3) when everything else is equal, see another pirate thrown overboard.")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from arena_envs.core.answers import excerpt
-from arena_envs.core.prompt_options import PromptOptions
+from arena_envs.gamma.prompt_options import PromptOptions
 
 
 @runtime_checkable

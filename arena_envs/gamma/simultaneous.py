@@ -12,12 +12,13 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, report_block, request_block
+from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase
 from arena_envs.core.answers import native_index
 from arena_envs.core.arguments import check_bool
 from arena_envs.gamma.answer import ChoiceField, IntField
 from arena_envs.gamma.base import GammaEnv, random_legal_action, readonly
 from arena_envs.gamma.simultaneous_rules import MAX_PLAYERS, MAX_ROUNDS, check_int
+from arena_envs.gamma.transcript import report_block, request_block
 
 
 class SimultaneousGameEnv(GammaEnv):

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from arena_envs.core.answers import excerpt
-from arena_envs.core.transcript import check_window, rules_block
+from arena_envs.gamma.transcript import check_window, rules_block
 
 #: Reports a transcript shows by default: the full history of every default-length game of the
 #: suite (γ-Bench's games last at most 20 rounds or turns by default), while a longer game's text
