@@ -36,8 +36,8 @@ from pathlib import Path
 from legal_actions import play
 from pettingzoo.classic import connect_four_v3
 
+from arena_envs.cli import main as arena
 from arena_envs.registration import ENVIRONMENTS, env_module
-from arena_envs.runner.cli import main as arena
 from arena_envs.runner.leaderboard import rating_of, standings
 from arena_envs.runner.policy_specs import make_policy, player_labels, split_players
 from arena_envs.runner.results import read_episodes

@@ -19,7 +19,7 @@ import tempfile
 
 import torch
 
-from arena_envs.runner.cli import main as arena
+from arena_envs.cli import main as arena
 from baselines.rllib.train import RllibConfig, train
 
 

@@ -21,7 +21,7 @@ import tempfile
 
 import torch
 
-from arena_envs.runner.cli import main as arena
+from arena_envs.cli import main as arena
 from arena_envs.runner.policy_specs import split_players
 from baselines.rllib.train import RllibConfig, train
 

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def arena_command(env: str, players: str, episodes: int, out: Path) -> list[str]:
     """``arena run`` of ``episodes`` of ``env`` into ``out`` (seed 9, no progress bar)."""
-    return [sys.executable, "-m", "arena_envs.runner.cli", "run", env, "--players", players,
+    return [sys.executable, "-m", "arena_envs.cli", "run", env, "--players", players,
             "--episodes", str(episodes), "--seed", "9", "--out", str(out), "--no-progress"]
 
 

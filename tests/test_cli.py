@@ -1,4 +1,4 @@
-"""The ``arena`` command through real subprocesses (``python -m arena_envs.runner.cli``)."""
+"""The ``arena`` command through real subprocesses (``python -m arena_envs.cli``)."""
 from __future__ import annotations
 
 import json
@@ -17,7 +17,7 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 
 
 def arena(*args: str, cwd: Path = REPO, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena_envs.runner.cli", *args], cwd=cwd, env=ENV,
+    return subprocess.run([sys.executable, "-m", "arena_envs.cli", *args], cwd=cwd, env=ENV,
                           input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=300)
 
@@ -45,7 +45,7 @@ def test_list_names_environments_with_their_docstring_summary_as_plain_text():
 
 
 def test_plain_text_drops_rest_markup_and_joins_lines():
-    from arena_envs.runner.cli import plain_text
+    from arena_envs.cli import plain_text
     assert plain_text("``env()`` of\n:class:`arena_envs.x.Env`, `name`") == "env() of arena_envs.x.Env, name"
 
 
@@ -169,7 +169,7 @@ def servers_dir(tmp_path, monkeypatch):
 def serve(argv, capsys):
     """``arena serve ARGV`` in-process: (status, stdout, stderr)."""
     pytest.importorskip("llm_policies.serve")
-    from arena_envs.runner.cli import main
+    from arena_envs.cli import main
     capsys.readouterr()
     status = main(["serve", *argv])
     out, err = capsys.readouterr()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from arena_envs.cli import main
 from arena_envs.runner import policy_registry as registry
-from arena_envs.runner.cli import main
 
 RULES = "rule,rule,rule"  # auction_v0 has three seats
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arena_envs.runner import cli
+from arena_envs import cli
 from arena_envs.runner.folders import HASH_CHARS, PART_LIMIT, eval_folder, gamma_folder, run_folder
 
 

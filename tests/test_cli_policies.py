@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from arena_envs.cli import main
 from arena_envs.runner import policy_registry as registry
-from arena_envs.runner.cli import main
 from arena_envs.runner.policy_specs import load_object, policy_options
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,7 +83,7 @@ def test_sb3_refuses_an_option_it_does_not_declare() -> None:
 
 
 def test_listing_imports_neither_torch_nor_ray() -> None:
-    code = ("import sys; from arena_envs.runner.cli import main; main(['policies', 'auction_v0']); "
+    code = ("import sys; from arena_envs.cli import main; main(['policies', 'auction_v0']); "
             "print('heavy:', sorted({'torch', 'ray', 'stable_baselines3'} & set(sys.modules)))")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
                             capture_output=True, text=True, timeout=120)

@@ -139,7 +139,7 @@ def test_documented_example_runs(example: Example, request: pytest.FixtureReques
         result = _run(_command(example, code, folder), folder, env)
     finally:
         if own_port is not None:  # a block that starts a server stops it; this only cleans up after a failure
-            subprocess.run([sys.executable, "-m", "arena_envs.runner.cli", "serve", "--stop", "--port", str(own_port)],
+            subprocess.run([sys.executable, "-m", "arena_envs.cli", "serve", "--stop", "--port", str(own_port)],
                            env=env, capture_output=True)
     assert result.returncode == 0, f"{example.id} failed:\n{code}\n--- stdout\n{result.stdout[-3000:]}\n" \
                                    f"--- stderr\n{result.stderr[-3000:]}"

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 import trueskill
 
+from arena_envs.cli import main
 from arena_envs.evaluation.evaluate import evaluate
 from arena_envs.evaluation.settings import SETTINGS, SUBJECTS, load_episodes, read_manifest, with_agent
 from arena_envs.evaluation.tank_layouts import env as tank_layout_env
 from arena_envs.gamma.history import GAMES as GAMMA_GAMES
 from arena_envs.registration import make
-from arena_envs.runner.cli import main
 from arena_envs.runner.results import iter_log, read_episodes
 from arena_envs.runner.seeding import episode_seeds
 from tests.process_helpers import finished_count, kill_during_run, run_in_repo, signal_during_run
@@ -257,7 +257,7 @@ def test_episodes_do_not_depend_on_the_concurrency(tmp_path):
 
 
 def _eval_command(out: Path) -> list[str]:
-    return [sys.executable, "-m", "arena_envs.runner.cli", "eval", "random", "--games",
+    return [sys.executable, "-m", "arena_envs.cli", "eval", "random", "--games",
             "guess_two_thirds_v0,el_farol_v0", "--episodes", "12", "--out", str(out), "--no-progress"]
 
 

@@ -28,10 +28,10 @@ from arena_envs.analysis.gamma_importer import (
     rescore,
     scan_logs,
 )
+from arena_envs.cli import main as cli_main
 from arena_envs.gamma.history import GAME_LABELS, GAMES, missing_keys
 from arena_envs.gamma.scoring import score, table_row
 from arena_envs.gamma.sealed_bid_auction_rules import SealedBidRules
-from arena_envs.runner.cli import main as cli_main
 from tests.outside_data import REFERENCE_DATA, require
 
 

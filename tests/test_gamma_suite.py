@@ -7,10 +7,10 @@ from statistics import fmean, stdev
 
 import pytest
 
+from arena_envs.cli import main as arena_main
 from arena_envs.gamma.history import GAMES, missing_keys
 from arena_envs.gamma.scoring import score
 from arena_envs.registration import ENVIRONMENTS
-from arena_envs.runner.cli import main as arena_main
 from arena_envs.runner.gamma_suite import format_row, history_from_record, play_suite, seat_specs
 from arena_envs.runner.results import iter_log, read_record
 

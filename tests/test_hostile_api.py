@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from arena_envs.cli import main
 from arena_envs.registration import ENVIRONMENTS, env_module
-from arena_envs.runner.cli import main
 from arena_envs.runner.policy_specs import SpecError, make_policy, split_players
 from arena_envs.runner.runner import RunConfig, run
 from tests.process_helpers import REPO, wait_until
@@ -92,7 +92,7 @@ def touch(marker: str) -> str:
 def test_replay_through_the_real_cli_runs_nothing_a_folder_names(hostile, tmp_path, name):
     folder = hostile(name, {"cmd": touch(os.environ["ARENA_TEST_MARKER"])} if name.startswith("subprocess") else {})
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"}
-    done = subprocess.run([sys.executable, "-m", "arena_envs.runner.cli", "replay", str(folder), "--episode", "0"],
+    done = subprocess.run([sys.executable, "-m", "arena_envs.cli", "replay", str(folder), "--episode", "0"],
                           capture_output=True, text=True, cwd=REPO, env=env, timeout=60)
     assert done.returncode == 2 and done.stdout == ""
     line = one_line_error(done.stderr)
@@ -239,7 +239,7 @@ def test_serve_stop_through_the_real_cli_leaves_a_foreign_process_group_alone(by
     path = record_path("127.0.0.1", 8131)
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(forged("exact", bystander)))
-    done = subprocess.run([sys.executable, "-m", "arena_envs.runner.cli", "serve", "--stop", "--port", "8131"],
+    done = subprocess.run([sys.executable, "-m", "arena_envs.cli", "serve", "--stop", "--port", "8131"],
                           capture_output=True, text=True, cwd=REPO, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -264,7 +264,7 @@ def players(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tupl
     for game in GAMES:
         out = folder / f"{game}.out"
         with out.open("wb") as stdout:
-            started[game] = (subprocess.Popen([sys.executable, "-m", "arena_envs.runner.cli", "play", game],
+            started[game] = (subprocess.Popen([sys.executable, "-m", "arena_envs.cli", "play", game],
                                               stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE,
                                               cwd=REPO, env=env), out)
     yield started

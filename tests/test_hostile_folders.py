@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from arena_envs.cli import main
 from arena_envs.runner import results
-from arena_envs.runner.cli import main
 from arena_envs.runner.results import LOCK_FILE, ResultsFolder, WriterLock, read_episodes
 from arena_envs.runner.run_config import RunConfig
 from tests.process_helpers import wait_until
@@ -40,7 +40,7 @@ def run_args(out: Path, players: str = "random,random,random", episodes: int = E
 
 
 def child(args: list[str], prefix: tuple[str, ...] = ()) -> list[str]:
-    return [*prefix, sys.executable, "-m", "arena_envs.runner.cli", *args]
+    return [*prefix, sys.executable, "-m", "arena_envs.cli", *args]
 
 
 def run_child(args: list[str], prefix: tuple[str, ...] = (),

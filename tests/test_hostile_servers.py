@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
+from arena_envs.cli import main
 from arena_envs.core import Policy
-from arena_envs.runner.cli import main
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.runner import RunConfig, RunError, run
 from llm_policies.backends.openai_http import MAX_REPLY_BYTES, OpenAIHTTPBackend

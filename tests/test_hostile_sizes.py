@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from arena_envs.cli import main
 from arena_envs.core import TextAECEnv
 from arena_envs.core.quoting import quote
 from arena_envs.registration import ENVIRONMENTS, env_module
-from arena_envs.runner.cli import main
 from arena_envs.runner.policy_specs import SpecError, make_policy, split_players
 from arena_envs.runner.run_config import RunConfig
 from arena_envs.tank_battle.parser import parse_answer
@@ -276,7 +276,7 @@ def test_the_arena_command_says_one_short_line(argv, named, tmp_path, capsys, mo
 
 
 def test_the_installed_command_refuses_a_trillion_episodes(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "arena_envs.runner.cli", "run", "auction_v0", "--players",
+    done = subprocess.run([sys.executable, "-m", "arena_envs.cli", "run", "auction_v0", "--players",
                            "rule*99999999999", "--episodes", str(10**12), "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=120, cwd=REPO,
                           env={k: v for k, v in os.environ.items() if k != "ARENA_DEBUG"})

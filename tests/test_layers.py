@@ -6,7 +6,7 @@ Every module's imports are read with ``ast`` (none is executed), lazy ones insid
 * layers, lowest first: ``core`` < games (the game packages, the ``<name>_v0`` entry modules,
   ``registration`` and the package itself) < ``analysis`` < ``runner`` < ``evaluation`` (``arena
   eval``: paper settings played through the runner, the report card) < ``rl`` (the learner's
-  view, which seeds episodes as the runner does) < ``cli`` (``arena_envs.runner.cli``); a module
+  view, which seeds episodes as the runner does) < ``cli`` (``arena_envs.cli``); a module
   imports nothing from a higher layer;
 * a game package imports no other game package;
 * nothing in ``arena_envs`` imports ``baselines`` or ``llm_policies`` (they depend on
@@ -102,10 +102,8 @@ def layer_of(module: str, package: str) -> str:
         raise ValueError(f"{module} is not in {package}")
     if len(parts) > 1 and parts[1] == "core":
         return "core"
-    if len(parts) > 1 and parts[1] in ("analysis", "evaluation", "rl"):
+    if len(parts) > 1 and parts[1] in ("analysis", "runner", "evaluation", "rl", "cli"):
         return parts[1]
-    if len(parts) > 1 and parts[1] == "runner":
-        return "cli" if parts[2:3] == ["cli"] else "runner"
     return "games"
 
 
@@ -198,7 +196,7 @@ def test_a_broken_package_is_caught(tmp_path):
         "core/__init__.py": "from pkg.runner.runner import run\n",
         "runner/__init__.py": "",
         "runner/runner.py": "from pkg.core import x\n",
-        "runner/cli.py": "import llm_policies.serve\nimport matplotlib\n",
+        "cli.py": "import llm_policies.serve\nimport matplotlib\n",
         "game/__init__.py": "",
         "game/env.py": ("import pygame\nfrom typing import TYPE_CHECKING\nfrom pkg.game import text\n"
                         "if TYPE_CHECKING:\n    import torch\n"
@@ -212,7 +210,7 @@ def test_a_broken_package_is_caught(tmp_path):
     })
     assert sorted(violations(root, "pkg")) == sorted([
         "pkg.core:1 imports pkg.runner.runner: layer core may not import layer runner",
-        "pkg.runner.cli:1 imports llm_policies.serve: llm_policies depends on pkg, never the reverse",
+        "pkg.cli:1 imports llm_policies.serve: llm_policies depends on pkg, never the reverse",
         "pkg.game.env:1 imports pygame at import time: import it inside the function that needs it",
         "pkg.game.env:8 imports baselines.registry: baselines depends on pkg, never the reverse",
         "pkg.game.text:2 imports pkg.other.rules: game package game may not import game package other",

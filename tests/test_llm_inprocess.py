@@ -22,7 +22,7 @@ def test_same_episode_in_process_backends(prefix, options, tmp_path):
     run by the real CLI under the venv's python."""
     players = f"{prefix}:{smollm2_dir()}" + (f"?{options}" if options else "") + ",rule,rule"
     out = tmp_path / "run"
-    command = [str(vllm_python()), "-m", "arena_envs.runner.cli", "run", "auction_v0", "--players", players,
+    command = [str(vllm_python()), "-m", "arena_envs.cli", "run", "auction_v0", "--players", players,
                "--episodes", "1", "--seed", "7", "--out", str(out), "--no-progress"]
     env = venv_env({"VLLM_CPU_KVCACHE_SPACE": "1", **one_core(shared=False)})
     done = subprocess.run(command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=1200)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from arena_envs.cli import main as arena_main
 from arena_envs.core.episode_context import episode_scope
-from arena_envs.runner.cli import main as arena_main
 from arena_envs.runner.results import read_episodes
 from llm_policies.backends.openai_http import OpenAIHTTPBackend
 from llm_policies.backends.server_pool import ServerPool

@@ -98,7 +98,7 @@ def test_unknown_model_names_url_and_model(server):
 
 
 def _cli(players: str, out: Path, episodes: int, python: str = sys.executable, timeout: float = 900):
-    command = [python, "-m", "arena_envs.runner.cli", "run", "auction_v0", "--players", players,
+    command = [python, "-m", "arena_envs.cli", "run", "auction_v0", "--players", players,
                "--episodes", str(episodes), "--seed", "11", "--out", str(out), "--no-progress",
                "--env-arg", f"items={json.dumps(SHORT_ITEMS)}"]
     return subprocess.Popen(command, cwd=REPO_ROOT, env=venv_env(), stdout=subprocess.PIPE,

@@ -12,9 +12,9 @@ import json
 
 import pytest
 
+from arena_envs.cli import main
 from arena_envs.evaluation.settings import SETTINGS, SUBJECTS, load_episodes, read_manifest
 from arena_envs.gamma.history import GAMES as GAMMA_GAMES
-from arena_envs.runner.cli import main
 from tests.eval_helpers import check_report
 from tests.llm_helpers import MODEL_NAME
 

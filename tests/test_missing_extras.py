@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from arena_envs.runner.cli import main
+from arena_envs.cli import main
 from tests.process_helpers import run_in_repo
 
 #: Top-level modules of the extras llm, vllm, rl, ray and render: what a base install lacks.
@@ -46,7 +46,7 @@ class AbsentPackages(MetaPathFinder):
 hidden, commands, modules = json.loads(sys.argv[1])
 assert not set(hidden) & set(sys.modules), "a hidden package was imported before the finder was installed"
 sys.meta_path.insert(0, AbsentPackages(hidden))
-from arena_envs.runner.cli import main
+from arena_envs.cli import main
 
 outcomes = []
 for argv in commands:

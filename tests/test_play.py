@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from arena_envs.cli import main
 from arena_envs.core import Policy
 from arena_envs.core.answers import AnswerConstraint
 from arena_envs.runner import policy_registry as registry
-from arena_envs.runner.cli import main
 from arena_envs.runner.play import answer_text, legal_answers
 from arena_envs.runner.run_config import env_factory
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def play(args: list[str], answers: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
-    return subprocess.run([sys.executable, "-m", "arena_envs.runner.cli", "play", *args], input=answers,
+    return subprocess.run([sys.executable, "-m", "arena_envs.cli", "play", *args], input=answers,
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
 
 
@@ -103,7 +103,7 @@ def test_a_bare_answer_nested_past_the_interpreters_depth_is_sent_as_text():
 
 def test_ctrl_c_at_the_prompt_abandons_the_game_with_status_130():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "arena_envs.runner.cli", "play", "guess_two_thirds_v0"],
+    proc = subprocess.Popen([sys.executable, "-m", "arena_envs.cli", "play", "guess_two_thirds_v0"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=ROOT, env=env)
     assert proc.stdout is not None

@@ -180,7 +180,7 @@ def test_cli_ray_run_killed_with_sigkill_then_resumed(tmp_path):
 def test_the_runner_and_arena_list_do_not_import_ray():
     code = ("import sys, io, contextlib\n"
             "import arena_envs.runner.runner, arena_envs.runner.ray_runner\n"
-            "from arena_envs.runner.cli import main\n"
+            "from arena_envs.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    assert main(['list']) == 0\n"
             "print('ray' in sys.modules)\n")
@@ -192,7 +192,7 @@ def test_the_runner_and_arena_list_do_not_import_ray():
 def test_ray_missing_is_one_line_with_the_install_command(tmp_path):
     code = ("import sys\n"
             "sys.modules['ray'] = None  # as if the extra were not installed\n"
-            "from arena_envs.runner.cli import main\n"
+            "from arena_envs.cli import main\n"
             f"sys.exit(main(['run', 'auction_v0', '--players', 'rule,rule,random', '--episodes', '2', "
             f"'--out', {str(tmp_path / 'r')!r}, '--ray']))\n")
     done = run_in_repo([sys.executable, "-c", code], timeout=120)

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from arena_envs.cli import main
 from arena_envs.core import InvalidAnswer, TextAECEnv
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner import RunConfig, run
-from arena_envs.runner.cli import main
 from arena_envs.runner.replay import ReplayError, episode_frames, record_episodes, replay_episode, write_video
 
 imageio = pytest.importorskip("imageio.v2")

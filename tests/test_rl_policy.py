@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from arena_envs import cli
 from arena_envs.core import PolicyFault
 from arena_envs.registration import env_module
-from arena_envs.runner import cli
 from arena_envs.runner import policy_registry as registry
 from arena_envs.runner.policy_specs import SpecError, make_policy
 from arena_envs.runner.runner import RunConfig, run

@@ -14,7 +14,7 @@ import pytest
 import torch
 from scipy import stats
 
-from arena_envs.runner import cli
+from arena_envs import cli
 from arena_envs.runner import policy_registry as registry
 from baselines.rl.evaluation import EvalRow
 from baselines.rl.train import TrainConfig, train

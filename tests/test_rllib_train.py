@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from arena_envs.runner.cli import main as arena
+from arena_envs.cli import main as arena
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 

@@ -57,7 +57,7 @@ def test_sigint_with_concurrent_episodes(tmp_path):
 def test_sigint_stops_gamma_and_eval(tmp_path, command, watched):
     """``arena run gamma`` and ``arena eval`` play through the same runner: the first Ctrl-C ends them too."""
     out = tmp_path / "out"
-    argv = [sys.executable, "-m", "arena_envs.runner.cli", *command, "--out", str(out), "--no-progress"]
+    argv = [sys.executable, "-m", "arena_envs.cli", *command, "--out", str(out), "--no-progress"]
     status, stderr = signal_during_run(argv, out / watched, at_least=3, sig=signal.SIGINT)
     assert status == 130, stderr
     assert stderr.strip() == (f"arena: interrupted; finished episodes are kept in {out}; "

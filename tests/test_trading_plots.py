@@ -18,9 +18,9 @@ from arena_envs.analysis.trading_plots import (
     write_episode_figures,
     write_figures,
 )
+from arena_envs.cli import main
 from arena_envs.core import Policy
 from arena_envs.registration import ENVIRONMENTS
-from arena_envs.runner.cli import main
 from arena_envs.runner.figures import write_run_figures
 from arena_envs.runner.policy_specs import load_object, parse_arguments
 from arena_envs.runner.results import read_record
