@@ -9,8 +9,9 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 from arena_envs import make, pirate_game_v0
+from arena_envs.core.answers import InvalidAnswer
 from arena_envs.gamma.history import missing_keys
-from arena_envs.gamma.pirate_game import random_composition
+from arena_envs.gamma.pirate_game import parse_answer, random_composition
 from arena_envs.gamma.pirate_rules import (
     PirateGame,
     accepts_needed,
@@ -278,6 +279,13 @@ def test_votes_stay_hidden_until_resolution():
     env.step(vote_text(False))  # player_2
     assert env.observe("player_5")["text"] == before
     assert env.infos["player_3"]["offered"] == 0 and env.infos["player_3"]["position"] == 3
+
+
+def test_parse_answer_reads_a_proposal_or_a_vote():
+    assert parse_answer('{"proposal": {"3": 5, "2": 1}}', 6, [2, 3]) == ("propose", [1, 5])
+    assert parse_answer('I think... {"decision": "Accept"}', 6) == ("vote", True)
+    with pytest.raises(InvalidAnswer, match='"decision" must be accept or reject'):
+        parse_answer('{"decision": "maybe"}', 6)
 
 
 @pytest.mark.parametrize(

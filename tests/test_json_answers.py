@@ -18,7 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arena_envs.core import InvalidAnswer
-from arena_envs.core.json_answer import MAX_ANSWER_CHARS, answer_objects, key_values, last_json_object
+from arena_envs.core.json_answer import (
+    MAX_ANSWER_CHARS,
+    answer_candidates,
+    answer_objects,
+    key_values,
+    last_json_object,
+)
 from arena_envs.registration import make
 
 CASES_PER_GAME = 2_000
@@ -135,6 +141,15 @@ def test_last_json_object_takes_the_last_top_level_object():
     assert last_json_object('{"plan": 1} then {"plan": 2, "note": "{\\"plan\\": 3}"}') == {"plan": 2,
                                                                                           "note": '{"plan": 3}'}
     assert last_json_object('{"a": 1} {"b": 2}', required_key="a") == {"a": 1}
+
+
+def test_answer_candidates_are_the_last_first_and_nested_on_request():
+    text = 'draft {"a": {"b": {"c": 1}}, "d": [{"e": 2}], "s": "{\\"q\\": 3}"} answer [{"f": 4}]'
+    outer = {"a": {"b": {"c": 1}}, "d": [{"e": 2}], "s": '{"q": 3}'}
+    assert answer_candidates(text) == [{"f": 4}, outer]  # a list is no opening here: its object is top-level
+    assert answer_candidates(text, openings="{[") == [[{"f": 4}], outer]
+    assert answer_candidates(text, openings="{[", nested=True) == [  # never into the string's object
+        [{"f": 4}], {"f": 4}, outer, {"b": {"c": 1}}, {"c": 1}, [{"e": 2}], {"e": 2}]
 
 
 @pytest.mark.parametrize("text", [

@@ -6,8 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena_envs.core.answers import InvalidAnswer
 from arena_envs.tank_battle.coop import STOP_MESSAGE, CoopState, legal_partners
 from arena_envs.tank_battle.parser import (
+    NO_OPERATION,
     OUT_OF_RANGE_TARGET,
     Decision,
     answer_constraint,
@@ -16,6 +18,7 @@ from arena_envs.tank_battle.parser import (
     format_ok,
     format_problem,
     parse_answer,
+    parse_decision,
     target_valid,
 )
 from arena_envs.tank_battle.stages import STAGES, stage_config
@@ -195,6 +198,18 @@ def test_parse_answer_never_raises_on_grammar_fragments(text, strict):
 
 def test_non_string_answers_read_as_empty():
     assert parse_answer(None, S3) == Decision()  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(), st.sampled_from(sorted(STAGES)), st.booleans(), st.sampled_from(sorted(NO_OPERATION)))
+def test_parse_decision_is_parse_answer_with_an_operation_or_invalid(text, stage, strict, lang):
+    read = parse_answer(text, stage_config(stage), strict=strict)
+    if read.op_found:
+        assert parse_decision(text, stage_config(stage), strict, lang) == read
+    else:
+        with pytest.raises(InvalidAnswer) as invalid:
+            parse_decision(text, stage_config(stage), strict, lang)
+        assert (invalid.value.kind, invalid.value.reason) == ("unparseable", NO_OPERATION[lang])
 
 
 # ------------------------------------------------------------------ cooperation protocol (fact 33, §4.5)

@@ -12,6 +12,7 @@ from gymnasium.spaces import Text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena_envs.core.answers import InvalidAnswer
 from arena_envs.trading.accounting import Order
 from arena_envs.trading.parser import (
     ERROR_CODES,
@@ -325,6 +326,7 @@ def test_parse_error_pickles():
         parse_action("nothing", ONE)
     copy = pickle.loads(pickle.dumps(err.value))
     assert (copy.code, str(copy)) == ("no_action", str(err.value))
+    assert isinstance(copy, InvalidAnswer) and (copy.kind, copy.reason) == ("unparseable", str(err.value))
 
 
 def test_pathological_inputs_stay_fast():

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena_envs.core.answers import InvalidAnswer
 from arena_envs.who_is_spy.game import WisConfig, WisGame, draw_setup
 
 PAIRS = [("tea", "coffee"), ("sand", "soil"), ("violin", "cello"), ("pen", "pencil"), ("lion", "tiger")]
@@ -188,8 +189,10 @@ def test_ballots_are_secret_until_the_tally() -> None:
 def test_read_vote_previews_without_recording() -> None:
     game = new_game(spy=2, first=0)
     describe_round(game)
-    assert game.read_vote(0, "I vote for player_3") == (3, None)
-    assert game.read_vote(0, "player_0")[0] is None
+    assert game.read_vote(0, "I vote for player_3") == 3
+    with pytest.raises(InvalidAnswer, match="self-vote not allowed") as invalid:
+        game.read_vote(0, "player_0")
+    assert invalid.value.kind == "illegal"
     assert game.actor == 0 and game.ballots == [] and game.record()["rounds"][0]["votes"] == []
 
 

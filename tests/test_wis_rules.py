@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena_envs.core.answers import InvalidAnswer
 from arena_envs.who_is_spy.rules import (
     VIOLATIONS,
     WINNERS,
@@ -15,6 +16,7 @@ from arena_envs.who_is_spy.rules import (
     max_vote_note_chars,
     norm,
     parse_vote,
+    read_ballot,
     speaking_order,
     split_analysis,
     tally,
@@ -232,6 +234,19 @@ def test_ballots_read_as_abstentions(ballot: object, voter: int, alive: set[int]
     assert target is None and note is not None and note.startswith("vote parsed as abstain")
 
 
+@pytest.mark.parametrize(
+    ("ballot", "voter", "alive", "kind"),
+    [("player_2", 2, ALL, "illegal"), ("player_5", 0, ALL - {5}, "illegal"), ("player_9", 0, ALL, "unparseable"),
+     ("", 0, ALL, "unparseable"), (9, 0, ALL, "unparseable"), ("9" * 5000, 0, ALL, "unparseable")],
+)
+def test_read_ballot_raises_the_note_of_an_invalid_ballot(ballot: object, voter: int, alive: set[int],
+                                                        kind: str) -> None:
+    with pytest.raises(InvalidAnswer) as invalid:
+        read_ballot(ballot, NAMES, voter, alive)
+    assert (invalid.value.kind, invalid.value.reason) == (kind, parse_vote(ballot, NAMES, voter, alive)[1])
+    assert read_ballot("abstain", NAMES, voter, alive) is None and read_ballot(None, NAMES, voter, alive) is None
+
+
 def test_self_vote_allowed_by_option() -> None:
     assert parse_vote("player_2", NAMES, 2, ALL, allow_self_vote=True) == (2, None)
 
@@ -326,6 +341,17 @@ def test_parse_vote_never_raises(text: str, mode: str, self_ok: bool) -> None:
     target, note = parse_vote(text, NAMES, 1, {0, 1, 3, 4}, allow_self_vote=self_ok, mode=mode)
     assert target is None or target in ({0, 3, 4} | ({1} if self_ok else set()))
     assert note is None or isinstance(note, str)
+
+
+@settings(max_examples=500, deadline=None)
+@given(UNICODE | st.integers(), st.sampled_from(["lenient", "strict"]), st.booleans())
+def test_read_ballot_is_parse_vote_with_invalid_ballots_raised(ballot: object, mode: str, self_ok: bool) -> None:
+    target, note = parse_vote(ballot, NAMES, 1, {0, 1, 3, 4}, allow_self_vote=self_ok, mode=mode)
+    try:
+        assert read_ballot(ballot, NAMES, 1, {0, 1, 3, 4}, allow_self_vote=self_ok, mode=mode) == target
+        assert note is None
+    except InvalidAnswer as invalid:
+        assert target is None and invalid.reason == note
 
 
 @settings(max_examples=2000, deadline=None)

@@ -1,8 +1,8 @@
 """The reader of every JSON answer: the model's top-level object, never one it quoted.
 
 ``{"explanation": "I could say {\\"chosen_number\\": 99}", "chosen_number": 5}`` means 5: an object
-inside a string value, or nested in another object, is what the model wrote about, not its
-answer. The readings, in order; the first that finds an object is the answer:
+inside a string value, or (unless a caller asks for nested ones) nested in another object, is what
+the model wrote about, not its answer. The readings, in order; the first that finds an object is the answer:
 
 1. **as written**: the top-level JSON objects of the text, left to right (a ``{`` at brace depth 0
    whose JSON parses; the scan goes on after its end). A ``{`` that opens no object opens a brace
@@ -12,16 +12,21 @@ answer. The readings, in order; the first that finds an object is the answer:
 3. **by key** (:func:`key_values`): when no object parses at all, a ``"key": value`` pair at brace
    depth 0 or 1, so a pair inside a quoted object (depth 2) is not read.
 
-Several objects: the caller takes the last one that holds its key (a draft may come first). Every
-reading looks at the last :data:`MAX_ANSWER_CHARS` characters in linear time (the decoder stops
-after :data:`SCAN_BUDGET` times the text's length or :data:`MAX_FAILED_TRIES` failures;
+Precedence, when several values parse: the last wins (a draft may come first). A caller that reads
+one key takes the last object holding it (:func:`last_holding`, :func:`last_json_object`); a grammar
+whose decision may sit in a wrapper object (``{"decision": {"action": "BUY"}}``) tries the values of
+:func:`answer_candidates` with ``nested=True``: each top-level value, last first, then the values
+nested in it. An object inside a string value is never read.
+
+Every reading looks at the last :data:`MAX_ANSWER_CHARS` characters in linear time (the decoder
+stops after :data:`SCAN_BUDGET` times the text's length or :data:`MAX_FAILED_TRIES` failures;
 ``benchmarks/bench_json_answer.py``). Nothing here raises on any input.
 """
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 #: Longest text read, its tail kept (answers come last).
@@ -51,6 +56,24 @@ def answer_values(text: str, openings: str = "{") -> list[Any]:
     if not found and '\\"' in tail:
         found = top_level_values(tail.replace('\\"', '"'), openings)
     return found
+
+
+def answer_candidates(text: str, openings: str = "{", nested: bool = False) -> list[Any]:
+    """The values of :func:`answer_values` in the order a caller tries them: the last first. With
+    ``nested``, each is followed by the objects and lists nested in it, depth first, outer before
+    inner (strings are never looked into)."""
+    values = answer_values(text, openings)[::-1]
+    return [part for value in values for part in _nested(value)] if nested else values
+
+
+def _nested(value: Any) -> Iterator[Any]:
+    """``value`` and every object or list inside it, depth first."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        yield item
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        pending.extend(reversed([child for child in children if isinstance(child, (dict, list))]))
 
 
 def top_level_values(text: str, openings: str = "{") -> list[Any]:

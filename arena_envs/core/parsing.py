@@ -1,4 +1,15 @@
-"""Lenient text helpers shared by the environments' parsers. None of them raises on odd input."""
+"""The parser contract, and lenient text helpers shared by the environments' parsers.
+
+Every game reads a text answer with a pure function beside its rules, ``parse…(text, <what the
+decision depends on>)``: it returns what the answer decides, or raises
+:class:`~arena_envs.core.answers.InvalidAnswer` (``unparseable``: no decision could be read;
+``illegal``: one was read and the rules forbid it), and nothing else, on any text. A game whose
+errors carry a code raises a subclass. The env's ``_parse_text`` calls it and wraps the value in its
+move; judging the value against the live state is the env's. JSON in an answer is read only by
+:mod:`arena_envs.core.json_answer`, whose parameters say a game's precedence.
+
+None of the helpers below raises on odd input.
+"""
 from __future__ import annotations
 
 import re

@@ -98,6 +98,14 @@ def parse_shares(value: Any, ranks: Sequence[int], golds: int) -> list[int]:
     return [to_int(v, "proposal", 0, golds) for v in items]
 
 
+def parse_answer(text: str, golds: int, ranks: Sequence[int] | None = None) -> tuple[str, Any]:
+    """A text answer: given the ``ranks`` on board (a proposal is asked for), ``("propose", shares
+    in rank order)``; else ``("vote", True to accept)``. Raises :class:`InvalidAnswer`."""
+    if ranks is not None:
+        return "propose", parse_shares(answer_value(text, "proposal"), ranks, golds)
+    return "vote", to_vote(answer_value(text, "decision")) == "accept"
+
+
 class PirateGameEnv(SequentialGameEnv):
     """γ-Bench Pirate Game; see the module docstring for spaces, rewards and features."""
 
@@ -225,10 +233,8 @@ class PirateGameEnv(SequentialGameEnv):
             self._cumulative_rewards["player_0"] = self.rewards["player_0"]
 
     def _parse_text(self, agent: str, text: str) -> tuple[str, Any]:
-        if self.game.phase == "propose":
-            ranks = list(range(self.game.proposer + 1, self.n_players + 1))
-            return "propose", parse_shares(answer_value(text, "proposal"), ranks, self.golds)
-        return "vote", to_vote(answer_value(text, "decision")) == "accept"
+        ranks = list(range(self.game.proposer + 1, self.n_players + 1)) if self.game.phase == "propose" else None
+        return parse_answer(text, self.golds, ranks)
 
     def _from_native(self, agent: str, action: Any) -> tuple[str, Any]:
         if self.game.phase == "propose":

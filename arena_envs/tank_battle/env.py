@@ -50,11 +50,9 @@ NO_TARGET = parser.NO_TARGET
 
 #: why an answer was not taken (the reason the next text shows) and a dict action's request message
 _SAY = {
-    "en": {"no_op": "no operation found: answer with one of the operation tokens of the format above",
-           "target": "target {} is not -1, 200, a listed enemy tank or an enemy base",
+    "en": {"target": "target {} is not -1, 200, a listed enemy tank or an enemy base",
            "request": "Please attack tank {} together with me"},
-    "zh": {"no_op": "未找到操作：请按上面的格式给出一个操作",
-           "target": "目标{}不是-1、200、列出的敌方坦克或敌方基地",
+    "zh": {"target": "目标{}不是-1、200、列出的敌方坦克或敌方基地",
            "request": "请和我一起攻击坦克{}"},
 }
 
@@ -194,9 +192,7 @@ class TankBattleEnv(TextAECEnv):
 
     def _parse_text(self, agent: str, text: str) -> Move:
         player = self._player(agent)
-        decision = parser.parse_answer(text, self.stage, strict=self.parser == "strict")
-        if not decision.op_found:
-            raise InvalidAnswer("unparseable", _SAY[self.lang]["no_op"])
+        decision = parser.parse_decision(text, self.stage, self.parser == "strict", self.lang)
         if not parser.control_valid(self.world, player, self.stage, decision):
             raise InvalidAnswer("illegal", _SAY[self.lang]["target"].format(decision.target))
         return Move(decision, parser.format_ok(self.world, player, self.stage, decision))

@@ -1,7 +1,8 @@
 """What a tank says: the text action grammar and the answer constraint for guided decoding.
 
-:func:`parse_answer` reads an answer into a :class:`Decision` and never raises. It knows nothing
-about the world, so it does not judge target ids; the env combines it with :func:`target_valid` at
+:func:`parse_answer` reads an answer into a :class:`Decision` and never raises; :func:`parse_decision`
+is the game's parser (one with an operation, else :class:`~arena_envs.core.InvalidAnswer`). Neither
+knows the world, so neither judges target ids; the env combines them with :func:`target_valid` at
 step time, while the world still shows the state the agent saw:
 
 * the control part is valid (:func:`control_valid`) iff an operation was found and, in stages 3-7,
@@ -24,7 +25,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from arena_envs.core.answers import AnswerConstraint
+from arena_envs.core.answers import AnswerConstraint, InvalidAnswer
 from arena_envs.tank_battle.coop import legal_partners
 from arena_envs.tank_battle.decision import Coop, Decision
 from arena_envs.tank_battle.stages import Stage
@@ -59,6 +60,9 @@ _CONTROL_HEADER = re.compile(r"#(?:Operation|Attack operation|操作|攻击操�
 _COOP_HEADER = re.compile(r"#(?:Cooperation operation|协作操作)[ \t]*[:：]")
 #: the longest request message kept (texts show messages cut to 200 characters)
 MAX_MESSAGE = 200
+#: why an answer without an operation is not taken, in each answer language
+NO_OPERATION = {"en": "no operation found: answer with one of the operation tokens of the format above",
+                "zh": "未找到操作：请按上面的格式给出一个操作"}
 
 
 def parse_answer(text: str, stage: Stage, strict: bool = False) -> Decision:
@@ -83,6 +87,15 @@ def parse_answer(text: str, stage: Stage, strict: bool = False) -> Decision:
     replies, reply_all = _replies(own)
     return Decision(op=op or "noop", op_found=op is not None, target=target, coop=coop, partner=partner,
                     message=message, replies=replies, reply_all=reply_all)
+
+
+def parse_decision(text: str, stage: Stage, strict: bool = False, lang: str = "en") -> Decision:
+    """The decision of :func:`parse_answer` when it holds an operation; else :class:`InvalidAnswer`
+    (``unparseable``, :data:`NO_OPERATION` in ``lang``)."""
+    decision = parse_answer(text, stage, strict)
+    if not decision.op_found:
+        raise InvalidAnswer("unparseable", NO_OPERATION[lang])
+    return decision
 
 
 def _after_last(header: re.Pattern[str], text: str) -> int:

@@ -17,15 +17,15 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from arena_envs.core.answers import AnswerConstraint, excerpt
+from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, excerpt
 from arena_envs.core.arguments import check_choice
-from arena_envs.core.json_answer import answer_values, key_values
+from arena_envs.core.json_answer import answer_candidates, key_values
 from arena_envs.trading.accounting import HOLD, POSITION_RULES, Order, OrderLike
 from arena_envs.trading.news import ascii_fold
 
@@ -63,12 +63,13 @@ _SYMBOL_SEPARATOR = r"[ \t]*[:=-]+>?[ \t]*"
 CONSTRAINT_DECIMALS = 4
 
 
-class ParseError(ValueError):
-    """An answer with no readable decision. ``code`` is one of :data:`ERROR_CODES`; the message is
-    one line that says what was wrong and what is accepted (the env shows it when it re-asks)."""
+class ParseError(InvalidAnswer):
+    """An answer with no readable decision: an ``unparseable`` :class:`InvalidAnswer` whose ``code``
+    is one of :data:`ERROR_CODES`; the reason is one line that says what was wrong and what is
+    accepted (the env shows it when it re-asks)."""
 
     def __init__(self, code: str, message: str):
-        super().__init__(message)
+        super().__init__("unparseable", message)
         self.code = code
 
     def __reduce__(self) -> tuple[type[ParseError], tuple[str, str]]:
@@ -102,6 +103,8 @@ def parse_action(raw: str, assets: Sequence[str]) -> ParsedAction:
        <span>`` whose span holds an action token (optional markdown ``**``, ``#``, ``>``, ``-``).
     4. One asset: ``SYM: <token>`` as in 2.
     5. The whole text: the words BUY, SELL, HOLD only; exactly one of them may occur.
+
+    No decision: :class:`ParseError`, the parser contract's :class:`InvalidAnswer` with a code.
     """
     names = _check_assets(assets)
     if not isinstance(raw, str):
@@ -246,27 +249,15 @@ def _from_json_text(text: str, names: tuple[str, ...],
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
-    """The answer's top-level JSON values (:mod:`arena_envs.core.json_answer`: never one quoted in a
-    string), the last first, each followed by the objects and lists nested in it, outer before
-    inner. A list of per-asset entries (``[{"symbol": ..., "action": ...}]``) stands for
-    ``{"actions": [...]}``."""
+    """The answer's JSON values in the order they are tried (:func:`~arena_envs.core.json_answer.answer_candidates`
+    with ``nested``: the last top-level one first, each followed by the objects and lists nested in it).
+    A list of per-asset entries (``[{"symbol": ..., "action": ...}]``) stands for ``{"actions": [...]}``."""
     found: list[dict[str, Any]] = []
-    for value in reversed(answer_values(text, openings="{[")):
-        for part in _nested(value):
-            obj = _as_object(part)
-            if obj is not None:
-                found.append(obj)
+    for part in answer_candidates(text, openings="{[", nested=True):
+        obj = _as_object(part)
+        if obj is not None:
+            found.append(obj)
     return found
-
-
-def _nested(value: Any) -> Iterator[Any]:
-    """``value`` and every object or list inside it, depth first (strings are never looked into)."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        yield item
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
-        pending.extend(reversed([child for child in children if isinstance(child, (dict, list))]))
 
 
 def _as_object(value: Any) -> dict[str, Any] | None:

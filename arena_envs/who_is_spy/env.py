@@ -34,7 +34,7 @@ from arena_envs.core.arguments import check_choice, check_int
 from arena_envs.core.records import jsonable
 from arena_envs.who_is_spy import clues
 from arena_envs.who_is_spy.game import PHASES, Ballot, Description, Elimination, WisConfig, WisGame, draw_setup
-from arena_envs.who_is_spy.rules import max_vote_note_chars, norm, parse_vote
+from arena_envs.who_is_spy.rules import max_vote_note_chars, norm
 from arena_envs.who_is_spy.scoring import REWARD_MODES, rewards
 from arena_envs.who_is_spy.text import WisTexts
 from arena_envs.who_is_spy.words import MAX_WORD_CHARS, clue_vocabulary, load_lexicon, load_pairs, word_vocabulary
@@ -189,12 +189,11 @@ class WhoIsSpyEnv(TextAECEnv):
         """A ballot that names no legal candidate (and is no explicit abstention) is invalid."""
         if move.phase != "vote" or move.note is not None:
             return
-        game, seat = self.game, self._seat[agent]
-        target, note = game.read_vote(seat, move.what)
-        if target is None and note is not None:
-            self._invalid_note = note
-            someone, _ = parse_vote(move.what, game.names, seat, range(game.n), True, self.rules.vote_parsing)
-            raise InvalidAnswer("unparseable" if someone is None else "illegal", note)
+        try:
+            self.game.read_vote(self._seat[agent], move.what)
+        except InvalidAnswer as invalid:
+            self._invalid_note = invalid.reason
+            raise
 
     def _apply(self, agent: str, move: Move, fell_back: bool) -> None:
         game, seat = self.game, self._seat[agent]

@@ -34,6 +34,7 @@ from arena_envs.who_is_spy.rules import (
     judge_utterance,
     norm,
     parse_vote,
+    read_ballot,
     speaking_order,
     split_analysis,
     tally,
@@ -362,18 +363,20 @@ class WisGame:
             self._adjudicate()
         return note
 
-    def read_vote(self, seat: int, action: object) -> tuple[int | None, str | None]:
-        """What :meth:`vote` would record for ``seat`` now, without recording it: ``(target seat or
-        None, note)`` (e.g. for an env that asks again after an unreadable ballot)."""
+    def read_vote(self, seat: int, action: object) -> int | None:
+        """The seat ``seat``'s ballot names now (None: an explicit abstention), without recording it;
+        an invalid ballot is :func:`~.rules.read_ballot`'s ``InvalidAnswer``, whose reason is the
+        note :meth:`vote` would record (for an env that asks again after an unreadable ballot)."""
         cfg = self.config
-        return parse_vote(action, self.names, seat, self._alive, cfg.allow_self_vote, cfg.vote_parsing)
+        return read_ballot(action, self.names, seat, self._alive, cfg.allow_self_vote, cfg.vote_parsing)
 
     def vote(self, seat: int, action: object) -> str | None:
         """Seat ``seat`` (the current voter) votes: ``action`` is a target seat, a name or free text
         (parsed by :func:`~.rules.parse_vote` in the configured mode), or None to abstain. Invalid ballots abstain.
         Returns the parser's note (why it abstained or coerced), else None."""
         self._expect("vote", seat)
-        target, note = self.read_vote(seat, action)
+        cfg = self.config
+        target, note = parse_vote(action, self.names, seat, self._alive, cfg.allow_self_vote, cfg.vote_parsing)
         self._pending.append(Ballot(self.round, seat, target, _json_safe(action), note))
         self._pos += 1
         if self._pos == len(self._actors):

@@ -1,8 +1,9 @@
 """The pure rules of Who is Spy (WiS paper): text normalisation, the keyword and foul judge,
-truncation, vote parsing, the tally, speaking order and the end conditions.
+truncation, vote parsing (:func:`read_ballot`), the tally, speaking order and the end conditions.
 
 Every function takes plain values (strings, seats, counts) and never raises on arbitrary Unicode
-text; the stateful game is :mod:`arena_envs.who_is_spy.game`.
+text, but for the invalid ballot that :func:`read_ballot` reports as an ``InvalidAnswer``; the
+stateful game is :mod:`arena_envs.who_is_spy.game`.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from functools import lru_cache
 from numbers import Integral
 from typing import TypeVar
 
+from arena_envs.core.answers import InvalidAnswer, InvalidKind
 from arena_envs.core.arguments import check_choice
 
 LANGUAGES = ("en", "zh")
@@ -240,6 +242,29 @@ def _read_vote_text(s: str, index: _NameIndex, mode: str) -> tuple[int | None, s
     return None, "no candidate name"
 
 
+def read_ballot(
+    action: object,
+    names: Sequence[str],
+    voter: int,
+    alive: Container[int],
+    allow_self_vote: bool = False,
+    mode: str = "lenient",
+) -> int | None:
+    """The seat a vote action names, or None for an explicit abstention; the game's parser.
+
+    ``None`` abstains; an int (numpy ints too) is a seat index, ``len(names)`` being the discrete
+    abstain action; a string is parsed by the strict steps and, in ``lenient`` mode, the name
+    search steps; any other value is read as ``str(action)``. A ballot that names no seat in range
+    raises :class:`InvalidAnswer` ``unparseable``, one that names the voter (unless
+    ``allow_self_vote``) or an eliminated player ``illegal``; the reason is the note
+    :func:`parse_vote` records. Raises nothing else on any string.
+    """
+    target, kind, note = _read_ballot(action, names, voter, alive, allow_self_vote, mode)
+    if kind is not None:
+        raise InvalidAnswer(kind, note or "")
+    return target
+
+
 def parse_vote(
     action: object,
     names: Sequence[str],
@@ -248,45 +273,45 @@ def parse_vote(
     allow_self_vote: bool = False,
     mode: str = "lenient",
 ) -> tuple[int | None, str | None]:
-    """Read a vote action as ``(target seat or None for abstain, note)``.
+    """A ballot as the game records it, ``(target seat or None for abstain, note)``: the seat of
+    :func:`read_ballot`, an invalid ballot read as an abstention. ``note`` says why a ballot was
+    read as an abstention or coerced, and is None for a clean vote or explicit abstain."""
+    target, _, note = _read_ballot(action, names, voter, alive, allow_self_vote, mode)
+    return target, note
 
-    ``None`` abstains; an int (numpy ints too) is a seat index, ``len(names)`` being the discrete
-    abstain action; a string is parsed by the strict steps and, in ``lenient`` mode, the name
-    search steps; any other value is read as ``str(action)``. A target that is out of range, dead,
-    or the voter itself (unless ``allow_self_vote``) becomes an abstention. ``note`` says why a
-    ballot was read as an abstention or coerced, and is None for a clean vote or explicit abstain.
-    Never raises on any string.
-    """
+
+def _read_ballot(action: object, names: Sequence[str], voter: int, alive: Container[int], allow_self_vote: bool,
+                 mode: str) -> tuple[int | None, InvalidKind | None, str | None]:
+    """``(seat or None, None, note)`` for a valid ballot, ``(None, kind, note)`` for an invalid one."""
     check_choice("vote_parsing", mode, VOTE_MODES)
     n = len(names)
     coerced = None
     if action is None:
-        return None, None
+        return None, None, None
     if isinstance(action, Integral) and not isinstance(action, bool):
         target: int | None = int(action)
         if target == n:
-            return None, None
+            return None, None, None
         reason = None
     else:
         if not isinstance(action, str):
             coerced = f"vote action of type {type(action).__name__[:_TYPE_NAME_CHARS]} read as text"
             action = str(action)
         target, reason = _read_vote_text(action, _name_index(tuple(names)), mode)
+    kind: InvalidKind = "unparseable"
     if target is not None:
         if abs(target) >= 10**_SEAT_DIGITS:
             reason = "seat number out of range"
         elif not 0 <= target < n:
             reason = f"seat {target} is out of range"
         elif target == voter and not allow_self_vote:
-            reason = "self-vote not allowed"
+            kind, reason = "illegal", "self-vote not allowed"
         elif target not in alive:
-            reason = f"{names[target]} is eliminated"
-        if reason is not None:
-            target = None
-    if reason is not None:
-        reason = f"vote parsed as abstain: {reason}"
-    notes = [x for x in (coerced, reason) if x]
-    return target, "; ".join(notes) or None
+            kind, reason = "illegal", f"{names[target]} is eliminated"
+    if reason is None:
+        return target, None, coerced
+    notes = [x for x in (coerced, f"vote parsed as abstain: {reason}") if x]
+    return None, kind, "; ".join(notes)
 
 
 def max_vote_note_chars(names: Sequence[str]) -> int:
