@@ -6,17 +6,11 @@
     vllm-local:PATH[?OPTIONS]      in-process vllm.LLM
     hf:PATH[?OPTIONS]              transformers
 
-OPTIONS is a URL query string, ``key=value`` joined by ``&`` (a comma as ``%2C``); the table of
-``docs/llm_policies.md`` gives the defaults and meanings: ``agent`` (generic, aucarena, investor,
-tradeagent, hedgefund, deepfund), ``temperature``, ``max_tokens``, ``guided`` (1, check, 0),
-``cot``, ``cot_max_tokens``, ``system``, ``persona``; aucarena ``plan``, ``desire``, ``belief``;
-vllm ``timeout``, ``retries``, ``servers``, ``failover``, ``probe``; vllm-local ``max_batch``,
-``window``, ``max_model_len``, ``enforce_eager``; hf ``device``, ``dtype``, ``max_batch``,
-``window``, ``threads``. The trading agents (temperature 0.5 and 64 tokens for the decision line
-by default) take ``max_retries=3``, ``seeded=1`` (0: no request seeds), ``top_k=5`` (investor),
-``debate_rounds=1``, ``risk_rounds=1`` (tradeagent), ``functional_mode=rule|llm`` (hedgefund),
-``max_position_ratio=1.0`` (deepfund). Backends are shared per process: policies built from the
-same target reuse one HTTP client pool, ``vllm.LLM`` or loaded model, so their episodes batch.
+OPTIONS is a URL query string, ``key=value`` joined by ``&`` (a comma as ``%2C``); the options and
+their defaults are declared once, in :mod:`llm_policies.spec_options` (``arena policies ENV`` lists
+them; their meanings: ``docs/llm_policies.md``). Backends are shared per process: policies built
+from the same target reuse one HTTP client pool, ``vllm.LLM`` or loaded model, so their episodes
+batch.
 """
 from __future__ import annotations
 
@@ -36,24 +30,10 @@ from arena_envs.core.policy import Policy
 from llm_policies.cpu_cores import check_threads
 from llm_policies.retry import MAX_ATTEMPTS, Backoff
 from llm_policies.server_settings import check_timeout, server_url
+from llm_policies.spec_options import SPEC_OPTIONS
 from llm_policies.types import DEFAULT_URL, Backend
 
 _BOOL = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
-#: The options of each spec kind and their defaults (``"*"``: of every kind), as ``arena policies``
-#: lists them: it reads this literal from the source (see arena_envs.runner.policy_registry).
-SPEC_OPTIONS: dict[str, dict[str, str]] = {
-    "*": {"agent": "generic", "temperature": "0.0 (trading agents: 0.5)", "max_tokens": "256 (trading agents: 64)",
-          "guided": "1 (or 0, check)", "cot": "0 (aucarena: 1)", "cot_max_tokens": "512 (aucarena: 384)",
-          "system": "the generic prompt", "persona": "none", "plan": "adaptive (aucarena)",
-          "desire": "none (aucarena)", "belief": "1 (aucarena)", "max_retries": "3 (trading agents)",
-          "seeded": "1 (trading agents)", "top_k": "5 (investor)", "debate_rounds": "1 (tradeagent)",
-          "risk_rounds": "1 (tradeagent)", "functional_mode": "rule (hedgefund)",
-          "max_position_ratio": "1.0 (deepfund)"},
-    "vllm": {"timeout": "120", "retries": "4", "servers": "none", "failover": "1", "probe": "60"},
-    "vllm-local": {"max_batch": "64", "window": "0.02", "max_model_len": "8192", "enforce_eager": "0"},
-    "hf": {"device": "cpu", "dtype": "auto", "max_batch": "16", "window": "0.02",
-           "threads": "one per usable core (OMP_NUM_THREADS if fewer)"},
-}
 _POLICY_OPTIONS = set(SPEC_OPTIONS["*"])
 #: The options each trading agent takes beyond the common ones.
 _TRADING_OPTIONS: dict[str, dict[str, type]] = {

@@ -100,7 +100,7 @@ def test_a_missing_extra_is_a_note_not_an_error(monkeypatch: pytest.MonkeyPatch)
 
 def test_a_prefix_that_declares_no_options_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(registry.PREFIXES, "tiny", "tests._tiny_game:env")
-    assert policy_options("auction_v0", "tiny:...") == "options not declared (SPEC_OPTIONS of its module)"
+    assert policy_options("auction_v0", "tiny:...") == "options not declared (no arena_envs.policy_options entry)"
 
 
 def test_unknown_environment_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

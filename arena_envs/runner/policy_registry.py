@@ -8,10 +8,11 @@ editing this project:
   ``*`` means every environment. The class is built with the spec's ``key=value`` arguments.
 * group ``arena_envs.policy_prefixes``: ``"<prefix>" = "module:function"``, called as
   ``function(spec, env_name)`` with the whole spec string, for specs whose argument is not
-  ``key=value`` pairs (``vllm:MODEL@URL``, ``sb3:PATH``). The function's module may declare the
-  options of its prefixes as a literal ``SPEC_OPTIONS = {"<prefix>": {"<option>": "<default>"}}``
-  (``"*"``: options of every prefix of that module); ``arena policies`` reads it from the source,
-  without importing the module, so listing costs no torch or Ray import and works without the extra.
+  ``key=value`` pairs (``vllm:MODEL@URL``, ``sb3:PATH``).
+* group ``arena_envs.policy_options``: ``"<prefix>" = "module:TABLE"``, the options of a prefix and
+  their defaults as text, ``{"*": {...}, "<prefix>": {...}}`` (``"*"``: shared by the table's
+  prefixes), in a module that imports nothing heavy: ``arena policies`` imports it to list them, so
+  listing costs no torch or Ray import and works without the extra.
 * group ``arena_envs.commands``: ``<name> = "module:function"`` runs ``arena <name> ARGS``
   (``serve``, ``train``); the function takes the argument list and returns the exit status.
 
@@ -20,15 +21,14 @@ an optional package that is not installed costs nothing.
 """
 from __future__ import annotations
 
-import ast
+import importlib
 import importlib.util
-from functools import cache
 from importlib.metadata import entry_points
-from pathlib import Path
 from typing import NamedTuple
 
 POLICY_GROUP = "arena_envs.policies"
 PREFIX_GROUP = "arena_envs.policy_prefixes"
+OPTIONS_GROUP = "arena_envs.policy_options"
 COMMAND_GROUP = "arena_envs.commands"
 
 
@@ -95,31 +95,14 @@ def missing_extra(prefix: str) -> str | None:
 
 
 def prefix_options(prefix: str) -> dict[str, str] | None:
-    """The options (name -> default, as text) that the factory of ``prefix`` declares in its module's
-    ``SPEC_OPTIONS`` (the ``"*"`` entry first); None when the module declares none or cannot be found."""
-    declared = _declared_options(PREFIXES[prefix].partition(":")[0])
-    if declared is None:
+    """The options (name -> default, as text) that ``prefix`` declares (group ``arena_envs.policy_options``;
+    the table's ``"*"`` entry first); None when it declares none or its table cannot be loaded."""
+    target = _group(OPTIONS_GROUP).get(prefix)
+    if target is None:
         return None
-    return {**declared.get("*", {}), **declared.get(prefix, {})}
-
-
-@cache
-def _declared_options(module: str) -> dict[str, dict[str, str]] | None:
-    """The literal ``SPEC_OPTIONS`` of ``module``, read from its source file (the module is not run)."""
+    module, _, attribute = target.partition(":")
     try:
-        spec = importlib.util.find_spec(module)  # imports the parent packages only
-    except ImportError:
+        table: dict[str, dict[str, str]] = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError):
         return None
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-        return None
-    for node in ast.parse(Path(spec.origin).read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets, value = [node.target], node.value
-        else:
-            continue
-        if any(isinstance(t, ast.Name) and t.id == "SPEC_OPTIONS" for t in targets):
-            declared: dict[str, dict[str, str]] = ast.literal_eval(value)
-            return declared
-    return None
+    return {**table.get("*", {}), **table.get(prefix, {})}

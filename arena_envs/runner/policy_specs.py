@@ -240,7 +240,7 @@ def policy_options(env: str, name: str) -> str:
     if prefix in registry.PREFIXES:
         missing = registry.missing_extra(prefix)
         declared = registry.prefix_options(prefix)
-        text = ("options not declared (SPEC_OPTIONS of its module)" if declared is None
+        text = ("options not declared (no arena_envs.policy_options entry)" if declared is None
                 else ", ".join(f"{key}={default}" for key, default in declared.items()) or "none")
         return f"{text} (not installed: {install_command(missing)})" if missing else text
     target = registry.lookup(env, name)

@@ -34,10 +34,9 @@ from arena_envs.rl import FlatActions
 from arena_envs.runner.policy_specs import parse_arguments
 from baselines.rl.envs import carried_settings
 from baselines.rl.models import is_maskable, load_model, predict, training_metadata
+from baselines.spec_options import SPEC_OPTIONS
 
 _SPEC = re.compile(r"^sb3:(?P<path>.+?)(?:\+(?P<args>[A-Za-z_]\w*=.*))?$")
-#: The spec's options and their defaults, as ``arena policies`` lists them (read from this literal).
-SPEC_OPTIONS = {"sb3": {"deterministic": "true"}}
 
 
 class Sb3Policy(Policy):

@@ -34,11 +34,10 @@ with needs_extra("ray", __name__):
 from arena_envs.core import Policy, PolicyFault
 from arena_envs.rl.numeric_aec import LearnerSpaces
 from baselines.rl.envs import carried_settings
+from baselines.spec_options import SPEC_OPTIONS
 
 _SPEC = re.compile(r"^rllib:(?P<path>[^?]+)(?:\?(?P<query>.*))?$")
 _FLAGS = {"1": True, "true": True, "0": False, "false": False}
-#: The spec's options and their defaults, as ``arena policies`` lists them (read from this literal).
-SPEC_OPTIONS = {"rllib": {"deterministic": "0"}}
 
 
 class RllibPolicy(Policy):
