@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from arena_envs.core import InvalidAnswer, TextAECEnv
+from arena_envs.core import Answered, InvalidAnswer, TextAECEnv
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner import RunConfig, run
 from arena_envs.runner.cli import main
@@ -69,8 +69,8 @@ class PaintGame(TextAECEnv):
     def _fallback(self, agent: str) -> int:
         return 0
 
-    def _apply(self, agent: str, move: int, fell_back: bool) -> None:
-        self.cells[move] = self.turn
+    def _apply(self, answered: Answered) -> None:
+        self.cells[answered.move] = self.turn
         self.turn += 1
         if self.turn == 2:
             self.turn, self.round = 0, self.round + 1

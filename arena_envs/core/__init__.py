@@ -1,7 +1,7 @@
 """What all games share: base AEC class, text space, answers and constraints, parsing, records, the
 transcript and prompt options, the simultaneous-move phase, entry points, frames, package data and
 optional dependencies (extras)."""
-from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, encodable, excerpt, native_index
+from arena_envs.core.answers import AnswerConstraint, Answered, InvalidAnswer, encodable, excerpt, native_index
 from arena_envs.core.entry_points import entry_points, parallel_entry_point
 from arena_envs.core.extras import MissingExtra, needs_extra, require
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_HISTORY_WINDOW",
     "FRAME_MODES",
     "AnswerConstraint",
+    "Answered",
     "EpisodeRecord",
     "FrameWindow",
     "InvalidAnswer",
