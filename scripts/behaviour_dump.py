@@ -71,6 +71,12 @@ EXTRA_VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
                                 "allow_short": False, "max_gross_exposure": 0.8, "reward_type": "log_return",
                                 "max_exposure": 0.7},
     },
+    # re-asks where the default asks no more (tank, Who is Spy) or falls back only after five (γ-Bench)
+    "tank_battle_v0": {"retries": {"stage": 5, "max_retries": 1}},
+    "who_is_spy_v0": {"retries": {"max_retries": 1}},
+    "el_farol_v0": {"retries": {"max_retries": 1}},
+    "pirate_game_v0": {"retries": {"max_retries": 1}},
+    "battle_royale_v0": {"retries": {"max_retries": 1}},
 }
 
 #: text answers that a second AEC loop (``aec-text-seed<S>.jsonl``) gives instead of a native action
@@ -78,6 +84,23 @@ EXTRA_VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
 TEXT_ANSWERS: dict[str, tuple[str, ...]] = {
     "trading_v0": ("BUY", "SELL 0.5", "HOLD", "no idea", '{"decision": "SELL"}', "TARGET -0.3", "buy buy sell",
                    '{"SYA": "BUY", "SYB": "TARGET 0.25"}', "SYA: SELL, SYB: BUY 0.4", "DECISION: HOLD"),
+    "auction_v0": ("I'm out!", "I bid $1200!", "I bid $5000!", "I bid $30!", "I bid $99999!", "pass",
+                   "I'll bid $2500, final.", "I bid $"),
+    "tank_battle_v0": ("#Operation: #Move_up#", "#Operation: #Shoot#", "Move_left", "I refuse to play",
+                       "#Attack operation: Target 101: #Shoot#\n#Cooperation operation: #No_coop#",
+                       "#Attack operation: Target -1: #Move_down#\n#Cooperation operation: #Keep_coop#",
+                       "#Attack operation: Target 999: #Shoot#",
+                       "#Request_coop# 1: cover me\n#Attack operation: Target 200: #Move_right#",
+                       "Reply_message 1: yes\n#Operation: #Move_left#"),
+    "who_is_spy_v0": ("It is sweet.", "Round and often red.", "", "player_2", "player_1", "abstain",
+                      "I vote for player_3", "我喜欢喝茶"),
+    "el_farol_v0": ('{"decision": "go"}', '{"decision": "stay"}', "go to the bar", "maybe", '{"decision": "dance"}'),
+    "pirate_game_v0": ('{"proposal": {"1": 96, "2": 0, "3": 1, "4": 0, "5": 1, "6": 0, "7": 1, "8": 0, "9": 1, '
+                       '"10": 0}}',
+                       '{"proposal": {"2": 100}}', '{"decision": "accept"}', '{"decision": "reject"}', "I accept",
+                       "no"),
+    "battle_royale_v0": ('{"action": "shoot", "target": "player_1"}', '{"action": "miss", "target": null}',
+                         '{"action": "shoot", "target": "player_9"}', "shoot", '{"action": "shoot"}'),
 }
 
 #: policy names tried in order for the runner's seats; the first the game has is used

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer, TextAECEnv
+from arena_envs.core import AnswerConstraint, Answered, InvalidAnswer, TextAECEnv
 
 FACES = 5
 
@@ -51,7 +51,8 @@ class TinyGame(TextAECEnv):
     def _fallback(self, agent: str) -> int:
         return int(np.flatnonzero(self._action_mask(agent))[0])
 
-    def _apply(self, agent: str, move: int, fell_back: bool) -> None:
+    def _apply(self, answered: Answered) -> None:
+        agent, move = answered.agent, answered.move
         hit = move == self.target
         self.points[agent] += hit
         self.rewards[agent] = float(hit)

@@ -36,7 +36,7 @@ from pettingzoo.test.state_test import test_state_space as state_space_test
 from pettingzoo.utils import wrappers
 
 import arena_envs
-from arena_envs.core import AnswerConstraint, InvalidAnswer, TextAECEnv
+from arena_envs.core import AnswerConstraint, Answered, InvalidAnswer, TextAECEnv
 from arena_envs.core.spaces import UnicodeText
 from arena_envs.registration import ENVIRONMENTS
 
@@ -289,7 +289,8 @@ class TwoRounds(TextAECEnv):
     def _from_native(self, agent: str, action: Any) -> int:
         return int(action)
 
-    def _apply(self, agent: str, move: int, fell_back: bool) -> None:
+    def _apply(self, answered: Answered) -> None:
+        agent, move = answered.agent, answered.move
         self.moves.append(move)
         self.log.append(f"{agent}:{move}")
         self.rewards[agent] = float(move) + (self.counter() if self.counter else 0)

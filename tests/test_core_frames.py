@@ -21,7 +21,7 @@ from gymnasium import spaces
 from pettingzoo.test import api_test, render_test
 from pettingzoo.utils import wrappers
 
-from arena_envs.core import InvalidAnswer, TextAECEnv, frame_array
+from arena_envs.core import Answered, InvalidAnswer, TextAECEnv, frame_array
 
 pygame = pytest.importorskip("pygame")
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")  # read when a window opens: no screen needed
@@ -59,10 +59,10 @@ class FrameGame(TextAECEnv):
     def _fallback(self, agent: str) -> int:
         return 0
 
-    def _apply(self, agent: str, move: int, fell_back: bool) -> None:
-        self.cell, self.turns = move, self.turns + 1
+    def _apply(self, answered: Answered) -> None:
+        self.cell, self.turns = answered.move, self.turns + 1
         if self.turns == 6:
-            self.terminations[agent] = True
+            self.terminations[answered.agent] = True
 
     def _next_agent(self) -> str | None:
         return None if self.turns == 6 else "player_0"

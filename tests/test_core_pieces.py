@@ -1,15 +1,25 @@
-"""The shared pieces in arena_envs.core: the simultaneous-move phase, entry points and the
-package-data loader. Frames are tested in test_core_frames.py."""
+"""The shared pieces in arena_envs.core: the simultaneous-move phase, the answers a game's hooks
+receive, entry points and the package-data loader. Frames are tested in test_core_frames.py."""
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
 from pettingzoo.utils import wrappers
 
-from arena_envs.core import SimultaneousPhase, data_file, entry_points, parallel_entry_point, read_bytes, read_text
+from arena_envs.core import (
+    Answered,
+    SimultaneousPhase,
+    data_file,
+    entry_points,
+    parallel_entry_point,
+    read_bytes,
+    read_text,
+)
 from arena_envs.gamma.battle_royale import BattleRoyaleEnv
 from arena_envs.gamma.el_farol import ElFarolEnv
+from tests._tiny_game import TinyGame
 
 # ------------------------------------------------------------------------------ simultaneous phase
 
@@ -32,6 +42,44 @@ def test_simultaneous_phase_buffers_until_the_last_move():
 
 
 # ------------------------------------------------------------------------------ entry points
+
+
+# ------------------------------------------------------------------------------ the answers hooks receive
+
+
+class HearingGame(TinyGame):
+    """The tiny game, noting every answer its hooks receive."""
+
+    def _start_game(self, options: dict[str, Any]) -> None:
+        super()._start_game(options)
+        self.heard: list[tuple[str, Answered]] = []
+
+    def _apply(self, answered: Answered) -> None:
+        self.heard.append(("apply", answered))
+        super()._apply(answered)
+
+    def _rejected(self, answered: Answered) -> None:
+        self.heard.append(("rejected", answered))
+
+
+def test_a_game_hears_a_valid_a_reasked_and_a_fallen_back_answer():
+    env = HearingGame(n_players=2, max_retries=1)
+    env.reset(seed=0)
+    env.step("I guess 3")  # player_0: valid
+    env.step("none")  # player_1: unreadable, asked again
+    assert env.infos["player_1"]["invalid_action"]["kind"] == "unparseable" and env.agent_selection == "player_1"
+    env.step(3)  # player_1 repeats the previous guess: illegal, no re-ask left, the fallback (0) applies
+    (_, valid), (_, reasked), (_, fallback) = env.heard
+    assert [kind for kind, _ in env.heard] == ["apply", "rejected", "apply"]
+    assert valid == Answered("player_0", "I guess 3", 3) and valid.text == "I guess 3" and not valid.fell_back
+    assert (reasked.agent, reasked.answer, reasked.move, reasked.note, reasked.asked_again) == \
+        ("player_1", "none", None, None, True)
+    assert reasked.invalid is not None and reasked.invalid.kind == "unparseable"
+    assert reasked.text == "none" and not reasked.fell_back
+    assert (fallback.agent, fallback.answer, fallback.move, fallback.asked_again) == ("player_1", 3, 0, False)
+    assert fallback.invalid is not None and fallback.invalid.kind == "illegal"  # the last invalid answer
+    assert fallback.note == reasked.invalid.reason  # the correction player_1 answered
+    assert fallback.fell_back and fallback.text is None and env.infos["player_1"]["fallback"]
 
 
 def test_entry_points_build_the_triad():

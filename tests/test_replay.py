@@ -15,7 +15,7 @@ import pytest
 from gymnasium import spaces
 
 from arena_envs.cli import main
-from arena_envs.core import InvalidAnswer, TextAECEnv
+from arena_envs.core import Answered, InvalidAnswer, TextAECEnv
 from arena_envs.registration import ENVIRONMENTS
 from arena_envs.runner import RunConfig, run
 from arena_envs.runner.replay import ReplayError, episode_frames, record_episodes, replay_episode, write_video
@@ -69,8 +69,8 @@ class PaintGame(TextAECEnv):
     def _fallback(self, agent: str) -> int:
         return 0
 
-    def _apply(self, agent: str, move: int, fell_back: bool) -> None:
-        self.cells[move] = self.turn
+    def _apply(self, answered: Answered) -> None:
+        self.cells[answered.move] = self.turn
         self.turn += 1
         if self.turn == 2:
             self.turn, self.round = 0, self.round + 1

@@ -498,6 +498,19 @@ def test_an_unreadable_answer_is_asked_again_then_falls_back():
     assert flat.unwrapped.infos["trader_0"]["parse_error"] == "empty"
 
 
+def test_the_fallback_logs_the_code_of_the_last_invalid_answer():
+    env = trading_v0.env(n_agents=1, max_retries=1)
+    env.reset(seed=0)
+    env.step("Should I buy or sell?")  # no_action, asked again
+    env.step(99)  # bad_index: the fallback
+    info = env.unwrapped.infos["trader_0"]
+    assert info["fallback"] and info["parse_error"] == "bad_index"
+    env.step(99)  # bad_index, asked again
+    env.step("BUY")  # a valid answer logs no error
+    info = env.unwrapped.infos["trader_0"]
+    assert not info["fallback"] and info["parse_error"] is None
+
+
 def test_random_text_never_crashes():
     env = trading_v0.env(data="synthetic", assets={"SYS": "stock", "SYC": "crypto"}, **DATES_2025)
     env.reset(seed=0)

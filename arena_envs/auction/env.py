@@ -32,7 +32,7 @@ from arena_envs.auction.items import ITEM_ORDERS, MAX_MONEY, TABLE1_ITEMS, Item,
 from arena_envs.auction.parser import parse_reply
 from arena_envs.auction.rules import WITHDRAW, AuctionRules, repo_tie_break
 from arena_envs.core import EpisodeRecord
-from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, excerpt, native_index
+from arena_envs.core.answers import AnswerConstraint, Answered, InvalidAnswer, excerpt, native_index
 from arena_envs.core.arguments import check_int
 from arena_envs.core.space_cache import own_copy, prototype
 from arena_envs.core.text_env import TextAECEnv
@@ -254,13 +254,19 @@ class AuctionEnv(TextAECEnv):
     def _fallback(self, agent: str) -> int:
         return WITHDRAW
 
-    def _apply(self, agent: str, move: int, fell_back: bool) -> None:
-        rules = self.rules
-        events = rules.decide(self.seat_of[agent], move, forced=fell_back)
-        if isinstance(self._answer, str):
-            events[0]["answer"] = self._answer  # the decision event: the raw reply it was parsed from
+    def _apply(self, answered: Answered) -> None:
+        agent, move, rules = answered.agent, answered.move, self.rules
+        exchange = None
+        if self.prompt == "paper":
+            reply = answered.text
+            if reply is None:
+                reply = "I'm out!" if move == WITHDRAW else f"I bid ${move}!"
+            exchange = self._exchange(answered, reply)
+        events = rules.decide(self.seat_of[agent], move, forced=answered.fell_back)
+        if answered.text is not None:
+            events[0]["answer"] = answered.text  # the decision event: the raw reply it was parsed from
         self.record.events.extend(events)
-        self._last_status[agent] = "forced_withdraw" if fell_back else "accepted"
+        self._last_status[agent] = "forced_withdraw" if answered.fell_back else "accepted"
         for event in events:
             if event["type"] == "hammer":
                 winner = event["winner"]
@@ -272,6 +278,23 @@ class AuctionEnv(TextAECEnv):
             for a in self.agents:
                 self.truncations[a] = True
         self._finish_if_over()
+        if exchange is not None:
+            self._exchanges[self.seat_of[agent]] = exchange
+
+    def _rejected(self, answered: Answered) -> None:
+        invalid, agent = answered.invalid, answered.agent
+        assert invalid is not None
+        self._last_status[agent] = "unparseable" if invalid.kind == "unparseable" else f"rejected:{invalid.reason}"
+        if self.prompt == "paper":
+            reply = answered.text if answered.text is not None else f"(action {excerpt(answered.answer)})"
+            self._exchanges[self.seat_of[agent]] = self._exchange(answered, reply)
+
+    def _exchange(self, answered: Answered, reply: str) -> tuple[int, list[tuple[str, str]]]:
+        """prompt="paper": the bidder's exchanges of the current item with the turn it answered and
+        its ``reply`` added (read before the answer changes the auction)."""
+        seat = self.seat_of[answered.agent]
+        turn = self.texts.paper_turn(seat, answered.note)  # bid_turn() as the bidder saw it
+        return self.rules.item_index, [*self._item_exchanges(seat), (turn, reply)]
 
     def _reward(self, seat: int, profit: int) -> float:
         mode = self.reward_mode
@@ -300,23 +323,6 @@ class AuctionEnv(TextAECEnv):
         if self.prompt == "paper":
             return self.texts.paper_prompt(seat, note, self._item_exchanges(seat))
         return self.texts.prompt(seat, note)
-
-    def step(self, action: Any) -> None:
-        agent = self.agent_selection if self.record is not None and self.agents else None  # None: out of order
-        if agent is None or self.prompt != "paper" or self.terminations[agent] or self.truncations[agent]:
-            super().step(action)
-            return
-        seat, item = self.seat_of[agent], self.rules.item_index
-        turn = self.bid_turn(agent)
-        exchanges = self._item_exchanges(seat)
-        super().step(action)
-        if isinstance(action, str):
-            reply = action
-        elif self.last_move is not None:
-            reply = "I'm out!" if self.last_move == WITHDRAW else f"I bid ${self.last_move}!"
-        else:
-            reply = f"(action {excerpt(action)})"
-        self._exchanges[seat] = (item, [*exchanges, (turn, reply)])
 
     def _item_exchanges(self, seat: int) -> list[tuple[str, str]]:
         """prompt="paper": ``seat``'s turns and replies of the current item so far."""
@@ -406,6 +412,8 @@ class AuctionEnv(TextAECEnv):
                            "true_value": rules.items[finished_item].true_value}
         current = None if rules.finished else rules.item_index
         new_item = current is not None and not rules.item_rounds and self._new_item_seen[agent] != current
+        if new_item and agent == self.agent_selection:
+            self._new_item_seen[agent] = rules.item_index  # said once, at its turn
         counts = self.invalid_counts[agent]
         return {
             "item_index": current, "item": None if current is None else rules.item.name,
@@ -419,14 +427,6 @@ class AuctionEnv(TextAECEnv):
             "last_status": self._last_status[agent], "forced_withdraw": self._last_status[agent] == "forced_withdraw",
             "failed_bids": counts["illegal"], "parse_failures": counts["unparseable"],
         }
-
-    def _refresh_info(self, agent: str, invalid: InvalidAnswer | None, fell_back: bool = False) -> None:
-        if invalid is not None and not fell_back:
-            self._last_status[agent] = "unparseable" if invalid.kind == "unparseable" else f"rejected:{invalid.reason}"
-        super()._refresh_info(agent, invalid, fell_back)
-        info = self.infos[agent]
-        if info["new_item"] and agent == self.agent_selection:
-            self._new_item_seen[agent] = info["item_index"]
 
     def answer_constraint(self, agent: str | None = None) -> AnswerConstraint:
         agent = agent or self.agent_selection

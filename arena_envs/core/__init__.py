@@ -1,6 +1,6 @@
 """What all games share: base AEC class, text space, answers and constraints, parsing, records, the
 simultaneous-move phase, entry points, frames, package data and optional dependencies (extras)."""
-from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, encodable, excerpt, native_index
+from arena_envs.core.answers import AnswerConstraint, Answered, InvalidAnswer, encodable, excerpt, native_index
 from arena_envs.core.entry_points import entry_points, parallel_entry_point
 from arena_envs.core.extras import MissingExtra, needs_extra, require
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
@@ -14,6 +14,7 @@ from arena_envs.core.text_env import TextAECEnv
 __all__ = [
     "FRAME_MODES",
     "AnswerConstraint",
+    "Answered",
     "EpisodeRecord",
     "FrameWindow",
     "InvalidAnswer",

@@ -1,9 +1,12 @@
-"""What a decision accepts: the invalid-answer exception and the guided-decoding constraint.
+"""What a decision accepts: the invalid-answer exception, the answer a game's hooks receive and the
+guided-decoding constraint.
 
 An environment raises :class:`InvalidAnswer` from its parser or validator; the base class turns it
-into a recorded invalid attempt, a correction note in the agent's next text and a retry. The
-:class:`AnswerConstraint` of the current decision lets an LLM backend restrict decoding (vLLM
-structured outputs: ``choice``, ``regex`` or ``json``) so that the answer always parses.
+into a recorded invalid attempt, a correction note in the agent's next text and a retry, and hands
+the game an :class:`Answered` (the answer, the move read from it or the fallback, the invalid
+answer behind a fallback). The :class:`AnswerConstraint` of the current decision lets an LLM
+backend restrict decoding (vLLM structured outputs: ``choice``, ``regex`` or ``json``) so that the
+answer always parses.
 
 Any value may arrive as an answer (any Unicode, deep nesting, huge or non-finite numbers, the wrong
 type): :func:`native_index` reads a discrete action, :func:`excerpt` quotes an answer in a message
@@ -18,7 +21,7 @@ import math
 import re
 import reprlib
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -30,13 +33,45 @@ InvalidKind = Literal["unparseable", "illegal"]
 class InvalidAnswer(Exception):
     """Raised by an environment's parser or validator; never escapes ``step()``. The ``reason`` is
     shown to the agent and printed: it quotes what it was given with :func:`excerpt`, and is kept
-    :func:`encodable` here."""
+    :func:`encodable` here. ``code``: the game's own name for the problem, if it logs one (the
+    trading arena's ``parse_error``)."""
 
-    def __init__(self, kind: InvalidKind, reason: str):
+    def __init__(self, kind: InvalidKind, reason: str, code: str | None = None):
         reason = encodable(reason)
         super().__init__(reason)
         self.kind: InvalidKind = kind
         self.reason = reason
+        self.code = code
+
+
+class Answered(NamedTuple):
+    """``agent``'s answer as the base class hands it to the game's hooks (``_apply``, ``_rejected``);
+    a frozen value (a named tuple: one is built at every step).
+
+    ``answer`` is what ``step()`` was given (a text or a native action); ``move`` what the game
+    applies: the move read from the answer or, after the last re-ask, the game's fallback (``None``
+    for an answer asked again); ``invalid`` the invalid answer asked again or, for a fallback, the
+    last one, which caused it (``None`` for a valid answer); ``note`` the correction the agent's
+    text showed when it answered (why its previous answer was rejected; ``None`` at a first try);
+    ``asked_again``: the answer was rejected and the agent is asked again.
+    """
+
+    agent: str
+    answer: Any
+    move: Any = None
+    invalid: InvalidAnswer | None = None
+    note: str | None = None
+    asked_again: bool = False
+
+    @property
+    def fell_back(self) -> bool:
+        """Whether ``move`` is the game's fallback for an invalid answer."""
+        return self.invalid is not None and not self.asked_again
+
+    @property
+    def text(self) -> str | None:
+        """The answer when it is a text (what a game logs as the raw reply), else ``None``."""
+        return self.answer if isinstance(self.answer, str) else None
 
 
 #: The most characters of a given value that a message quotes.

@@ -14,9 +14,14 @@
   the JSON episode record, the metrics hook, ``render_mode="ansi"``, and ``"human"`` (drawn after
   ``reset()`` and each changing ``step()``, with no ``render()`` call).
 
-Hooks: ``_start_game``, ``_parse_text``, ``_from_native``, ``_validate``, ``_apply``, ``_fallback``,
-``_next_agent``, ``_text``, ``_features``, ``_action_mask``, ``_agent_info``, ``_metrics``,
-``_render_text``, ``answer_constraint`` (``None``: the game does not constrain answers).
+Hooks: ``_start_game``, ``_parse_text``, ``_from_native``, ``_validate``, ``_apply``, ``_rejected``,
+``_fallback``, ``_next_agent``, ``_text``, ``_features``, ``_action_mask``, ``_agent_info``,
+``_metrics``, ``_render_text``, ``answer_constraint`` (``None``: the game does not constrain answers).
+A game overrides hooks only, never ``step()`` or a private method of this class. A step hands the
+game an :class:`~arena_envs.core.answers.Answered` (the agent, its answer as given, the move, the
+invalid answer behind a fallback, the correction the agent answered): ``_apply(answered)`` plays its
+move; ``_rejected(answered)`` hears of an invalid answer asked again, before the agent's info is
+refreshed. An :class:`InvalidAnswer`'s ``code`` rides along for games that log one.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
-from arena_envs.core.answers import AnswerConstraint, InvalidAnswer, encodable
+from arena_envs.core.answers import AnswerConstraint, Answered, InvalidAnswer, encodable
 from arena_envs.core.arguments import MAX_RETRIES, check_choice, check_int, check_real
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
 from arena_envs.core.records import EpisodeRecord, jsonable
@@ -251,8 +256,8 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         self._clear_rewards()
         self._cumulative_rewards[agent] = 0.0
         self.num_steps += 1
-        self._answer = action  # the answer as given; games may log raw text with the decision
         self.last_move = None
+        note = self._notes[agent]  # the correction the agent's text showed when it answered
         invalid: InvalidAnswer | None = None
         try:
             move = self._parse_text(agent, action) if isinstance(action, str) else self._from_native(agent, action)
@@ -267,6 +272,7 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
             if self._retries[agent] <= self.max_retries:
                 self._notes[agent] = err.reason
                 self.rewards[agent] = self.invalid_action_penalty
+                self._rejected(Answered(agent, action, None, err, note, asked_again=True))
                 self._refresh_info(agent, err)
                 self._accumulate_rewards()
                 return
@@ -277,7 +283,7 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
         fell_back = invalid is not None
         self._retries[agent] = 0
         self._notes[agent] = None
-        self._apply(agent, move, fell_back)
+        self._apply(Answered(agent, action, move, invalid, note))
         self.last_move = move
         nxt = self._next_agent()
         self._count_cycle(agent, nxt)
@@ -487,8 +493,13 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
     def _validate(self, agent: str, move: Any) -> None:
         """Raise :class:`InvalidAnswer` if ``move`` breaks the rules; default: accept."""
 
-    def _apply(self, agent: str, move: Any, fell_back: bool) -> None:
+    def _apply(self, answered: Answered) -> None:
+        """Play ``answered.move`` (read from the answer, or the fallback: ``answered.fell_back``)."""
         raise NotImplementedError
+
+    def _rejected(self, answered: Answered) -> None:
+        """``answered`` was invalid and the agent is asked again (before its info is refreshed);
+        default: nothing."""
 
     def _fallback(self, agent: str) -> Any:
         raise NotImplementedError

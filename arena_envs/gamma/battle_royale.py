@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer
+from arena_envs.core import AnswerConstraint, Answered, InvalidAnswer
 from arena_envs.core.answers import excerpt, native_index
 from arena_envs.core.arguments import check_real
 from arena_envs.core.json_answer import key_values
@@ -219,10 +219,11 @@ class BattleRoyaleEnv(SequentialGameEnv):
         self._check_fallback(agent)
         return self._from_native(agent, random_legal_action(self.np_random, self._action_mask(agent)))
 
-    def _apply(self, agent: str, move: int | None, fell_back: bool) -> None:
+    def _apply(self, answered: Answered) -> None:
+        move: int | None = answered.move
         record = self.game.play(move, self.np_random)
         self.history.append(record)
-        self.record.add("turn", fallback=fell_back, **record)
+        self.record.add("turn", fallback=answered.fell_back, **record)
         shooter = record["shooter"]
         echo = canonical_json({"action": "miss" if move is None else "shoot",
                                "target": None if move is None else f"player_{move}"})

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer
+from arena_envs.core import AnswerConstraint, Answered, InvalidAnswer
 from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_real
 from arena_envs.gamma import scoring
@@ -287,9 +287,9 @@ class PirateGameEnv(SequentialGameEnv):
             return "propose", random_composition(self.np_random, self.golds, self.game.n_survivors)
         return "vote", bool(self.np_random.integers(2))
 
-    def _apply(self, agent: str, move: tuple[str, Any], fell_back: bool) -> None:
-        kind, value = move
-        i = self._index[agent]
+    def _apply(self, answered: Answered) -> None:
+        kind, value = answered.move
+        i, fell_back = self._index[answered.agent], answered.fell_back
         if kind == "propose":
             self.game.propose(value)
             self.record.add("proposal", round=self.game.round, proposer=i, shares=list(value), fallback=fell_back)

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase
+from arena_envs.core import AnswerConstraint, Answered, InvalidAnswer, SimultaneousPhase
 from arena_envs.core.answers import native_index
 from arena_envs.core.arguments import check_bool
 from arena_envs.gamma.answer import ChoiceField, IntField
@@ -165,8 +165,8 @@ class SimultaneousGameEnv(GammaEnv):
         self._check_fallback(agent)
         return random_legal_action(self.np_random, self._action_mask(agent))
 
-    def _apply(self, agent: str, move: int, fell_back: bool) -> None:
-        if self._phase.submit(self._index[agent], move):
+    def _apply(self, answered: Answered) -> None:
+        if self._phase.submit(self._index[answered.agent], answered.move):
             self._resolve_round()
 
     def _resolve_round(self) -> None:

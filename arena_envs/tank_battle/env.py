@@ -25,7 +25,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
+from arena_envs.core import AnswerConstraint, Answered, InvalidAnswer, SimultaneousPhase, TextAECEnv
 from arena_envs.core.answers import excerpt, native_index
 from arena_envs.core.arguments import check_int
 from arena_envs.tank_battle import grid, metrics, parser
@@ -231,11 +231,11 @@ class TankBattleEnv(TextAECEnv):
         """An invalid answer: the tank does nothing this round (``noop``), its target unchanged."""
         return Move(Decision(op="noop", op_found=False), False)
 
-    def _apply(self, agent: str, move: Move, fell_back: bool) -> None:
-        player = self._player(agent)
-        if isinstance(self._answer, str):
-            self._answers[player] = self._answer
-        if self._phase.submit(player, move):
+    def _apply(self, answered: Answered) -> None:
+        player = self._player(answered.agent)
+        if answered.text is not None:
+            self._answers[player] = answered.text
+        if self._phase.submit(player, answered.move):
             self._resolve_round()
 
     def _next_agent(self) -> str | None:

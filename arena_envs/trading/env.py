@@ -25,7 +25,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer, SimultaneousPhase, TextAECEnv
+from arena_envs.core import AnswerConstraint, Answered, InvalidAnswer, SimultaneousPhase, TextAECEnv
 from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_choice, check_int, check_real
 from arena_envs.trading import text as tx
@@ -242,9 +242,6 @@ class TradingEnv(TextAECEnv):
         self._recent_text: dict[str, list[str]] = {a: [] for a in self.possible_agents}
         self._results: dict[str, dict[str, Any]] = {a: {} for a in self.possible_agents}
         self._pending: dict[str, Pending] = {}  # the agents that decided today
-        self._errors: dict[str, str] = {}
-        #: what each agent's info was last built from (see _refresh_info)
-        self._info_keys: dict[str, tuple[int, bool, int, bool] | None] = {}
         self._phase: SimultaneousPhase[str, Move] = SimultaneousPhase(self.possible_agents)
         self._clear_day()
         closes0 = [finite_or_none(float(c)) for c in self._last_close[first]]
@@ -408,15 +405,6 @@ class TradingEnv(TextAECEnv):
             self._snaps[agent] = snap
         return snap
 
-    def _refresh_info(self, agent: str, invalid: InvalidAnswer | None, fell_back: bool = False) -> None:
-        """As the base class's, but an agent whose info would come out the same keeps its dict (the
-        base class refreshes the next agent after every step, mostly unchanged)."""
-        key = (self._row, agent in self._pending, self._retries[agent], fell_back)
-        if invalid is None and self._info_keys.get(agent) == key and agent in self.infos:
-            return
-        super()._refresh_info(agent, invalid, fell_back)
-        self._info_keys[agent] = key if invalid is None else None
-
     def _agent_info(self, agent: str) -> dict[str, Any]:
         base = self._infos.get(agent)
         if base is None:
@@ -439,13 +427,8 @@ class TradingEnv(TextAECEnv):
         try:
             parsed = parse_action(text, self.assets)
         except ParseError as err:
-            self._errors[agent] = err.code
-            raise InvalidAnswer("unparseable", str(err)) from None
+            raise InvalidAnswer("unparseable", str(err), err.code) from None
         return Move(tuple(parsed.orders), tuple(parsed.warnings))
-
-    def _invalid(self, agent: str, code: str, reason: str, kind: str = "illegal") -> InvalidAnswer:
-        self._errors[agent] = code
-        return InvalidAnswer("illegal" if kind == "illegal" else "unparseable", reason)
 
     def _from_native(self, agent: str, action: Any) -> Move:
         n = self.n_assets
@@ -456,7 +439,7 @@ class TradingEnv(TextAECEnv):
         if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
             i = int(action)
             if not 0 <= i < 3 * n:
-                raise self._invalid(agent, "bad_index", f"action index {excerpt(i)} is outside 0..{3 * n - 1}")
+                raise InvalidAnswer("illegal", f"action index {excerpt(i)} is outside 0..{3 * n - 1}", "bad_index")
             orders = [HOLD] * n
             orders[i // 3] = Order(DISCRETE_KINDS[i % 3])
             return Move(tuple(orders))
@@ -464,23 +447,23 @@ class TradingEnv(TextAECEnv):
             try:
                 values = np.asarray(action, dtype=np.float64).reshape(-1)
             except (TypeError, ValueError, OverflowError, RecursionError):  # not numbers, 10**400, deep nesting
-                raise self._invalid(agent, "bad_array", f"cannot read the action {excerpt(action)} as numbers",
-                                    "unparseable") from None
+                raise InvalidAnswer("unparseable", f"cannot read the action {excerpt(action)} as numbers",
+                                    "bad_array") from None
             if values.size != n:
-                raise self._invalid(agent, "bad_array", f"need one value per asset ({n}), got {values.size}")
+                raise InvalidAnswer("illegal", f"need one value per asset ({n}), got {values.size}", "bad_array")
             if self.options["action_mode"] == "weights":
                 if not np.all(np.isfinite(values)):
-                    raise self._invalid(agent, "bad_target", f"target exposures must be finite, got {values.tolist()}")
+                    raise InvalidAnswer("illegal", f"target exposures must be finite, got {values.tolist()}",
+                                        "bad_target")
                 return Move(tuple(Order("TARGET", target=float(v)) for v in values))
             if not np.all(np.isin(values, (0, 1, 2))):
-                raise self._invalid(agent, "bad_index", f"action indices must be 0 (HOLD), 1 (BUY) or 2 (SELL), "
-                                                        f"got {values.tolist()}")
+                raise InvalidAnswer("illegal", f"action indices must be 0 (HOLD), 1 (BUY) or 2 (SELL), "
+                                               f"got {values.tolist()}", "bad_index")
             return Move(tuple(Order(DISCRETE_KINDS[int(v)]) for v in values))
         if action is None:
-            raise self._invalid(agent, "empty", "no action given; answer BUY, SELL or HOLD", "unparseable")
-        raise self._invalid(agent, "bad_type", f"cannot read an action of type {type(action).__name__}; accepted: "
-                                               f"text, an action index, target exposures, an Order or a dict",
-                            "unparseable")
+            raise InvalidAnswer("unparseable", "no action given; answer BUY, SELL or HOLD", "empty")
+        raise InvalidAnswer("unparseable", f"cannot read an action of type {type(action).__name__}; accepted: "
+                                          f"text, an action index, target exposures, an Order or a dict", "bad_type")
 
     def _from_mapping(self, agent: str, action: Mapping[Any, Any]) -> Move:
         """``{symbol: Order}`` (missing assets HOLD); anything else is read as the JSON form."""
@@ -490,23 +473,22 @@ class TradingEnv(TextAECEnv):
         if upper and all(isinstance(v, Order) for v in upper.values()):
             unknown = sorted(set(upper) - set(self.assets))
             if unknown:
-                raise self._invalid(agent, "unknown_asset", f"unknown asset {excerpt(unknown[0])}; assets: "
-                                                            f"{', '.join(self.assets)}", "unparseable")
+                raise InvalidAnswer("unparseable", f"unknown asset {excerpt(unknown[0])}; assets: "
+                                                   f"{', '.join(self.assets)}", "unknown_asset")
             return Move(tuple(upper.get(sym, HOLD) for sym in self.assets))
         try:
             text = json.dumps({str(k): (tx.order_text(v) if isinstance(v, Order) else v) for k, v in action.items()})
         except (TypeError, ValueError, RecursionError):
-            raise self._invalid(agent, "bad_json", f"cannot read the dict {excerpt(action)} as a JSON answer",
-                                "unparseable") from None
+            raise InvalidAnswer("unparseable", f"cannot read the dict {excerpt(action)} as a JSON answer",
+                                "bad_json") from None
         return self._parse_text(agent, text)
 
     def _fallback(self, agent: str) -> Move:
         return Move(self._fallback_orders)
 
-    def _apply(self, agent: str, move: Move, fell_back: bool) -> None:
-        raw = self._answer if isinstance(self._answer, str) else None
-        error = self._errors.pop(agent, None) if fell_back else None
-        self._errors.pop(agent, None)
+    def _apply(self, answered: Answered) -> None:
+        agent, move, raw, fell_back = answered.agent, answered.move, answered.text, answered.fell_back
+        error = answered.invalid.code if answered.invalid is not None else None  # the cause of a fallback
         parse = {"parsed": {sym: {"kind": o.kind, "size": o.size, "target": o.target}
                             for sym, o in zip(self.assets, move.orders)},
                  "parse_error": error, "parse_warnings": list(move.warnings)}

@@ -68,9 +68,10 @@ class ParseError(InvalidAnswer):
     is one of :data:`ERROR_CODES`; the reason is one line that says what was wrong and what is
     accepted (the env shows it when it re-asks)."""
 
+    code: str
+
     def __init__(self, code: str, message: str):
-        super().__init__("unparseable", message)
-        self.code = code
+        super().__init__("unparseable", message, code)
 
     def __reduce__(self) -> tuple[type[ParseError], tuple[str, str]]:
         return ParseError, (self.code, str(self))

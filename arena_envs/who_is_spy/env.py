@@ -28,7 +28,7 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 import numpy as np
 from gymnasium import spaces
 
-from arena_envs.core import AnswerConstraint, InvalidAnswer, TextAECEnv, UnicodeText
+from arena_envs.core import AnswerConstraint, Answered, InvalidAnswer, TextAECEnv, UnicodeText
 from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_choice, check_int
 from arena_envs.core.records import jsonable
@@ -195,7 +195,8 @@ class WhoIsSpyEnv(TextAECEnv):
             self._invalid_note = invalid.reason
             raise
 
-    def _apply(self, agent: str, move: Move, fell_back: bool) -> None:
+    def _apply(self, answered: Answered) -> None:
+        agent, move = answered.agent, answered.move
         game, seat = self.game, self._seat[agent]
         phase, what = move.phase, move.what
         round_before = game.round
