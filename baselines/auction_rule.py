@@ -20,7 +20,7 @@ class _AuctionPolicy(Policy):
         self._amount_mode = False
 
     def bind(self, env: Any) -> None:
-        self._amount_mode = getattr(env, "action_mode", "discrete") == "amount"
+        self._amount_mode = env.settings.action_mode == "amount"
 
     def _bid(self, amount: int, info: dict[str, Any]) -> int:
         if self._amount_mode:

@@ -3,8 +3,8 @@ answer text of the stage's output format (what an LLM is asked to write) or as t
 of the environment's ``action_mode``, and the base class that does the writing (:class:`TankPolicy`).
 
 The policies read the game from the bound raw environment (``env.world``, ``env.stage``,
-``env.action_mode``, and the rule tank ``env.nearest_target`` and ``env.pending_requests``), never
-from the observation text, so a decision costs no parsing.
+``env.settings.action_mode``, and the rule tank ``env.nearest_target`` and ``env.pending_requests``),
+never from the observation text, so a decision costs no parsing.
 """
 from __future__ import annotations
 
@@ -114,5 +114,5 @@ class TankPolicy(Policy):
         env = self._env
         move = self.decide(env.world, env.stage)
         if self.native:
-            return native_action(env.action_mode, move)
+            return native_action(env.settings.action_mode, move)
         return answer_text(env.stage, move)

@@ -76,7 +76,7 @@ class KeyboardTank(Policy):
         finally:
             if pygame.display.get_init():
                 pygame.display.set_caption(title)
-        return native_action(env.action_mode, TankMove(op, env.nearest_target(self.player)))
+        return native_action(env.settings.action_mode, TankMove(op, env.nearest_target(self.player)))
 
     def finish(self, observation: Any, info: dict[str, Any]) -> bool:
         """Show how the game ended for this seat."""

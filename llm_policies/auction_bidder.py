@@ -65,8 +65,8 @@ class AucArenaBidder(LLMPolicyBase):
         self.seat = env.seat_of[agent]
         self.bidders = env.names()
         self.me = self.bidders[self.seat]
-        self.paper = env.prompt == "paper"
-        self.desire = self.desire_override or env.desires[self.seat]
+        self.paper = env.settings.prompt == "paper"
+        self.desire = self.desire_override or env.settings.desires[self.seat]
         rules = env.rules
         self.item_names = [item.name for item in rules.items]
         self.prices = [item.start_price for item in rules.items]

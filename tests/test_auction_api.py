@@ -33,7 +33,7 @@ def test_registered_in_pettingzoo():
     env = pettingzoo.make("aec", "arena_envs/auction-v0", item_order="ascending")
     env.reset(seed=1)
     assert env.unwrapped.metadata["name"] == "auction_v0"
-    assert arena_envs.make("auction_v0").unwrapped.item_order == "random"
+    assert arena_envs.make("auction_v0").unwrapped.settings.item_order == "random"
 
 
 def test_pickles_before_and_after_reset():

@@ -105,7 +105,7 @@ def test_raw_env_is_the_view_and_keeps_the_games_checks() -> None:
         assert {"text", "observation", "action_mask"} <= set(env.observe("tank_0"))
         assert (env.observe("tank_0")["text"] == "") == (mode == "grid")
     tank = tank_battle_v0.raw_env(obs_mode="numeric", stage=3)
-    assert tank.unwrapped.obs_mode == "numeric" and tank.unwrapped.config()["obs_mode"] == "numeric"
+    assert tank.unwrapped.settings.obs_mode == "numeric" and tank.unwrapped.config()["obs_mode"] == "numeric"
 
 
 def test_actions_convert_and_bad_ones_are_invalid_answers() -> None:

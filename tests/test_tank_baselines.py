@@ -3,6 +3,7 @@ answers, the NPC driver and the keyboard tank under pygame's dummy video driver.
 from __future__ import annotations
 
 from collections import Counter
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ from tests.play_helpers import play
 
 
 class BoundEnv:
-    """What the policies read from the raw environment: ``world``, ``stage``, ``action_mode``,
+    """What the policies read from the raw environment: ``world``, ``stage``, ``settings.action_mode``,
     ``pending_requests``, ``nearest_target`` (the env's own); plus ``render`` for the keyboard tank."""
 
     metadata = {"render_fps": 30}
@@ -31,7 +32,7 @@ class BoundEnv:
 
     def __init__(self, world: Any, stage: Stage, action_mode: str = "dict",
                  pending: dict[int, list[int]] | None = None, render_mode: str | None = "rgb_array"):
-        self.world, self.stage, self.action_mode = world, stage, action_mode
+        self.world, self.stage, self.settings = world, stage, SimpleNamespace(action_mode=action_mode)
         self.pending = pending or {}
         self.render_mode = render_mode
         self.frames = 0

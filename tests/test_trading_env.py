@@ -110,14 +110,14 @@ def test_calendar_counts_of_2025(window, stock_days, crypto_days):
     for asset_class, days in (("stock", stock_days), ("crypto", crypto_days)):
         env = TradingEnv(data=synthetic({"SYN": asset_class}), history_start=start, trade_start=start,
                          eval_start=start, end=end)
-        assert env.n_days == days
+        assert env.settings.n_days == days
 
 
 def test_real_data_window_counts(spx):
     env = TradingEnv(n_agents=1)
     trading = spx.dates[spx.dates >= np.datetime64("2018-05-01")]
     evaluation = trading[trading >= np.datetime64("2018-08-01")]
-    assert env.n_days == len(trading) == 106 and len(evaluation) == 42
+    assert env.settings.n_days == len(trading) == 106 and len(evaluation) == 42
     env.reset(seed=0)
     play(env, always(0))
     assert env.episode_metrics()["agents"]["trader_0"]["n_returns"] == len(evaluation) - 1
@@ -150,14 +150,14 @@ def test_default_history_start_gives_history_window_bars_before_the_trade_start(
     env = TradingEnv(n_agents=1, history_window=60, trade_start="2010-01-04", eval_start="2011-01-03",
                      end="2011-03-01")
     before = early.dates[early.dates < np.datetime64("2010-01-04")]
-    assert env.history_start == str(before[-60]) and env.config()["history_start"] == env.history_start
+    assert env.settings.history_start == str(before[-60]) == env.config()["history_start"]
     env.reset(seed=0)
     _, _, _, _, info = env.last()
     assert info["date"] == "2010-01-04" and info["snapshot"].closes("SPX").size == 60
-    assert TradingEnv(n_agents=1).history_start == str(spx.dates[spx.dates < np.datetime64("2018-05-01")][-60])
+    assert TradingEnv(n_agents=1).settings.history_start == str(spx.dates[spx.dates < np.datetime64("2018-05-01")][-60])
     first = str(ArchSource().market().dates[0])  # fewer bars than history_window: the data's first day
-    assert TradingEnv(n_agents=1, trade_start=first, eval_start=first, end="1999-03-01").history_start == first
-    assert TradingEnv(n_agents=1, history_start="2018-01-02").history_start == "2018-01-02"
+    assert TradingEnv(n_agents=1, trade_start=first, eval_start=first, end="1999-03-01").settings.history_start == first
+    assert TradingEnv(n_agents=1, history_start="2018-01-02").settings.history_start == "2018-01-02"
     two = TradingEnv(data="synthetic", assets={"SYS": "stock", "SYC": "crypto"}, history_window=30,
                      trade_start="2025-05-01", eval_start="2025-08-01", end="2025-09-30")
     counts = {h.symbol: int((h.dates < np.datetime64("2025-05-01")).sum()) for h in two._histories}
@@ -330,7 +330,7 @@ def test_text_observations(kwargs):
     raw = env.unwrapped
     assert len(texts) == raw.n_cycles * len(raw.possible_agents) + len(raw.possible_agents)
     for text in texts:
-        assert text.isascii() and len(text) <= raw.options["max_obs_chars"]
+        assert text.isascii() and len(text) <= raw.settings.max_obs_chars
         lines = text.splitlines()
         for start in ("AMA DAILY BRIEF", "== ASSET", "== ACCOUNT", "Equity:", "== INSTRUCTIONS =="):
             assert any(line.startswith(start) for line in lines), start
@@ -398,7 +398,7 @@ def test_costs_are_paid_on_a_trade(spx):
 def test_real_crypto_data_replays():
     env = trading_v0.env(data="crypto", n_agents=1)
     env.reset(seed=0)
-    assert env.unwrapped.assets == ("BTC",) and env.unwrapped.n_days == 151  # every calendar day
+    assert env.unwrapped.assets == ("BTC",) and env.unwrapped.settings.n_days == 151  # every calendar day
     play(env, always(1))
 
 

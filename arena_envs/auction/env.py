@@ -20,47 +20,28 @@
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
 
 from arena_envs.auction import metrics as M
 from arena_envs.auction import text as T
-from arena_envs.auction.items import ITEM_ORDERS, MAX_MONEY, TABLE1_ITEMS, Item, coerce_items, order_items
+from arena_envs.auction.config import AuctionConfig, TieBreak, amounts
+from arena_envs.auction.items import MAX_MONEY, Item, coerce_items, order_items
 from arena_envs.auction.parser import parse_reply
 from arena_envs.auction.rules import WITHDRAW, AuctionRules, repo_tie_break
 from arena_envs.core import EpisodeRecord
 from arena_envs.core.answers import AnswerConstraint, Answered, InvalidAnswer, excerpt, native_index
-from arena_envs.core.arguments import check_int
 from arena_envs.core.space_cache import own_copy, prototype
 from arena_envs.core.text_env import TextAECEnv
 
-DESIRES = ("maximize_profit", "maximize_items")
-REWARD_MODES = ("by_desire", "profit", "items")
-ACTION_MODES = ("discrete", "amount")
-TIE_BREAKS = ("random", "repo", "lowest_seat")
-PROMPTS = ("full", "paper")
-#: The most bidders (the paper: 3) and the most bid levels of the discrete action space (default 21).
-MAX_BIDDERS = 100
-MAX_DISCRETE_LEVELS = 1_000
-
-
-def _per_bidder(value: Any, n: int, name: str) -> list[Any]:
-    if isinstance(value, (list, tuple)):
-        if len(value) != n:
-            raise ValueError(f"{name} needs {n} entries (one per bidder), got {len(value)}")
-        return list(value)
-    return [value] * n
-
-
-def _amounts(value: Any, n: int, name: str, low: int, high: int) -> list[int]:
-    """One integer in ``low..high`` per bidder, from one value for all or a list of ``n``."""
-    return [check_int(name, v, low, high) for v in _per_bidder(value, n, name)]
-
 
 class AuctionEnv(TextAECEnv):
+    """AucArena's auction; its arguments are checked and kept as an :class:`~.config.AuctionConfig`
+    (``settings``); see the module docstring and ``docs/envs/auction.md``."""
+
     # a plain attribute in PettingZoo's AECEnv, so not a ClassVar
     metadata = {"name": "auction_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
 
@@ -90,7 +71,7 @@ class AuctionEnv(TextAECEnv):
         reveal_status: bool = True,
         prompt: str = "full",
         belief_match: str = "exact",
-        tie_break: str | Sequence[str] | Callable[[list[str], dict[str, Any]], str] = "random",
+        tie_break: TieBreak = "random",
         enable_discount: bool = False,
         auto_withdraw_unaffordable: bool = False,
         reward_mode: str = "by_desire",
@@ -100,56 +81,21 @@ class AuctionEnv(TextAECEnv):
         render_mode: str | None = None,
         max_cycles: int | None = None,
     ):
-        n_bidders = check_int("n_bidders", n_bidders, 2, MAX_BIDDERS)
-        if item_order not in ITEM_ORDERS:
-            raise ValueError(f"item_order must be one of {ITEM_ORDERS}, got {excerpt(item_order)}")
-        if prompt not in PROMPTS:
-            raise ValueError(f"prompt must be one of {PROMPTS}, got {excerpt(prompt)}")
-        if belief_match not in M.BELIEF_MATCHES:
-            raise ValueError(f"belief_match must be one of {M.BELIEF_MATCHES}, got {excerpt(belief_match)}")
-        if action_mode not in ACTION_MODES:
-            raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {excerpt(action_mode)}")
-        if reward_mode not in REWARD_MODES:
-            raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {excerpt(reward_mode)}")
-        if isinstance(tie_break, (list, tuple)):
-            unknown = [a for a in tie_break if a not in [f"bidder_{i + 1}" for i in range(n_bidders)]]
-            if unknown:
-                raise ValueError(f"a scripted tie_break lists agents bidder_1..bidder_{n_bidders}, "
-                                 f"got {excerpt(unknown)}")
-            tie_break = tuple(tie_break)
-        elif not callable(tie_break) and tie_break not in TIE_BREAKS:
-            raise ValueError(f"tie_break must be one of {TIE_BREAKS}, a list of agents or a callable, "
-                             f"got {excerpt(tie_break)}")
-        check_int("min_markup_pct", min_markup_pct, 1, 100)
-        check_int("discrete_levels", discrete_levels, 1, MAX_DISCRETE_LEVELS)
-        if max_steps is not None:
-            check_int("max_steps", max_steps, 1)
-        self.items = coerce_items(TABLE1_ITEMS if items is None else items)
-        self.item_order = item_order
-        self.budgets = _amounts(budgets, n_bidders, "budgets", 0, MAX_MONEY)
-        self.desires = _per_bidder(desires, n_bidders, "desires")
-        if any(d not in DESIRES for d in self.desires):
-            raise ValueError(f"desires must be among {DESIRES}, got {excerpt(self.desires)}")
-        self.overestimate_percent = _amounts(overestimate_percent, n_bidders, "overestimate_percent", -100, 100)
-        self.min_markup_pct = min_markup_pct
-        self.action_mode = action_mode
-        self.reveal_status = reveal_status
-        self.prompt = prompt
-        self.belief_match = belief_match
-        self.tie_break = tie_break
-        self.enable_discount = enable_discount
-        self.auto_withdraw_unaffordable = auto_withdraw_unaffordable
-        self.reward_mode = reward_mode
-        self.discrete_levels = discrete_levels
-        self.max_steps = max_steps
-        agents = [f"bidder_{i + 1}" for i in range(n_bidders)]
+        settings = self.settings = AuctionConfig(
+            items=items, item_order=item_order, n_bidders=n_bidders, budgets=budgets, desires=desires,
+            overestimate_percent=overestimate_percent, min_markup_pct=min_markup_pct, action_mode=action_mode,
+            max_retries=max_retries, reveal_status=reveal_status, prompt=prompt, belief_match=belief_match,
+            tie_break=tie_break, enable_discount=enable_discount, auto_withdraw_unaffordable=auto_withdraw_unaffordable,
+            reward_mode=reward_mode, invalid_action_penalty=invalid_action_penalty, discrete_levels=discrete_levels,
+            max_steps=max_steps)
+        agents = settings.agents
+        n_bidders, m = len(agents), len(cast(tuple[Item, ...], settings.items))
         self.seat_of = {agent: seat for seat, agent in enumerate(agents)}
-        self._max_budget = max(self.budgets)
-        if action_mode == "discrete":
-            action_space: spaces.Discrete = spaces.Discrete(discrete_levels + 1)
+        self._max_budget = max(cast(tuple[int, ...], settings.budgets))
+        if settings.action_mode == "discrete":
+            action_space: spaces.Discrete = spaces.Discrete(settings.discrete_levels + 1)
         else:
             action_space = spaces.Discrete(self._max_budget + 2, start=-1)
-        m = len(self.items)
         names = ["item_index", "num_items", "round", "start_price", "est_value", "min_increment",
                  "highest_bid", "leader", "min_valid_bid", "budget_remaining", "profit", "items_won"]
         names += [f"withdrawn_{i + 1}" for i in range(n_bidders)]
@@ -165,35 +111,27 @@ class AuctionEnv(TextAECEnv):
             low, np.inf, shape=low.shape, dtype=np.float32)))  # -1: none; a profit can be negative
         self._bid_space = action_space  # every bidder's (a Discrete space, typed as such)
         super().__init__(agents=agents, action_spaces={a: action_space for a in agents}, feature_names=tuple(names),
-                         max_retries=max_retries, invalid_action_penalty=invalid_action_penalty,
+                         max_retries=settings.max_retries, invalid_action_penalty=settings.invalid_action_penalty,
                          render_mode=render_mode, max_cycles=max_cycles)
 
     def config(self) -> dict[str, Any]:
-        return {
-            "items": [item.to_dict() for item in self.items], "item_order": self.item_order,
-            "n_bidders": len(self.possible_agents), "budgets": self.budgets, "desires": self.desires,
-            "overestimate_percent": self.overestimate_percent, "min_markup_pct": self.min_markup_pct,
-            "action_mode": self.action_mode, "max_retries": self.max_retries, "reveal_status": self.reveal_status,
-            "prompt": self.prompt, "belief_match": self.belief_match,
-            "tie_break": self.tie_break if isinstance(self.tie_break, str) else
-            list(self.tie_break) if isinstance(self.tie_break, tuple) else "callable",
-            "enable_discount": self.enable_discount, "auto_withdraw_unaffordable": self.auto_withdraw_unaffordable,
-            "reward_mode": self.reward_mode, "invalid_action_penalty": self.invalid_action_penalty,
-            "discrete_levels": self.discrete_levels, "max_steps": self.max_steps,
-        }
+        return self.settings.record()
 
     # ------------------------------------------------------------------ game hooks
 
     def _start_game(self, options: dict[str, Any]) -> None:
-        order = options.get("item_order", self.item_order)
-        budgets = _amounts(options.get("budgets", self.budgets), len(self.possible_agents), "budgets", 0, MAX_MONEY)
-        if self.action_mode == "amount" and max(budgets) > self._max_budget:
+        settings = self.settings
+        configured = cast(tuple[Item, ...], settings.items)
+        order = options.get("item_order", settings.item_order)
+        budgets = amounts(options.get("budgets", settings.budgets), len(self.possible_agents), "budgets", 0, MAX_MONEY)
+        if settings.action_mode == "amount" and max(budgets) > self._max_budget:
             raise ValueError("in amount mode, budgets given at reset cannot exceed the constructor's budgets")
-        items = coerce_items(options["items"]) if "items" in options else self.items
-        if len(items) != len(self.items):
-            raise ValueError(f"items given at reset must keep the number of items ({len(self.items)})")
+        items = coerce_items(options["items"]) if "items" in options else configured
+        if len(items) != len(configured):
+            raise ValueError(f"items given at reset must keep the number of items ({len(configured)})")
         ordered = order_items(items, order, self.np_random)
-        estimates = [[item.true_value * (100 + o) // 100 for item in ordered] for o in self.overestimate_percent]
+        estimates = [[item.true_value * (100 + o) // 100 for item in ordered]
+                     for o in cast(tuple[int, ...], settings.overestimate_percent)]
         self.plans = {a: [] for a in self.possible_agents}
         self.belief_checks = {a: {"self_pass": 0, "self_fail": 0, "other_pass": 0, "other_fail": 0, "sanity_errors": 0}
                               for a in self.possible_agents}
@@ -202,33 +140,36 @@ class AuctionEnv(TextAECEnv):
         self.tie_breaks_used = 0  # scripted tie-breaks consumed so far
         self.record.add("setup", order=[item.name for item in ordered], budgets=budgets, estimates=estimates)
         self.rules = AuctionRules(ordered, budgets, estimates, self._choose_leader, self.possible_agents,
-                                  self.min_markup_pct, self.auto_withdraw_unaffordable, self.enable_discount)
+                                  settings.min_markup_pct, settings.auto_withdraw_unaffordable,
+                                  settings.enable_discount)
         self.record.events.extend(self.rules.take_events())
-        self.texts = T.AuctionTexts(self.rules, T.PromptConfig(tuple(self.desires), self.reveal_status, self.prompt))
+        prompts = T.PromptConfig(tuple(settings.desires), settings.reveal_status, settings.prompt)
+        self.texts = T.AuctionTexts(self.rules, prompts)
         self._exchanges = [(-1, []) for _ in self.possible_agents]
         self._item_feature_cache = {}
         self._new_round()
         self._finish_if_over()
 
     def _choose_leader(self, tied: list[int], ctx: dict[str, Any]) -> int:
-        if self.tie_break == "lowest_seat":
+        tie_break = self.settings.tie_break
+        if tie_break == "lowest_seat":
             return tied[0]
-        if self.tie_break == "random":
+        if tie_break == "random":
             return tied[int(self.np_random.integers(len(tied)))]
-        if self.tie_break == "repo":
+        if tie_break == "repo":
             decisions = [(self.seat_of[agent], amount) for agent, amount in ctx["decisions"]]
             return repo_tie_break(decisions, lambda: int(self.np_random.integers(2)))
-        if isinstance(self.tie_break, tuple):
-            if self.tie_breaks_used >= len(self.tie_break):
+        if isinstance(tie_break, tuple):
+            if self.tie_breaks_used >= len(tie_break):
                 raise ValueError(f"the scripted tie_break has no entry left for the tie {ctx}")
-            chosen = self.tie_break[self.tie_breaks_used]
+            chosen = tie_break[self.tie_breaks_used]
             self.tie_breaks_used += 1
             if self.seat_of[chosen] not in tied:
                 raise ValueError(f"scripted tie_break entry {chosen!r} is not among the tied bidders "
                                  f"{[self.possible_agents[s] for s in tied]} ({ctx})")
             return self.seat_of[chosen]
-        assert callable(self.tie_break)
-        chosen = self.tie_break([self.possible_agents[s] for s in tied], ctx)
+        assert callable(tie_break)
+        chosen = tie_break([self.possible_agents[s] for s in tied], ctx)
         if chosen not in self.seat_of:
             raise ValueError(f"tie_break returned {chosen!r}, not an agent")
         return self.seat_of[chosen]
@@ -239,7 +180,7 @@ class AuctionEnv(TextAECEnv):
     def _from_native(self, agent: str, action: Any) -> int:
         space = self._bid_space
         a = native_index(action, int(space.n), int(space.start))
-        if self.action_mode == "amount":
+        if self.settings.action_mode == "amount":
             return WITHDRAW if a == -1 else a
         if a == 0:
             return WITHDRAW
@@ -257,7 +198,7 @@ class AuctionEnv(TextAECEnv):
     def _apply(self, answered: Answered) -> None:
         agent, move, rules = answered.agent, answered.move, self.rules
         exchange = None
-        if self.prompt == "paper":
+        if self.settings.prompt == "paper":
             reply = answered.text
             if reply is None:
                 reply = "I'm out!" if move == WITHDRAW else f"I bid ${move}!"
@@ -274,7 +215,8 @@ class AuctionEnv(TextAECEnv):
                 self.rewards[winner] += self._reward(seat, event["true_value"] - event["price"])
         if rules.cursor == 0:  # a round resolved or a new item opened
             self._new_round()
-        if self.max_steps is not None and self.num_steps >= self.max_steps and not rules.finished:
+        max_steps = self.settings.max_steps
+        if max_steps is not None and self.num_steps >= max_steps and not rules.finished:
             for a in self.agents:
                 self.truncations[a] = True
         self._finish_if_over()
@@ -285,7 +227,7 @@ class AuctionEnv(TextAECEnv):
         invalid, agent = answered.invalid, answered.agent
         assert invalid is not None
         self._last_status[agent] = "unparseable" if invalid.kind == "unparseable" else f"rejected:{invalid.reason}"
-        if self.prompt == "paper":
+        if self.settings.prompt == "paper":
             reply = answered.text if answered.text is not None else f"(action {excerpt(answered.answer)})"
             self._exchanges[self.seat_of[agent]] = self._exchange(answered, reply)
 
@@ -297,9 +239,9 @@ class AuctionEnv(TextAECEnv):
         return self.rules.item_index, [*self._item_exchanges(seat), (turn, reply)]
 
     def _reward(self, seat: int, profit: int) -> float:
-        mode = self.reward_mode
+        mode = self.settings.reward_mode
         if mode == "by_desire":
-            mode = "items" if self.desires[seat] == "maximize_items" else "profit"
+            mode = "items" if self.settings.desires[seat] == "maximize_items" else "profit"
         return float(profit) if mode == "profit" else 1.0
 
     def _finish_if_over(self) -> None:
@@ -320,7 +262,7 @@ class AuctionEnv(TextAECEnv):
 
     def _text(self, agent: str, note: str | None) -> str:
         seat = self.seat_of[agent]
-        if self.prompt == "paper":
+        if self.settings.prompt == "paper":
             return self.texts.paper_prompt(seat, note, self._item_exchanges(seat))
         return self.texts.prompt(seat, note)
 
@@ -390,10 +332,10 @@ class AuctionEnv(TextAECEnv):
         low = rules.min_valid_bid()
         if budget < low:
             return mask
-        if self.action_mode == "amount":
+        if self.settings.action_mode == "amount":
             mask[low + 1: budget + 2] = 1
         else:
-            top = min(self.discrete_levels, (budget - low) // rules.increment + 1)
+            top = min(self.settings.discrete_levels, (budget - low) // rules.increment + 1)
             mask[1: top + 1] = 1
         return mask
 
@@ -476,7 +418,7 @@ class AuctionEnv(TextAECEnv):
         ``item``'s hammer (default: the last resolved item); counts every check. Keys
         and item names are matched as ``belief_match`` says."""
         errors, checks = M.check_belief(belief, self.ground_truth_status(item), self.seat_of[agent], self.names(),
-                                        self.belief_match)
+                                        self.settings.belief_match)
         counts = self.belief_checks[agent]
         if not checks:
             counts["sanity_errors"] += 1
@@ -530,7 +472,7 @@ class AuctionEnv(TextAECEnv):
     # ------------------------------------------------------------------ metrics and rendering
 
     def _metrics(self) -> dict[str, Any]:
-        return M.episode_metrics(self.rules, self.record.events, self.desires, self.invalid_counts,
+        return M.episode_metrics(self.rules, self.record.events, self.settings.desires, self.invalid_counts,
                                  self.belief_checks, self.plans)
 
     def _render_text(self) -> str:

@@ -92,12 +92,8 @@ class TankBattleEnv(TextAECEnv):
             hit_penalty=hit_penalty, success_bonus=success_bonus, full_last_round=full_last_round,
             removal_skip=removal_skip, render_every_tick=render_every_tick, custom_map=custom_map,
             custom_mode=custom_mode, custom_team_count=custom_team_count, max_retries=max_retries)
-        self.stage, self.game_map = settings.played, settings.game_map
-        self.action_mode, self.obs_mode, self.lang = settings.action_mode, settings.obs_mode, settings.lang
-        self.parser, self.macc = settings.parser, settings.macc
+        self.stage = settings.played
         self.weights = metrics.ScoreWeights(settings.tank_hit_score, settings.npc_kill_score, settings.base_score)
-        self.team_reward, self.hit_penalty = settings.team_reward, settings.hit_penalty
-        self.success_bonus, self.render_every_tick = settings.success_bonus, settings.render_every_tick
         n = self.stage.n_players
         agents = [f"tank_{i}" for i in range(n)]
         space = self._action_space()
@@ -106,11 +102,11 @@ class TankBattleEnv(TextAECEnv):
                          max_retries=settings.max_retries, render_mode=render_mode, max_text_length=None,
                          max_cycles=max_cycles)
         self._index = {a: i for i, a in enumerate(agents)}
-        self._zero_grid = grid.blank() if self.obs_mode == "text" else None
-        self._texts_of = TankTexts(self.stage, self.lang)
+        self._zero_grid = grid.blank() if settings.obs_mode == "text" else None
+        self._texts_of = TankTexts(self.stage, settings.lang)
 
     def _action_space(self) -> spaces.Space[Any]:
-        if self.action_mode == "discrete":
+        if self.settings.action_mode == "discrete":
             return spaces.Discrete(len(OPS))
         return spaces.Dict({"op": spaces.Discrete(len(OPS)), "target": spaces.Discrete(len(TARGET_IDS)),
                             "coop": spaces.Discrete(len(COOP_OPS)), "coop_partner": spaces.Discrete(MAX_PLAYERS),
@@ -134,8 +130,8 @@ class TankBattleEnv(TextAECEnv):
     def _start_game(self, options: dict[str, Any]) -> None:
         layout = options.get("layout_seed", self.layout_seed)
         layout = check_int("options['layout_seed']", layout, 0)
-        game_map = apply_layout(self.game_map, self.stage.number, layout, self.stage.n_players, self.np_random)
         settings = self.settings
+        game_map = apply_layout(settings.game_map, self.stage.number, layout, self.stage.n_players, self.np_random)
         self.world = World(game_map, self.stage, self.np_random, npc_total=self.stage.npc_total,
                            npc_max_alive=settings.npc_max_alive, npc_spawn_base_prob=settings.npc_spawn_base_prob,
                            npc_act_prob=settings.npc_act_prob, full_last_round=settings.full_last_round,
@@ -192,14 +188,14 @@ class TankBattleEnv(TextAECEnv):
 
     def _parse_text(self, agent: str, text: str) -> Move:
         player = self._player(agent)
-        decision = parser.parse_decision(text, self.stage, self.parser == "strict", self.lang)
+        decision = parser.parse_decision(text, self.stage, self.settings.parser == "strict", self.settings.lang)
         if not parser.control_valid(self.world, player, self.stage, decision):
-            raise InvalidAnswer("illegal", _SAY[self.lang]["target"].format(decision.target))
+            raise InvalidAnswer("illegal", _SAY[self.settings.lang]["target"].format(decision.target))
         return Move(decision, parser.format_ok(self.world, player, self.stage, decision))
 
     def _from_native(self, agent: str, action: Any) -> Move:
         player = self._player(agent)
-        if self.action_mode == "discrete":
+        if self.settings.action_mode == "discrete":
             op = OPS[native_index(action, len(OPS), what="action")]
             return Move(Decision(op=op, op_found=True, target=self.nearest_target(player), coop="none"), True)
         if not isinstance(action, dict) or set(action) != {"op", "target", "coop", "coop_partner", "reply"}:
@@ -217,11 +213,11 @@ class TankBattleEnv(TextAECEnv):
         decision = Decision(op=OPS[native_index(action["op"], len(OPS), what="op")], op_found=True,
                             target=None if self.stage.navigation else target, coop=coop,  # type: ignore[arg-type]
                             partner=partner if coop == "request" else None,
-                            message=_SAY[self.lang]["request"].format(target) if coop == "request" else "",
+                            message=_SAY[self.settings.lang]["request"].format(target) if coop == "request" else "",
                             replies={j: v == 1 for j, v in enumerate(replies) if v})
         # the mask's legal targets are parser.control_valid's, less 200 (which no dict action names)
         if not self.stage.navigation and not self._action_mask(agent)["target"][target_index]:
-            raise InvalidAnswer("illegal", _SAY[self.lang]["target"].format(target))
+            raise InvalidAnswer("illegal", _SAY[self.settings.lang]["target"].format(target))
         return Move(decision, True)
 
     def _validate(self, agent: str, move: Move) -> None:
@@ -262,7 +258,7 @@ class TankBattleEnv(TextAECEnv):
             op = move.decision.op if move.decision.op_found else None
             answer = self._answers.get(player) or ""
             self._memory[player].remember(op, self.targets[player],
-                                          round_feedback(op, starts[player], world, player, self.lang, answer))
+                                          round_feedback(op, starts[player], world, player, self.settings.lang, answer))
         assert self.record is not None
         self.record.add("round", round=world.rounds_played - 1,
                         ops={p: m.decision.op for p, m in moves.items()},
@@ -289,7 +285,7 @@ class TankBattleEnv(TextAECEnv):
         counts.format_ok += move.format_ok
         op = move.decision.op
         self._move_correct[player] = None
-        scored = move.decision.op_found and (move.format_ok or self.macc == "all_moves")
+        scored = move.decision.op_found and (move.format_ok or self.settings.macc == "all_moves")
         if op in ("up", "down", "left", "right") and scored:
             target = self._target_object(player, move.decision.target)
             if target is not None:
@@ -315,7 +311,7 @@ class TankBattleEnv(TextAECEnv):
         return None
 
     def _reward(self, living: list[int], report: Any) -> None:
-        world = self.world
+        world, settings = self.world, self.settings
         rewards = dict.fromkeys(living, 0.0)
         if self._goal:
             for player in living:
@@ -325,13 +321,13 @@ class TankBattleEnv(TextAECEnv):
                 rewards[player] = float(self._d_now - now)
                 self._d_now = now
                 if world.ended_by == "touch":
-                    rewards[player] += self.success_bonus
+                    rewards[player] += settings.success_bonus
         else:
             for player, events in report.events.items():
                 if player in rewards:
                     received = events.hit_by_npc + events.hit_by_agent
-                    rewards[player] = self.weights.score(events) - self.hit_penalty * received
-            if self.team_reward:
+                    rewards[player] = self.weights.score(events) - settings.hit_penalty * received
+            if settings.team_reward:
                 teams: dict[int, float] = {}
                 for player, value in rewards.items():
                     teams[world.team_of(player)] = teams.get(world.team_of(player), 0.0) + value
@@ -360,7 +356,7 @@ class TankBattleEnv(TextAECEnv):
 
     def _on_tick(self) -> Any:
         """The per-tick callback of the round: a redrawn window when animating (``render_every_tick``)."""
-        if not (self.render_every_tick and self.render_mode == "human"):
+        if not (self.settings.render_every_tick and self.render_mode == "human"):
             return None
 
         def redraw(world: World) -> None:
@@ -371,7 +367,7 @@ class TankBattleEnv(TextAECEnv):
 
     # ---------------------------------------------------------------- observations
     def _text(self, agent: str, note: str | None) -> str:
-        if self.obs_mode in ("grid", "numeric"):
+        if self.settings.obs_mode in ("grid", "numeric"):
             return ""
         player = self._player(agent)
         if note is None:
@@ -387,7 +383,7 @@ class TankBattleEnv(TextAECEnv):
     def answer_constraint(self, agent: str | None = None) -> AnswerConstraint:
         player = self._player(self.agent_selection if agent is None else agent)
         return parser.answer_constraint(self.stage, self.world, player, self.pending_requests(player),
-                                        lang=self.lang)
+                                        lang=self.settings.lang)
 
     def _features(self, agent: str) -> np.ndarray:
         if self._zero_grid is not None:
@@ -411,7 +407,7 @@ class TankBattleEnv(TextAECEnv):
         """The mask of ``player``'s decision now. It depends only on the legal targets, the legal
         partners and the pending requests, which seldom change, so each distinct mask is built once
         per episode and shared, read-only."""
-        if self.action_mode == "discrete":
+        if self.settings.action_mode == "discrete":
             key: tuple[Any, ...] = ()
         else:
             world = self.world
@@ -530,7 +526,7 @@ class TankBattleEnv(TextAECEnv):
         """``render_fps`` rounds a second; animated (``render_every_tick``), as many rounds' worth of
         frames (a frame per tick and the round's own)."""
         fps = float(self.metadata["render_fps"])
-        return fps * (ROUND_TICKS + 1) if self.render_every_tick else fps
+        return fps * (ROUND_TICKS + 1) if self.settings.render_every_tick else fps
 
     def _frame_title(self) -> str:
         return f"Tank Battle – Stage {self.stage.number}"

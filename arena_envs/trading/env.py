@@ -27,32 +27,21 @@ from gymnasium import spaces
 
 from arena_envs.core import AnswerConstraint, Answered, InvalidAnswer, SimultaneousPhase, TextAECEnv
 from arena_envs.core.answers import excerpt
-from arena_envs.core.arguments import check_choice, check_int, check_real
 from arena_envs.trading import text as tx
-from arena_envs.trading.accounting import BOOK_MODES, HOLD, REWARD_TYPES, Account, Order, PositionRules, price_returns
+from arena_envs.trading.accounting import HOLD, Account, Order, price_returns
+from arena_envs.trading.config import TradingConfig
 from arena_envs.trading.data import Market, as_day
 from arena_envs.trading.day import DayRules, MarketMove, Taken, book_decisions, resolve_day
 from arena_envs.trading.features import FEATURE_BOUND, AssetHistory, feature_names
 from arena_envs.trading.metrics import behaviour_stats, finite_or_none, five_metrics, nan_as_none, window_returns
-from arena_envs.trading.metrics import periods_per_year as resolve_periods
 from arena_envs.trading.parser import ParseError, action_instructions, decision_constraint, parse_action
 from arena_envs.trading.snapshot import AccountValues, MarketDay, Snapshot, account_values
-from arena_envs.trading.sources import load_market, window_days
 
-ACTION_MODES = ("discrete", "weights")
-INVALID_ACTIONS = ("hold", "flat")
 #: Discrete index -> order kind.
 DISCRETE_KINDS = ("HOLD", "BUY", "SELL")
 RECENT_DECISIONS = 5
 RAW_CHARS = 2000
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-#: The limits of the sizes a trading environment takes (defaults: 4 agents, 1 asset, 60 bars of
-#: history, a 20-bar price table, 5 news items, 20,000 characters, five months of data).
-MAX_AGENTS = 100
-MAX_ASSETS = 20
-MAX_WINDOW = 1_000  # bars: history_window, text_price_window
-MAX_NEWS_ITEMS = 100
-MAX_OBS_CHARS = 1_000_000
 
 
 class Move(NamedTuple):
@@ -82,7 +71,8 @@ class MarketParts(NamedTuple):
 
 
 class TradingEnv(TextAECEnv):
-    """The AMA trading arena; keyword options as in :mod:`arena_envs.trading_v0`.
+    """The AMA trading arena; keyword options as in :mod:`arena_envs.trading_v0`, checked and kept as a
+    :class:`~.config.TradingConfig` (``settings``, which holds the market loaded).
 
     ``history_start=None`` (the default) loads the bars from the latest date that still gives every
     asset ``history_window`` trading days before ``trade_start`` (from the data's first day when it
@@ -104,50 +94,28 @@ class TradingEnv(TextAECEnv):
                  include_instructions: bool = True, show_leaderboard: bool = False, max_obs_chars: int = 20000,
                  invalid_action: str = "hold", periods_per_year: int | str = 252, max_cycles: int | None = None,
                  random_window: int | None = None, max_retries: int = 3, render_mode: str | None = None):
-        self._check_options(n_agents=n_agents, book_mode=book_mode, reward_type=reward_type,
-                            action_mode=action_mode, invalid_action=invalid_action, text_price_window=text_price_window,
-                            history_window=history_window, max_news_items=max_news_items,
-                            max_obs_chars=max_obs_chars, price_impact=price_impact)
-        if assets is not None:
-            check_int("the number of assets", len(assets), 1, MAX_ASSETS)
-        days = window_days(history_start, trade_start, eval_start, end)
-        self.trade_start, self.eval_start, self.end = (str(d) for d in days[1:])
-        self.rules = PositionRules(position_rule, bool(allow_short), float(max_exposure), float(default_size))
-        window = load_market(data, assets, news, synthetic_seed, days, int(history_window), history_start is None)
-        self.market: Market = window.market
-        self.history_start, self._data_label = window.history_start, window.label
+        settings = self.settings = TradingConfig(
+            data=data, assets=assets, news=news, synthetic_seed=synthetic_seed, n_agents=n_agents,
+            history_start=history_start, trade_start=trade_start, eval_start=eval_start, end=end,
+            initial_capital=initial_capital, position_rule=position_rule, allow_short=allow_short,
+            max_exposure=max_exposure, default_size=default_size, exposure_drift=exposure_drift, book_mode=book_mode,
+            max_gross_exposure=max_gross_exposure, cost_bps=cost_bps, price_impact=price_impact,
+            reward_type=reward_type, reward_during_warmup=reward_during_warmup, action_mode=action_mode,
+            text_price_window=text_price_window, history_window=history_window, max_news_items=max_news_items,
+            include_instructions=include_instructions, show_leaderboard=show_leaderboard,
+            max_obs_chars=max_obs_chars, invalid_action=invalid_action, periods_per_year=periods_per_year,
+            random_window=random_window, max_retries=max_retries)
+        self.market: Market = settings.window.market
         self.assets: tuple[str, ...] = self.market.assets
         self.n_assets = len(self.assets)
-        dates = self.market.dates
-        self._first_row = int(np.searchsorted(dates, days[1]))
-        self.n_days = len(dates) - self._first_row  # trading days in [trade_start, end]
-        if self.n_days < 2:
-            raise ValueError(f"the window {self.trade_start}..{self.end} has {self.n_days} trading day(s) of "
-                             f"{', '.join(self.assets)}; it needs at least 2 (one decision)")
-        if random_window is not None and (isinstance(random_window, bool) or not isinstance(random_window, int)
-                                          or not 2 <= random_window <= self.n_days):
-            raise ValueError(f"random_window must be None or an int in [2, {self.n_days}] (trading days), "
-                             f"got {random_window!r}")
-        self.options: dict[str, Any] = dict(
-            n_agents=n_agents, initial_capital=float(initial_capital), exposure_drift=bool(exposure_drift),
-            book_mode=book_mode, max_gross_exposure=float(max_gross_exposure), cost_bps=float(cost_bps),
-            price_impact=float(price_impact), reward_type=reward_type, reward_during_warmup=bool(reward_during_warmup),
-            action_mode=action_mode, text_price_window=int(text_price_window), history_window=int(history_window),
-            max_news_items=int(max_news_items), include_instructions=bool(include_instructions),
-            show_leaderboard=bool(show_leaderboard), max_obs_chars=int(max_obs_chars), invalid_action=invalid_action,
-            periods_per_year=periods_per_year, random_window=random_window)
-        Account(self.assets, float(initial_capital), cost_bps=float(cost_bps), book_mode=book_mode,
-                max_gross_exposure=float(max_gross_exposure))  # checks the account options once, here
-        self.periods = resolve_periods(periods_per_year, self.market.asset_class)
-        self._asset_periods = [resolve_periods(periods_per_year, (c,)) for c in self.market.asset_class]
         self._prepare_market()
-        self._instructions = action_instructions(self.assets, position_rule=position_rule,
-                                                 allow_short=bool(allow_short), max_exposure=float(max_exposure),
-                                                 default_size=float(default_size))
+        self._instructions = action_instructions(self.assets, position_rule=settings.position_rule,
+                                                 allow_short=settings.allow_short, max_exposure=settings.max_exposure,
+                                                 default_size=settings.default_size)
         self._constraint = decision_constraint(self.assets)
-        agents = [f"trader_{i}" for i in range(n_agents)]
-        if action_mode == "weights":
-            lo, hi = self.rules.bounds
+        agents = [f"trader_{i}" for i in range(settings.n_agents)]
+        if settings.action_mode == "weights":
+            lo, hi = settings.position_rules.bounds
             action_space: spaces.Space[Any] = spaces.Box(lo, hi, shape=(self.n_assets,), dtype=np.float32)
         elif self.n_assets == 1:
             action_space = spaces.Discrete(3)
@@ -155,25 +123,11 @@ class TradingEnv(TextAECEnv):
             action_space = spaces.MultiDiscrete([3] * self.n_assets)
         super().__init__(agents=agents, action_spaces={a: action_space for a in agents},
                          feature_names=feature_names(self.assets), feature_low=-FEATURE_BOUND,
-                         feature_high=FEATURE_BOUND, max_retries=max_retries, render_mode=render_mode,
-                         max_text_length=int(max_obs_chars), max_cycles=max_cycles)
-        self._day_rules = DayRules(self.rules, reward_type, float(price_impact))
-        self._fallback_orders = (Order("TARGET", target=0.0) if invalid_action == "flat" else HOLD,) * self.n_assets
-
-    @staticmethod
-    def _check_options(*, n_agents: int, book_mode: str, reward_type: str, action_mode: str, invalid_action: str,
-                       text_price_window: int, history_window: int, max_news_items: int, max_obs_chars: int,
-                       price_impact: float) -> None:
-        choices = {"book_mode": (book_mode, BOOK_MODES), "reward_type": (reward_type, REWARD_TYPES),
-                   "action_mode": (action_mode, ACTION_MODES), "invalid_action": (invalid_action, INVALID_ACTIONS)}
-        for name, (value, accepted) in choices.items():
-            check_choice(name, value, accepted)
-        check_int("n_agents", n_agents, 1, MAX_AGENTS)
-        check_int("text_price_window", text_price_window, 1, MAX_WINDOW)
-        check_int("history_window", history_window, 1, MAX_WINDOW)
-        check_int("max_news_items", max_news_items, 0, MAX_NEWS_ITEMS)
-        check_int("max_obs_chars", max_obs_chars, 1000, MAX_OBS_CHARS)
-        check_real("price_impact", price_impact, 0)
+                         feature_high=FEATURE_BOUND, max_retries=settings.max_retries, render_mode=render_mode,
+                         max_text_length=settings.max_obs_chars, max_cycles=max_cycles)
+        self._day_rules = DayRules(settings.position_rules, settings.reward_type, settings.price_impact)
+        fallback = Order("TARGET", target=0.0) if settings.invalid_action == "flat" else HOLD
+        self._fallback_orders = (fallback,) * self.n_assets
 
     def _prepare_market(self) -> None:
         """Per-asset histories, formatted price rows and the returns each advance realises (once)."""
@@ -207,19 +161,16 @@ class TradingEnv(TextAECEnv):
         return self._constraint
 
     def config(self) -> dict[str, Any]:
-        return {"data": self._data_label, "assets": list(self.assets), "history_start": self.history_start,
-                "trade_start": self.trade_start, "eval_start": self.eval_start, "end": self.end,
-                "position_rule": self.rules.rule, "allow_short": self.rules.allow_short,
-                "max_exposure": self.rules.max_exposure, "default_size": self.rules.default_size,
-                **self.options}
+        return self.settings.record()
 
     # ------------------------------------------------------------------ episode
 
     def _start_game(self, options: dict[str, Any]) -> None:
-        first, last = self._first_row, len(self.market.dates) - 1
-        window = self.options["random_window"]
+        settings = self.settings
+        first, last = settings.first_row, len(self.market.dates) - 1
+        window = settings.random_window
         if window is not None:
-            first = first + int(self.np_random.integers(0, self.n_days - window + 1))
+            first = first + int(self.np_random.integers(0, settings.n_days - window + 1))
             last = first + window - 1
         self._start, self._stop = first, last
         self._row = first
@@ -231,10 +182,10 @@ class TradingEnv(TextAECEnv):
         self._tradable_rows = self._open & (rows < last_open)  # what takes orders, per row and asset
         # the first evaluation decision is the one whose return is realised after eval_start: the
         # decision of the last day <= eval_start (window_returns' rule)
-        self._eval_row = max(int(np.searchsorted(self.market.dates, as_day(self.eval_start), side="right")) - 1, 0)
-        o = self.options
-        self.accounts = {a: Account(self.assets, o["initial_capital"], cost_bps=o["cost_bps"], book_mode=o["book_mode"],
-                                    max_gross_exposure=o["max_gross_exposure"], exposure_drift=o["exposure_drift"])
+        self._eval_row = max(int(np.searchsorted(self.market.dates, as_day(settings.eval_start), side="right")) - 1, 0)
+        self.accounts = {a: Account(self.assets, settings.initial_capital, cost_bps=settings.cost_bps,
+                                    book_mode=settings.book_mode, max_gross_exposure=settings.max_gross_exposure,
+                                    exposure_drift=settings.exposure_drift)
                          for a in self.possible_agents}
         #: per agent, the days it decided; the metrics read it
         self._log: dict[str, list[Taken]] = {a: [] for a in self.possible_agents}
@@ -247,7 +198,8 @@ class TradingEnv(TextAECEnv):
         closes0 = [finite_or_none(float(c)) for c in self._last_close[first]]
         assert self.record is not None
         self.record.add("start", dates=self._date_str[first:last + 1], assets=list(self.assets), closes0=closes0,
-                        initial_capital=o["initial_capital"], label=self.market.label, synthetic=self.market.synthetic)
+                        initial_capital=settings.initial_capital, label=self.market.label,
+                        synthetic=self.market.synthetic)
 
     def _clear_day(self) -> None:
         self._day: MarketDay | None = None
@@ -282,7 +234,7 @@ class TradingEnv(TextAECEnv):
             market_news: list[tuple[Any, ...]] = []
             for sym in self.assets:
                 if self._has_news:  # the digest reads items visible by the day's cut-off only
-                    k = self.options["max_news_items"]
+                    k = self.settings.max_news_items
                     news.append(tuple(m.digest(sym, m.dates[row], k)))
                     market_news.append(tuple(m.digest(sym, m.dates[row], k, market_wide=True)))
                 else:
@@ -290,16 +242,17 @@ class TradingEnv(TextAECEnv):
                     market_news.append(())
             self._day = MarketDay(date, row, self.assets, self._histories, tuple(self._own_last[row].tolist()),
                                   tuple(self._open[row].tolist()), tuple(news), tuple(market_news),
-                                  self.options["history_window"])
+                                  self.settings.history_window)
         return self._day
 
     def _market_parts(self) -> MarketParts:
         """The :class:`MarketParts` of the current day (built once per day)."""
         if self._day_parts is None:
             day = self.market_day()
-            o = self.options
+            settings = self.settings
             blocks = [tx.asset_block(h, self._rows[j], day.own_last[j], day.is_open[j], day.date,
-                                     o["text_price_window"], self._asset_periods[j], day.news[j], day.market_news[j])
+                                     settings.text_price_window, settings.asset_periods[j], day.news[j],
+                                     day.market_news[j])
                       for j, h in enumerate(self._histories)]
             self._blocks = blocks
             block_text = "\n".join([line for b in blocks for line in b.lines()])
@@ -310,7 +263,7 @@ class TradingEnv(TextAECEnv):
             feats += (0.0, 0.0, 0.0)
             mask = self._mask(tuple(self._tradable_rows[self._row].tolist()))
             board = None
-            if o["show_leaderboard"]:
+            if settings.show_leaderboard:
                 board = "Leaderboard (previous day): " + ", ".join(
                     f"{a} {tx.pct(self.accounts[a].cumulative_return)}" for a in self.possible_agents)
             self._day_parts = MarketParts(block_text, feats, mask, board)
@@ -368,13 +321,13 @@ class TradingEnv(TextAECEnv):
         account, recent = self._account_text(agent)
         top = [self._header(agent), self._data_line]
         tail = [board] if board else []
-        if self.options["include_instructions"]:
+        if self.settings.include_instructions:
             tail += ["== INSTRUCTIONS ==", self._instructions]
         if note is not None:
             tail.append(f"Your previous answer could not be used: {tx.ascii_text(note)[:500]}. Answer again.")
         own = [*account, recent] if recent is not None else account
         text = "\n".join([*top, block, *own, *tail])
-        limit = self.options["max_obs_chars"]
+        limit = self.settings.max_obs_chars
         if len(text) > limit:
             text = tx.fit_text(top, self._blocks, account, recent, tail, limit)
         if note is None:
@@ -412,7 +365,7 @@ class TradingEnv(TextAECEnv):
             base = {"date": day.date, "step": self.step_index, "phase": self.phase_name, "assets": self.assets,
                     "asset_class": self.market.asset_class, "snapshot": self.snapshot(agent),
                     "action_instructions": self._instructions, **self._results[agent]}
-            if self.options["action_mode"] == "discrete":  # PettingZoo's tests sample under an info mask
+            if self.settings.action_mode == "discrete":  # PettingZoo's tests sample under an info mask
                 base["action_mask"] = self._market_parts().mask
             self._infos[agent] = base
         info = dict(base)
@@ -451,7 +404,7 @@ class TradingEnv(TextAECEnv):
                                     "bad_array") from None
             if values.size != n:
                 raise InvalidAnswer("illegal", f"need one value per asset ({n}), got {values.size}", "bad_array")
-            if self.options["action_mode"] == "weights":
+            if self.settings.action_mode == "weights":
                 if not np.all(np.isfinite(values)):
                     raise InvalidAnswer("illegal", f"target exposures must be finite, got {values.tolist()}",
                                         "bad_target")
@@ -502,16 +455,16 @@ class TradingEnv(TextAECEnv):
     # ------------------------------------------------------------------ the day's resolution
 
     def _resolve_day(self) -> None:
-        row, o = self._row, self.options
+        row, settings = self._row, self.settings
         date = self._date_str[row]
         orders = {a: move.orders for a, move in self._phase.moves.items()}
         adv: tuple[float, ...] = ()
-        if o["price_impact"] > 0:
+        if settings.price_impact > 0:
             adv = tuple(h.adv(t) for h, t in zip(self._histories, self.market_day().own_last))
         returns = self._asset_ret[row + 1].tolist()
         market = MarketMove(tuple(self._tradable_rows[row].tolist()), tuple(returns),
                             tuple(self._open[row + 1].tolist()), adv,
-                            rewarded=row >= self._eval_row or o["reward_during_warmup"])
+                            rewarded=row >= self._eval_row or settings.reward_during_warmup)
         fills = resolve_day(self.accounts, orders, market, self._day_rules)
         assets = self.assets
         decisions, equity, step_returns = {}, {}, {}
@@ -559,15 +512,16 @@ class TradingEnv(TextAECEnv):
     # ------------------------------------------------------------------ metrics
 
     def _metrics(self) -> dict[str, Any]:
+        settings = self.settings
         dates = self._date_str[self._start:self._row + 1]
         agents = {}
         for a in self.possible_agents:
             acct = self.accounts[a]
             r = np.asarray(acct.step_returns)
             days = dates[:r.size + 1]
-            windows = {"eval": window_returns(days, r, self.eval_start, self.end),
-                       "warmup": window_returns(days, r, self.trade_start, self.eval_start), "full": r}
-            five = {k: five_metrics(v, self.periods).fields() for k, v in windows.items()}
+            windows = {"eval": window_returns(days, r, settings.eval_start, settings.end),
+                       "warmup": window_returns(days, r, settings.trade_start, settings.eval_start), "full": r}
+            five = {k: five_metrics(v, settings.periods).fields() for k, v in windows.items()}
             flat, held = book_decisions(self._log[a], self._asset_ret)
             stats = behaviour_stats(flat, held)
             entry = {"score": five["eval"]["cr"], **five["eval"], "warmup": five["warmup"], "full": five["full"],
@@ -576,36 +530,38 @@ class TradingEnv(TextAECEnv):
         reference = self.buy_and_hold()
         return {"agents": agents, "game": {
             "data": self.market.label, "synthetic": self.market.synthetic, "assets": list(self.assets),
-            "position_rule": self.rules.rule, "periods_per_year": self.periods, "trade_start": self.trade_start,
-            "eval_start": self.eval_start, "end": self.end, "buy_and_hold": reference,
+            "position_rule": settings.position_rule, "periods_per_year": settings.periods,
+            "trade_start": settings.trade_start, "eval_start": settings.eval_start, "end": settings.end,
+            "buy_and_hold": reference,
             # the reference rows' CR as flat numbers, so the leaderboard's game line shows them
             **{f"buy_and_hold_{sym}_cr": row["cr"] for sym, row in reference.items()}}}
 
     def _per_asset(self, acct: Account) -> dict[str, Any]:
         """Five metrics per book on its own calendar, eval window (per_asset books only)."""
-        if self.options["book_mode"] != "per_asset":
+        settings = self.settings
+        if settings.book_mode != "per_asset":
             return {}
         out = {}
         for j, sym in enumerate(self.assets):
             start = acct.book_start_day[j]
             if start is None:
-                out[sym] = five_metrics(np.zeros(0), self._asset_periods[j]).fields()
+                out[sym] = five_metrics(np.zeros(0), settings.asset_periods[j]).fields()
                 continue
             days = [self._date_str[self._start + p] for p in (start, *acct.book_return_days[j])]
-            out[sym] = five_metrics(window_returns(days, acct.book_returns[j], self.eval_start, self.end),
-                                    self._asset_periods[j]).fields()
+            out[sym] = five_metrics(window_returns(days, acct.book_returns[j], settings.eval_start, settings.end),
+                                    settings.asset_periods[j]).fields()
         return out
 
     def buy_and_hold(self) -> dict[str, Any]:
         """The Buy&Hold reference row per asset, eval window, from the episode's closes alone."""
-        out = {}
+        settings, out = self.settings, {}
         for j, h in enumerate(self._histories):
             inside = (h.rows >= self._start) & (h.rows <= self._stop)
             closes = h.close[inside]
             days = [str(d) for d in h.dates[inside]]
             r = price_returns(closes) if closes.size > 1 else np.zeros(0)
-            out[self.assets[j]] = five_metrics(window_returns(days, r, self.eval_start, self.end) if days else r,
-                                               self._asset_periods[j]).fields()
+            returns = window_returns(days, r, settings.eval_start, settings.end) if days else r
+            out[self.assets[j]] = five_metrics(returns, settings.asset_periods[j]).fields()
         return out
 
     # ------------------------------------------------------------------ rendering
