@@ -11,16 +11,16 @@ the rate divided by connect four's in the same round (goal >= 1.0).
 
 The tank battle is timed per stage (``--tank-stages``, default 1, 4 and 7; NPCs on; goal >= 0.5)
 twice: with random legal ``dict`` actions as every game, and (rows ``... tanks``) played by the
-paper's random tank (``baselines.tank_random.RandomTank``, native actions: a uniform operation and
+paper's random tank (``baselines.tank.random_policy.RandomTank``, native actions: a uniform operation and
 a uniform enemy target); its ``rgb_array`` frames per CPU second are measured on a stage 7 game
 (``--frames``, default 300 frames; goal >= 60).
 
 Who is Spy is timed twice too: with random legal actions (random text: clues, unreadable ballots)
-and (row ``who_is_spy_v0 rule``) played by its rule player, ``baselines.wis_agents.LexiconAgent``,
+and (row ``who_is_spy_v0 rule``) played by its rule player, ``baselines.wis.agents.LexiconAgent``,
 in every seat (text mode; goal >= 1.0).
 
 The trading arena is timed in trading *days* per CPU second (rows ``trading_v0 rule, N traders``),
-every seat played by the default rule trader (``baselines.trading_rules.SmaCrossover``, reading
+every seat played by the default rule trader (``baselines.trading.rules.SmaCrossover``, reading
 ``info["snapshot"]``) on the default real S&P 500 window: with one trader (the paper's setting:
 every AMA agent trades its own run; goal >= 1.0) and with the default four (a day is then four
 decisions).
@@ -41,9 +41,9 @@ from legal_actions import play, sample
 from pettingzoo.classic import connect_four_v3
 
 from arena_envs.registration import ENVIRONMENTS, env_module
-from baselines.tank_random import RandomTank
-from baselines.trading_rules import SmaCrossover
-from baselines.wis_agents import LexiconAgent
+from baselines.tank.random_policy import RandomTank
+from baselines.trading.rules import SmaCrossover
+from baselines.wis.agents import LexiconAgent
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ Both learners are stable-baselines3 ``PPO("MlpPolicy", ...)`` with the same hype
 (SB3 wraps it in ``Monitor`` and ``DummyVecEnv``), on the CPU with ``--threads`` torch threads.
 The auction learner is ``LearnerEnv(auction_v0, [rule, rule])``: seat ``bidder_1`` (the auction's
 first seat, default options) against two of the paper's rule bidders
-(``baselines.auction_rule.RuleBidder``), its numeric observation only. CartPole is gymnasium's
+(``baselines.auction.rule.RuleBidder``), its numeric observation only. CartPole is gymnasium's
 ``CartPole-v1``. What is timed is ``model.learn(--steps)``, rollouts and gradient updates
 together (building the model is not), in CPU time (``time.process_time``, the process's threads
 summed): steps/s = steps / CPU seconds. Each round times CartPole then the auction, with a fresh
@@ -35,7 +35,7 @@ from stable_baselines3 import PPO
 
 from arena_envs.auction_v0 import env as auction_env
 from arena_envs.rl import LearnerEnv, random_action
-from baselines.auction_rule import RuleBidder
+from baselines.auction.rule import RuleBidder
 
 
 def auction_learner() -> LearnerEnv:

@@ -2,7 +2,7 @@
 
 The learner (``tank_0``) reads the ``(25, 64, 64)`` grid (``obs_mode="grid"``, a small CNN) and
 picks one of six operations (``action_mode="discrete"``); the rule tank (the greedy hunter of
-``baselines.tank_rule``, native actions) plays the other seat. The reward is the paper's score
+``baselines.tank.rule``, native actions) plays the other seat. The reward is the paper's score
 (hits, NPC kills, bases). Through ``baselines.rl.train``, with checkpoints, TensorBoard events
 (``OUT/tb``) and evaluations against the rule tank beside a random learner::
 

@@ -4,7 +4,7 @@ The text bidder opens every item at its starting price and then withdraws; its r
 the environment's parser like any model's output.
 """
 from arena_envs import auction_v0
-from baselines.auction_rule import RuleBidder
+from baselines.auction.rule import RuleBidder
 
 env = auction_v0.env(item_order="ascending", render_mode="ansi")
 env.reset(seed=1)

@@ -3,7 +3,7 @@
 The LLM is any model served by vLLM's OpenAI-compatible server (``vllm serve MODEL`` or, with the
 project's local stack, ``arena serve ~/.cache/arena_envs/smollm2-135m-instruct --port 8000
 --detach``); it reads each turn's text prompt and answers a clue or a vote. The other seats are
-the rule players of ``baselines.wis_agents`` (``rule`` = LexiconAgent). Seats rotate every
+the rule players of ``baselines.wis.agents`` (``rule`` = LexiconAgent). Seats rotate every
 episode, so with a multiple of six episodes every player sits in every seat equally often.
 
     python examples/wis_tournament.py --model smollm2-135m-instruct --model-url http://127.0.0.1:8000/v1

@@ -9,7 +9,7 @@ from pettingzoo.test import api_test, seed_test
 
 import arena_envs
 from arena_envs import auction_v0
-from baselines.auction_rule import RandomValid, RuleBidder, TruthfulMinRaise
+from baselines.auction.rule import RandomValid, RuleBidder, TruthfulMinRaise
 from tests.play_helpers import play
 
 

@@ -2,7 +2,7 @@
 import pytest
 
 from arena_envs import auction_v0
-from baselines.auction_rule import AlwaysWithdraw, RuleBidder, TruthfulMinRaise
+from baselines.auction.rule import AlwaysWithdraw, RuleBidder, TruthfulMinRaise
 from tests.play_helpers import play
 
 ONE_ITEM = [{"name": "Widget A", "start_price": 1000, "true_value": 2000}]

@@ -7,7 +7,7 @@ import json
 import re
 
 from arena_envs import auction_v0
-from baselines.auction_rule import AlwaysWithdraw
+from baselines.auction.rule import AlwaysWithdraw
 from llm_policies.auction_bidder import AucArenaBidder
 from llm_policies.types import ChatRequest, ChatResponse
 
@@ -89,7 +89,7 @@ class ConversationBackend:
 
 def play(env_kwargs, bidder_kwargs, backend, others=None, seed=0):
     """One episode: the bidder in seat 1, ``others`` (default: the rule bidder) in seats 2 and 3."""
-    from baselines.auction_rule import RuleBidder
+    from baselines.auction.rule import RuleBidder
     env = auction_v0.env(**{"item_order": "given", **env_kwargs})
     raw = env.unwrapped
     bidder = AucArenaBidder(backend, **bidder_kwargs)

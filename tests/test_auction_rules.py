@@ -6,7 +6,7 @@ import pytest
 
 from arena_envs import auction_v0
 from arena_envs.auction.items import POOL_ITEMS, TABLE1_ITEMS
-from baselines.auction_rule import AlwaysWithdraw, RandomValid, RuleBidder, TruthfulMinRaise
+from baselines.auction.rule import AlwaysWithdraw, RandomValid, RuleBidder, TruthfulMinRaise
 from tests.play_helpers import play
 
 ITEM = [{"name": "Widget A", "start_price": 1000, "true_value": 2000}]

@@ -145,7 +145,7 @@ def test_arguments_parse_as_json_values():
 
 
 def test_make_policy_resolves_the_registry():
-    from baselines.auction_rule import RuleBidder
+    from baselines.auction.rule import RuleBidder
     rule = make_policy("rule:K=5", "auction_v0")
     assert isinstance(rule, RuleBidder) and rule.K == 5
     assert isinstance(make_policy("random", "any_env_v0"), RandomPolicy)

@@ -1,11 +1,11 @@
-"""The history-driven and extreme rule players of spec §12.1 (baselines/gamma_adaptive.py)."""
+"""The history-driven and extreme rule players of spec §12.1 (baselines/gamma/adaptive.py)."""
 from __future__ import annotations
 
 import pytest
 
 from arena_envs.registration import env_module
 from arena_envs.runner.policy_specs import make_policy
-from baselines.gamma_adaptive import (
+from baselines.gamma.adaptive import (
     DinersMajorityTFT,
     DivideAdaptive,
     DivideGreedy,
@@ -16,7 +16,7 @@ from baselines.gamma_adaptive import (
     PublicGoodsFull,
     SealedBidHalf,
 )
-from baselines.gamma_fixed import AlwaysCostly, FreeRider, ZeroBid
+from baselines.gamma.fixed import AlwaysCostly, FreeRider, ZeroBid
 from tests.play_helpers import play
 
 

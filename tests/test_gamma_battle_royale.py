@@ -17,7 +17,7 @@ from arena_envs.gamma.battle_royale_rules import (
     strongest_opponents,
 )
 from arena_envs.gamma.history import missing_keys
-from baselines.gamma_sequential import (
+from baselines.gamma.sequential import (
     RandomShooter,
     StrongestShooter,
     TruelMissShooter,

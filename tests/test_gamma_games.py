@@ -24,7 +24,7 @@ from arena_envs.gamma import history as schema
 from arena_envs.gamma import scoring
 from arena_envs.gamma.base import DEFAULT_MAX_RETRIES
 from arena_envs.gamma.transcript import COT_TRIGGER
-from baselines.gamma_equilibrium import (
+from baselines.gamma.equilibrium import (
     BayesNash,
     DinersNash,
     DivideFair,
@@ -34,7 +34,7 @@ from baselines.gamma_equilibrium import (
     SealedBidEquilibrium,
     Truthful,
 )
-from baselines.gamma_fixed import AlwaysCheap, AlwaysCostly, AlwaysGo, AlwaysStay, FixedAnswer, FreeRider
+from baselines.gamma.fixed import AlwaysCheap, AlwaysCostly, AlwaysGo, AlwaysStay, FixedAnswer, FreeRider
 from tests.play_helpers import play as play_policies
 
 GAMES = ("guess_two_thirds_v0", "el_farol_v0", "divide_dollar_v0", "public_goods_v0", "diners_dilemma_v0",
@@ -860,9 +860,9 @@ def test_fixed_players_cycle_by_round_and_mixed_populations_score():
 def test_baselines_are_registered():
     from arena_envs.runner.policy_registry import lookup
     for name in GAMES:
-        assert lookup(name, "fixed") == "baselines.gamma_fixed:FixedAnswer"
-        assert lookup(name, "equilibrium").startswith("baselines.gamma_equilibrium:")
-    assert lookup("sealed_bid_auction_v0", "truthful") == "baselines.gamma_equilibrium:Truthful"
+        assert lookup(name, "fixed") == "baselines.gamma.fixed:FixedAnswer"
+        assert lookup(name, "equilibrium").startswith("baselines.gamma.equilibrium:")
+    assert lookup("sealed_bid_auction_v0", "truthful") == "baselines.gamma.equilibrium:Truthful"
 
 
 def test_baselines_decide_from_infos_only_and_deterministically():

@@ -20,7 +20,7 @@ from arena_envs.gamma.pirate_rules import (
     passes,
     proposal_problem,
 )
-from baselines.gamma_sequential import GreedyPirate, NashPirate, RandomPirate
+from baselines.gamma.sequential import GreedyPirate, NashPirate, RandomPirate
 from tests.play_helpers import play
 
 # ---------------------------------------------------------------------------------------- rules

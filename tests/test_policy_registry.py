@@ -48,7 +48,7 @@ def test_a_third_party_entry_point_is_a_policy_the_runner_can_seat(tmp_path):
 def test_the_projects_own_policies_are_declared_as_entry_points():
     from arena_envs.runner import policy_registry as registry
 
-    assert registry.lookup("auction_v0", "rule") == "baselines.auction_rule:RuleBidder"
+    assert registry.lookup("auction_v0", "rule") == "baselines.auction.rule:RuleBidder"
     assert registry.lookup("el_farol_v0", "random") == "baselines.random_policy:RandomPolicy"
     assert registry.PREFIXES["vllm"] == "llm_policies.specs:policy_from_spec"
     assert registry.COMMANDS["serve"] == "llm_policies.serve:main"

@@ -16,7 +16,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 from arena_envs.auction_v0 import env as auction_env
 from arena_envs.el_farol_v0 import env as el_farol_env
 from arena_envs.rl import LearnerEnv, random_action
-from baselines.auction_rule import RuleBidder
+from baselines.auction.rule import RuleBidder
 from baselines.random_policy import RandomPolicy
 from baselines.rl.vec_env import ConcurrentVecEnv, make_vec_env
 

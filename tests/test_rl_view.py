@@ -16,7 +16,7 @@ import arena_envs
 from arena_envs.core import Policy
 from arena_envs.rl import SELF, FlatActions, LearnerEnv, SnapshotPool, random_action
 from arena_envs.runner.runner import RunConfig, run
-from baselines.auction_rule import RuleBidder
+from baselines.auction.rule import RuleBidder
 from baselines.random_policy import RandomPolicy
 
 sb3_env_checker = pytest.importorskip("stable_baselines3.common.env_checker")

@@ -15,11 +15,11 @@ from arena_envs.tank_battle.maps import load_map, parse_map
 from arena_envs.tank_battle.parser import format_ok, parse_answer
 from arena_envs.tank_battle.stages import Stage, custom_stage, stage_config
 from arena_envs.tank_battle.world import World
-from baselines.tank_answer import TankMove, answer_text, native_action, player_of
-from baselines.tank_keyboard import KeyboardTank, WindowClosed, key_operation
-from baselines.tank_npc import NpcTank
-from baselines.tank_random import RandomTank
-from baselines.tank_rule import RuleTank
+from baselines.tank.answer import TankMove, answer_text, native_action, player_of
+from baselines.tank.keyboard import KeyboardTank, WindowClosed, key_operation
+from baselines.tank.npc import NpcTank
+from baselines.tank.random_policy import RandomTank
+from baselines.tank.rule import RuleTank
 from tests.play_helpers import play
 
 

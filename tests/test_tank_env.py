@@ -15,8 +15,8 @@ from arena_envs.rl import LearnerEnv
 from arena_envs.tank_battle import grid
 from arena_envs.tank_battle.config import TankConfig
 from arena_envs.tank_battle.env import OPS, TARGET_IDS, TankBattleEnv
-from baselines.tank_random import RandomTank
-from baselines.tank_rule import RuleTank
+from baselines.tank.random_policy import RandomTank
+from baselines.tank.rule import RuleTank
 from tests.play_helpers import play
 
 OPEN_FFA = ["." * 16] * 8 + ["..1.........2..."] + ["." * 16] * 6 + ["A..............B"]

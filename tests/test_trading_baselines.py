@@ -16,7 +16,7 @@ from arena_envs import trading_v0
 from arena_envs.runner.policy_specs import load_object, parse_arguments
 from arena_envs.trading.accounting import Order
 from arena_envs.trading.data import ArchSource
-from baselines.trading_rules import (
+from baselines.trading.rules import (
     BuyAndHold,
     Cash,
     MeanReversion,

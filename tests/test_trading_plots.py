@@ -25,7 +25,7 @@ from arena_envs.runner.figures import write_run_figures
 from arena_envs.runner.policy_specs import load_object, parse_arguments
 from arena_envs.runner.results import read_record
 from arena_envs.runner.runner import RunConfig, run
-from baselines.trading_rules import BuyAndHold, Cash, Momentum
+from baselines.trading.rules import BuyAndHold, Cash, Momentum
 from tests.play_helpers import play
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

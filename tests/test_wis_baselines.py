@@ -18,9 +18,9 @@ from arena_envs.runner.results import read_record
 from arena_envs.runner.runner import RunConfig, run
 from arena_envs.who_is_spy.rules import contains_keyword, norm
 from arena_envs.who_is_spy.words import load_pairs
-from baselines.wis_agents import ConsensusAgent, GullibleAgent, LexiconAgent, RandomAgent
-from baselines.wis_describers import GENERIC_CLUES
-from baselines.wis_wrappers import CLUE_RESERVE, TEMPLATES, InjectionWrapper, ReasoningWrapper
+from baselines.wis.agents import ConsensusAgent, GullibleAgent, LexiconAgent, RandomAgent
+from baselines.wis.describers import GENERIC_CLUES
+from baselines.wis.wrappers import CLUE_RESERVE, TEMPLATES, InjectionWrapper, ReasoningWrapper
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_PAIRS = load_pairs()[:20]

@@ -7,7 +7,7 @@ import numpy as np
 
 from arena_envs.tank_battle.stages import Stage
 from arena_envs.tank_battle.world import Operation, World
-from baselines.tank_answer import NO_TARGET, OP_TOKENS, TankMove, TankPolicy
+from baselines.tank.answer import NO_TARGET, OP_TOKENS, TankMove, TankPolicy
 
 RANDOM_OPS: tuple[Operation, ...] = tuple(OP_TOKENS)
 

@@ -9,7 +9,7 @@ import numpy as np
 from arena_envs.core.answers import excerpt
 from arena_envs.tank_battle.stages import Stage
 from arena_envs.tank_battle.world import World, npc_choice
-from baselines.tank_answer import TankMove, TankPolicy
+from baselines.tank.answer import TankMove, TankPolicy
 
 
 class NpcTank(TankPolicy):

@@ -17,7 +17,7 @@ from typing import Any
 
 from arena_envs.who_is_spy.clues import last_resort, ranked_clues
 from arena_envs.who_is_spy.rules import contains_keyword, norm
-from baselines.wis_seat import Seat
+from baselines.wis.seat import Seat
 
 #: The random describer's sentences, per language: true of almost anything, so they say nothing.
 GENERIC_CLUES: Mapping[str, tuple[str, ...]] = {

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from arena_envs.core.answers import excerpt
 from arena_envs.who_is_spy.clues import jaccard, tokens
-from baselines.wis_seat import Seat
+from baselines.wis.seat import Seat
 
 _EMPTY: frozenset[str] = frozenset()
 

@@ -23,7 +23,7 @@ from typing import Any
 from pettingzoo import AECEnv
 
 from arena_envs.core.answers import excerpt
-from baselines.gamma_equilibrium import ElFarolMixed, _EnvPolicy
+from baselines.gamma.equilibrium import ElFarolMixed, _EnvPolicy
 
 MISSING = -1.0
 

@@ -1,13 +1,13 @@
 """The Who is Spy rule players, on :class:`arena_envs.core.Policy`.
 
-* :class:`LexiconAgent`: lexicon clues (:class:`~baselines.wis_describers.LexiconDescriber`),
-  overlap votes (:class:`~baselines.wis_voters.OverlapVoter`);
-* :class:`ConsensusAgent`: lexicon clues, consensus votes (:class:`~baselines.wis_voters.ConsensusVoter`);
+* :class:`LexiconAgent`: lexicon clues (:class:`~baselines.wis.describers.LexiconDescriber`),
+  overlap votes (:class:`~baselines.wis.voters.OverlapVoter`);
+* :class:`ConsensusAgent`: lexicon clues, consensus votes (:class:`~baselines.wis.voters.ConsensusVoter`);
 * :class:`RandomAgent`: vague random clues, random votes;
 * :class:`GullibleAgent`: a ``LexiconAgent`` that obeys prompt injections (a test double).
 
 ``LexiconAgent`` is the default rule player (``who_is_spy_v0/rule``). Every player reads only
-``info`` and answers in the env's action mode (:class:`~baselines.wis_seat.WisPlayer`).
+``info`` and answers in the env's action mode (:class:`~baselines.wis.seat.WisPlayer`).
 """
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from baselines.wis_describers import LexiconDescriber, RandomDescriber
-from baselines.wis_seat import WisPlayer
-from baselines.wis_voters import ConsensusVoter, OverlapVoter, RandomVoter
+from baselines.wis.describers import LexiconDescriber, RandomDescriber
+from baselines.wis.seat import WisPlayer
+from baselines.wis.voters import ConsensusVoter, OverlapVoter, RandomVoter
 
 
 class LexiconAgent(WisPlayer):

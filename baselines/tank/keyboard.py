@@ -15,7 +15,7 @@ from typing import Any
 
 from arena_envs.core import FrameWindow, Policy
 from arena_envs.tank_battle.world import Operation
-from baselines.tank_answer import TankMove, native_action, player_of
+from baselines.tank.answer import TankMove, native_action, player_of
 
 #: pygame key name -> operation
 KEY_OPERATIONS: dict[str, Operation] = {"K_UP": "up", "K_DOWN": "down", "K_LEFT": "left", "K_RIGHT": "right",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from arena_envs.tank_battle.records import Direction, Tank
 from arena_envs.tank_battle.stages import Stage
 from arena_envs.tank_battle.world import World, touches_side
-from baselines.tank_answer import NO_TARGET, TankMove, TankPolicy
+from baselines.tank.answer import NO_TARGET, TankMove, TankPolicy
 
 #: what makes a side a dead end for the anti-stuck rule (besides a teammate)
 BLOCKING = frozenset({"border", "steel", "water", "own_base"})

@@ -21,9 +21,9 @@ from arena_envs.core import Policy
 from arena_envs.core.answers import excerpt
 from arena_envs.core.arguments import check_choice
 from arena_envs.who_is_spy.rules import contains_keyword
-from baselines.wis_agents import LexiconAgent
-from baselines.wis_seat import Seat, Table
-from baselines.wis_voters import ConsensusVoter, OverlapVoter
+from baselines.wis.agents import LexiconAgent
+from baselines.wis.seat import Seat, Table
+from baselines.wis.voters import ConsensusVoter, OverlapVoter
 
 MODES = ("attack", "defense")
 
@@ -92,7 +92,7 @@ class _Wrapper(Policy):
 
 
 class InjectionWrapper(_Wrapper):
-    """``base``'s clue (default :class:`~baselines.wis_agents.LexiconAgent`), a space,
+    """``base``'s clue (default :class:`~baselines.wis.agents.LexiconAgent`), a space,
     then the ``mode`` injection (``template``, or :data:`TEMPLATES`; ``{name}`` is replaced by the
     seat's name). The injection must leave :data:`CLUE_RESERVE` characters of the env's truncation
     limit to the clue (checked at ``bind``); it is left out of a turn where it would make the
@@ -138,7 +138,7 @@ class InjectionWrapper(_Wrapper):
 class ReasoningWrapper(_Wrapper):
     """``{"description": base's clue, "analysis": analyzer(info)}``. The default
     analyzer (:meth:`analyze`) names the player whose clues fit its own word least, by
-    :class:`~baselines.wis_voters.OverlapVoter`'s ranking, with the fits. Needs the env's
+    :class:`~baselines.wis.voters.OverlapVoter`'s ranking, with the fits. Needs the env's
     ``allow_public_analysis=True`` (checked at ``bind``)."""
 
     def __init__(self, base: Policy | None = None, analyzer: Callable[[dict[str, Any]], str] | None = None) -> None:
@@ -202,15 +202,15 @@ ANALYSIS: Mapping[str, Mapping[str, str]] = {
 
 
 def attack_spy(template: str | None = None) -> InjectionWrapper:
-    """``who_is_spy_v0/attack``: a :class:`~baselines.wis_agents.LexiconAgent` with the attack injection."""
+    """``who_is_spy_v0/attack``: a :class:`~baselines.wis.agents.LexiconAgent` with the attack injection."""
     return InjectionWrapper(LexiconAgent(), "attack", template)
 
 
 def defense_spy(template: str | None = None) -> InjectionWrapper:
-    """``who_is_spy_v0/defense``: a :class:`~baselines.wis_agents.LexiconAgent` with the defence injection."""
+    """``who_is_spy_v0/defense``: a :class:`~baselines.wis.agents.LexiconAgent` with the defence injection."""
     return InjectionWrapper(LexiconAgent(), "defense", template)
 
 
 def reasoning_player() -> ReasoningWrapper:
-    """``who_is_spy_v0/reasoning``: a :class:`~baselines.wis_agents.LexiconAgent` with the default analysis."""
+    """``who_is_spy_v0/reasoning``: a :class:`~baselines.wis.agents.LexiconAgent` with the default analysis."""
     return ReasoningWrapper(LexiconAgent())

@@ -1,0 +1,1 @@
+"""Trading arena baselines (:mod:`.rules`): cash, buy and hold, moving averages, momentum, random."""
