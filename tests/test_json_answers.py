@@ -9,6 +9,7 @@ reader's own unit checks and its time bound are at the end.
 """
 from __future__ import annotations
 
+import gc
 import json
 import time
 from typing import Any
@@ -158,8 +159,16 @@ def test_answer_candidates_are_the_last_first_and_nested_on_request():
     '"a": ' * (MAX_ANSWER_CHARS // 5), '{"a": 1,,}' * (MAX_ANSWER_CHARS // 10),
 ])
 def test_answers_of_twenty_thousand_braces_are_read_in_linear_time(text):
-    """Loosely bounded here (a loaded test machine); benchmarks/bench_json_answer.py measures it."""
-    start = time.process_time()
-    answer_objects(text)
-    key_values(text, "a")
-    assert time.process_time() - start < 0.5
+    """Loosely bounded here (a loaded test machine); benchmarks/bench_json_answer.py measures it. The
+    collector is held off while it is timed: in a worker that ran hundreds of tests before, one full
+    collection of their leftovers can take longer than the read itself."""
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.process_time()
+        answer_objects(text)
+        key_values(text, "a")
+        spent = time.process_time() - start
+    finally:
+        gc.enable()
+    assert spent < 0.5
