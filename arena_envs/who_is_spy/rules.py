@@ -242,14 +242,8 @@ def _read_vote_text(s: str, index: _NameIndex, mode: str) -> tuple[int | None, s
     return None, "no candidate name"
 
 
-def read_ballot(
-    action: object,
-    names: Sequence[str],
-    voter: int,
-    alive: Container[int],
-    allow_self_vote: bool = False,
-    mode: str = "lenient",
-) -> int | None:
+def read_ballot(action: object, names: Sequence[str], voter: int, alive: Container[int], allow_self_vote: bool = False,
+                mode: str = "lenient") -> int | None:
     """The seat a vote action names, or None for an explicit abstention; the game's parser.
 
     ``None`` abstains; an int (numpy ints too) is a seat index, ``len(names)`` being the discrete
@@ -265,14 +259,8 @@ def read_ballot(
     return target
 
 
-def parse_vote(
-    action: object,
-    names: Sequence[str],
-    voter: int,
-    alive: Container[int],
-    allow_self_vote: bool = False,
-    mode: str = "lenient",
-) -> tuple[int | None, str | None]:
+def parse_vote(action: object, names: Sequence[str], voter: int, alive: Container[int], allow_self_vote: bool = False,
+               mode: str = "lenient") -> tuple[int | None, str | None]:
     """A ballot as the game records it, ``(target seat or None for abstain, note)``: the seat of
     :func:`read_ballot`, an invalid ballot read as an abstention. ``note`` says why a ballot was
     read as an abstention or coerced, and is None for a clean vote or explicit abstain."""
