@@ -2,10 +2,9 @@
 observations and masks, cooperation through the env, and the baselines playing whole games."""
 from __future__ import annotations
 
-import inspect
 import json
 import pickle
-from dataclasses import FrozenInstanceError, fields
+from dataclasses import FrozenInstanceError
 
 import numpy as np
 import pytest
@@ -13,8 +12,7 @@ import pytest
 import arena_envs
 from arena_envs.rl import LearnerEnv
 from arena_envs.tank_battle import grid
-from arena_envs.tank_battle.config import TankConfig
-from arena_envs.tank_battle.env import OPS, TARGET_IDS, TankBattleEnv
+from arena_envs.tank_battle.env import OPS, TARGET_IDS
 from baselines.tank.random_policy import RandomTank
 from baselines.tank.rule import RuleTank
 from tests.play_helpers import play
@@ -260,15 +258,6 @@ def test_bad_options_are_one_clear_line(kwargs, message):
         arena_envs.tank_battle_v0.env(**kwargs)
     assert "\n" not in str(err.value)
 
-
-def test_the_config_holds_every_argument_with_the_envs_default():
-    """TankConfig's fields are the env's keyword arguments, in order, with the same defaults (the
-    core's render_mode and max_cycles aside)."""
-    arguments = [p for p in inspect.signature(TankBattleEnv.__init__).parameters.values()
-                 if p.name not in ("self", "render_mode", "max_cycles")]
-    config_fields = [f for f in fields(TankConfig) if f.init]
-    assert [p.name for p in arguments] == [f.name for f in config_fields]
-    assert [p.default for p in arguments] == [f.default for f in config_fields]
 
 
 def test_config_records_the_values_played():

@@ -2,9 +2,8 @@
 checked once (the market they name loaded) with one-line errors, and config() is its record."""
 from __future__ import annotations
 
-import inspect
 import json
-from dataclasses import FrozenInstanceError, fields
+from dataclasses import FrozenInstanceError
 
 import numpy as np
 import pytest
@@ -15,15 +14,6 @@ from arena_envs.trading.env import TradingEnv
 SYNTHETIC = {"data": "synthetic", "history_start": "2025-04-01", "trade_start": "2025-05-01",
              "eval_start": "2025-06-02", "end": "2025-06-30"}
 
-
-def test_the_config_holds_every_argument_with_the_envs_default():
-    """TradingConfig's fields are the env's arguments, in order, with the same defaults (the core's
-    render_mode and max_cycles aside)."""
-    arguments = [p for p in inspect.signature(TradingEnv.__init__).parameters.values()
-                 if p.name not in ("self", "render_mode", "max_cycles")]
-    config_fields = [f for f in fields(TradingConfig) if f.init]
-    assert [p.name for p in arguments] == [f.name for f in config_fields]
-    assert [p.default for p in arguments] == [f.default for f in config_fields]
 
 
 def test_config_records_the_values_played():
