@@ -1,4 +1,5 @@
-"""The history-driven and extreme rule players of spec §12.1 (baselines/gamma/adaptive.py)."""
+"""γ-Bench's history-driven and extreme rule players (baselines/gamma/adaptive.py): best responses,
+level-k, contrarian, greedy, conditional and tit-for-tat players that read the rounds so far."""
 from __future__ import annotations
 
 import pytest
