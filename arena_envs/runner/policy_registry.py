@@ -68,6 +68,9 @@ PREFIX_NEEDS: dict[str, Needs] = {
     "vllm-local": Needs("vllm", ("vllm",)), "sb3": Needs("rl", ("torch", "stable_baselines3", "sb3_contrib")),
     "rllib": Needs("ray", ("ray", "torch"))}
 
+#: spec prefix -> "module:TABLE" of its declared options (group ``arena_envs.policy_options``).
+OPTIONS: dict[str, str] = _group(OPTIONS_GROUP)
+
 #: command name -> "module:function"; ``function(args: list[str]) -> exit status`` runs ``arena NAME ARGS``.
 COMMANDS: dict[str, str] = _group(COMMAND_GROUP)
 
@@ -97,7 +100,7 @@ def missing_extra(prefix: str) -> str | None:
 def prefix_options(prefix: str) -> dict[str, str] | None:
     """The options (name -> default, as text) that ``prefix`` declares (group ``arena_envs.policy_options``;
     the table's ``"*"`` entry first); None when it declares none or its table cannot be loaded."""
-    target = _group(OPTIONS_GROUP).get(prefix)
+    target = OPTIONS.get(prefix)
     if target is None:
         return None
     module, _, attribute = target.partition(":")
