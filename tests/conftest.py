@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser import chromium_browser, page  # noqa: F401  (fixtures of the browser tests)
 from tests.llm_helpers import MODEL_NAME, one_core, require_llm_stack, running
 from tests.outside_data import FOLDERS, ci_set
 from tests.shared_server import FOLDER_VARIABLE, SharedServer, load_summary, shared_server, stop_shared_server

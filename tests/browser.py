@@ -1,0 +1,50 @@
+"""The viewer's pages in a real browser: Playwright for Python driving Debian's ``chromium`` package
+(scripts/setup_chromium.sh installs it; ``ARENA_CHROMIUM`` names another Chromium executable).
+
+``chromium_browser`` is one headless browser per test process; ``page`` a fresh context and tab per
+test. Without the browser or Playwright a test skips with one fixed reason (under ``CI``: fails).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+MISSING = ("no Chromium for the browser tests: apt-get install chromium (scripts/setup_chromium.sh) "
+           "or set ARENA_CHROMIUM, and pip install playwright")
+
+
+def chromium_path() -> str | None:
+    """The Chromium executable the tests launch, or None."""
+    return os.environ.get("ARENA_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="session")
+def chromium_browser() -> Iterator[Any]:
+    executable = chromium_path()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ModuleNotFoundError:
+        executable = None
+    if executable is None:
+        pytest.skip(MISSING)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium_browser: Any) -> Iterator[Any]:
+    """A new tab in a new context (no shared cookies or storage); console errors fail the test."""
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda err: errors.append(str(err)))
+    tab.set_default_timeout(10_000)
+    yield tab
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
