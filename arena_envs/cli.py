@@ -177,7 +177,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     except PermissionError as err:
         raise UsageError(f"cannot read folder {err.filename!r}: permission denied") from None
     except (FileNotFoundError, NotADirectoryError) as err:
-        raise UsageError(f"{err.filename!r} is {err.strerror}; give the folders `arena run` or `arena eval` "
+        raise UsageError(f"cannot view {err.filename!r}: {err.strerror}; give the folders `arena run` or `arena eval` "
                          "wrote (default: results/)") from None
     if args.export:
         pages = export_site(viewer, Path(args.export))
