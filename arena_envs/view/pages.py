@@ -163,13 +163,17 @@ class Viewer:
             raise NotFound(f"no run {run_id!r} in this catalog")
         return run
 
-    def files(self, run: cat.Run) -> RunFiles:
-        """The run's indexes, brought up to date."""
+    def files(self, run: cat.Run, log: bool = False) -> RunFiles:
+        """The run's indexes, ``episodes.jsonl``'s brought up to date (and ``log.jsonl``'s with ``log``:
+        a run page needs only the first)."""
         with self._lock:
             files = self._files.get(run.id)
             if files is None:
                 files = self._files[run.id] = RunFiles(run.path)
-        files.refresh()
+        if log:
+            files.refresh()
+        else:
+            files.episodes.refresh()
         return files
 
     def state(self, run: cat.Run, files: RunFiles) -> RunState:
@@ -234,7 +238,7 @@ class Viewer:
 
     def episode_page(self, run_id: str, episode: int) -> str:
         run = self.run(run_id)
-        files = self.files(run)
+        files = self.files(run, log=True)
         index = files.episodes.line_of(episode)
         lines = files.episodes.lines(index, 1) if index is not None else []
         if index is None or not lines or lines[0].entry is None:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 _EPISODE_ID = re.compile(rb'\{"episode": (\d+)[,}]')
-_RECORD_LINE = re.compile(rb'^\{"episode": (\d+), "record": ', re.MULTILINE)
+_RECORD_LINE = re.compile(rb'\{"episode": (\d+), "record": ')
+_RECORD_KEY = b', "record": '
 _NEWLINE = re.compile(rb"\n")
 
 
@@ -189,10 +190,17 @@ class LogIndex(_FileIndex):
         self._block_start = 0
 
     def _extend(self, offset: int, data: bytes) -> None:
-        for match in _RECORD_LINE.finditer(data):
-            end = offset + data.index(b"\n", match.start()) + 1
-            self._blocks.setdefault(int(match[1]), (self._block_start, end))
-            self._block_start = end
+        # a record line is the only line whose top-level object has "record" as its second key: find
+        # the key's text (fast, in C), then check the line starts as a record line does
+        at = data.find(_RECORD_KEY)
+        while at >= 0:
+            start = data.rfind(b"\n", 0, at) + 1
+            match = _RECORD_LINE.match(data, start)
+            end = data.index(b"\n", at) + 1
+            if match is not None and match.end() == at + len(_RECORD_KEY):
+                self._blocks.setdefault(int(match[1]), (self._block_start, offset + end))
+                self._block_start = offset + end
+            at = data.find(_RECORD_KEY, end)
 
     def block(self, episode: int) -> list[dict[str, Any]] | None:
         """Every line of ``episode``'s block, parsed; a line that is not JSON or not of this episode
