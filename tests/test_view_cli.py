@@ -17,8 +17,8 @@ import pytest
 
 pytest.importorskip("starlette", reason="the view extra is not installed: pip install -e '.[view]'")
 
-from tests.process_helpers import REPO  # noqa: E402
-from tests.view_helpers import child_env, random_run  # noqa: E402
+from tests.process_helpers import REPO
+from tests.view_helpers import child_env, random_run
 
 VIEW = [sys.executable, "-m", "arena_envs.cli", "view"]
 #: as root, whom file modes do not stop, the child loses the capabilities that override them

@@ -16,10 +16,10 @@ import pytest
 
 pytest.importorskip("starlette", reason="the view extra is not installed: pip install -e '.[view]'")
 
-from arena_envs.runner.results import SYNC_INTERVAL  # noqa: E402
-from arena_envs.view.catalog import folder_id  # noqa: E402
-from tests.process_helpers import REPO, finished_count, wait_until  # noqa: E402
-from tests.view_helpers import child_env, episode_answers, human_run_command, viewer_at  # noqa: E402
+from arena_envs.runner.results import SYNC_INTERVAL
+from arena_envs.view.catalog import folder_id
+from tests.process_helpers import REPO, finished_count, wait_until
+from tests.view_helpers import child_env, episode_answers, human_run_command, viewer_at
 
 #: the page polls every second: a new episode shows within 2 s of its commit
 SHOWN_WITHIN_MS = 2_000

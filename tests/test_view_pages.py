@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("starlette", reason="the view extra is not installed: pip install -e '.[view]'")
 
-from arena_envs.runner.results import read_episodes, read_steps  # noqa: E402
-from arena_envs.view.catalog import folder_id  # noqa: E402
-from tests.view_helpers import HOSTILE, hostile_run, random_run, report_card, screenshot, viewer_at  # noqa: E402
+from arena_envs.runner.results import read_episodes, read_steps
+from arena_envs.view.catalog import folder_id
+from tests.view_helpers import HOSTILE, hostile_run, random_run, report_card, screenshot, viewer_at
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,7 @@ def test_an_episode_transcript_filters_by_seat_and_jumps_to_invalid_answers(page
     assert shown.count() == len(lines)
     assert shown.nth(0).get_attribute("data-agent") == lines[0]["agent"]
     invalid = [i for i, line in enumerate(lines) if line["invalid_action"]]
-    assert page.locator('.decision[data-invalid="true"]').count() == len(invalid) == 21  # 2 in the first round, 1 in the 19 others
+    assert page.locator('.decision[data-invalid="true"]').count() == len(invalid) == 21
     # the observation text is folded and holds the game's prompt
     first = shown.nth(0).locator("details.observation")
     assert not first.get_attribute("open")

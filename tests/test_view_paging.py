@@ -12,10 +12,10 @@ import pytest
 
 pytest.importorskip("starlette", reason="the view extra is not installed: pip install -e '.[view]'")
 
-from arena_envs.runner.results import read_episodes, read_steps  # noqa: E402
-from arena_envs.view.catalog import folder_id  # noqa: E402
-from arena_envs.view.paging import RunFiles  # noqa: E402
-from tests.view_helpers import random_run, viewer_at  # noqa: E402
+from arena_envs.runner.results import read_episodes, read_steps
+from arena_envs.view.catalog import folder_id
+from arena_envs.view.paging import RunFiles
+from tests.view_helpers import random_run, viewer_at
 
 
 @pytest.fixture(scope="module")

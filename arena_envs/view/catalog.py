@@ -135,8 +135,8 @@ def find(roots: Iterable[str | os.PathLike[str]]) -> Catalog:
 
 
 def _label(root: Path, path: Path) -> str:
-    relative = path.relative_to(root)
-    return str(root / relative) if relative.parts else str(root)
+    """How a page names ``path``: from the name of the folder given (``results/auction_v0-...``)."""
+    return str(Path(root.resolve().name or str(root)) / path.relative_to(root))
 
 
 def _walk(root: Path, folder: Path, depth: int, catalog: Catalog, budget: list[int], evaluation: str | None) -> None:
