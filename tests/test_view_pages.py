@@ -15,16 +15,18 @@ pytest.importorskip("starlette", reason="the view extra is not installed: pip in
 
 from arena_envs.runner.results import read_episodes, read_steps
 from arena_envs.view.catalog import folder_id
-from tests.view_helpers import HOSTILE, hostile_run, random_run, report_card, screenshot, viewer_at
+from tests.view_helpers import HOSTILE, evaluation, hostile_run, random_run, screenshot, viewer_at
+
+FIGURES_LOADED = "[...document.querySelectorAll('figure img')].every(i => i.complete && i.naturalWidth > 100)"
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """results/ with the hostile run, an ordinary run and a report card."""
+    """results/ with the hostile run, an ordinary run and an evaluation (three part runs and a report card)."""
     root = tmp_path_factory.mktemp("view") / "results"
     hostile_run(root / "hostile")
     random_run(root / "random")
-    report_card(root / "card")
+    evaluation(root / "eval")
     return root
 
 
@@ -38,20 +40,26 @@ def decisions(folder: Path, episode: int) -> list[dict[str, Any]]:
     return [line for line in read_steps(folder, episode) if not line.get("finish")]
 
 
-def test_the_index_lists_runs_with_progress_and_the_report_card(page: Any, url: str, results: Path) -> None:
+def test_the_index_lists_runs_with_progress_and_the_evaluation_with_its_report_card(page: Any, url: str,
+                                                                                    results: Path) -> None:
     page.goto(url)
     hostile = page.locator(f'tr[data-run="{folder_id(results / "hostile")}"]')
     assert hostile.locator("[data-progress]").inner_text() == "2 / 2"
     assert hostile.locator(".status").inner_text() == "finished"
     assert "human" in hostile.inner_text() and "max_retries=1" in hostile.inner_text()
-    assert page.locator("tr[data-run]").count() == 2
+    parts = sorted(path.parent for path in (results / "eval").rglob("run.json"))
+    assert len(parts) == 3  # the model, random and rule subjects
+    assert page.locator("#runs tr[data-run]").count() == 2 + len(parts)
     screenshot(page, "index")
-    page.locator("#cards a").click()
-    figure = page.locator("figure img")
-    figure.wait_for()
-    assert page.evaluate("document.querySelector('figure img').naturalWidth") > 100
-    assert "<script>window.pwned=3</script>" in page.locator("pre.report").inner_text()
-    assert page.evaluate("window.pwned") is None
+    page.locator(f'tr[data-evaluation="{folder_id(results / "eval")}"] a').first.click()
+    assert page.locator("tr[data-run]").count() == len(parts)
+    assert {page.locator(f'tr[data-run="{folder_id(part)}"]').count() for part in parts} == {1}
+    page.locator(".facts a", has_text="report card").click()
+    figures = sorted(path.name for path in (results / "eval").glob("report_*.png"))
+    assert page.locator("figure figcaption").all_inner_texts() == figures
+    page.wait_for_function(FIGURES_LOADED)
+    report = (results / "eval" / "report.md").read_text(encoding="utf-8")
+    assert page.locator("pre.report").inner_text().strip() == report.strip()
 
 
 def test_a_run_page_has_its_leaderboard_with_validity_and_its_episodes(page: Any, url: str, results: Path) -> None:
@@ -123,7 +131,10 @@ def test_the_export_opens_from_file_and_shows_the_transcript(page: Any, results:
     site = tmp_path / "site"
     written = export_site(Viewer([results], ExportLinks()), site)
     committed = sum(len(read_episodes(results / name / "episodes.jsonl")) for name in ("hostile", "random"))
-    assert written == 1 + 2 + committed + 1  # index, one page per run, the episodes, the card
+    parts = list((results / "eval").rglob("run.json"))
+    committed += sum(len(read_episodes(part.parent / "episodes.jsonl")) for part in parts)
+    # the index, a page per run, the episodes, the evaluation and its card
+    assert written == 1 + 2 + len(parts) + committed + 1 + 1
     page.goto((site / "index.html").as_uri())
     page.locator(f'tr[data-run="{folder_id(results / "hostile")}"] a').first.click()
     page.locator('#episode-rows tr[data-episode="0"] a').click()
@@ -133,5 +144,4 @@ def test_the_export_opens_from_file_and_shows_the_transcript(page: Any, results:
     assert page.evaluate("window.pwned") is None
     page.goto((site / "index.html").as_uri())
     page.locator("#cards a").click()
-    page.locator("figure img").wait_for()
-    assert page.evaluate("document.querySelector('figure img').naturalWidth") > 100
+    page.wait_for_function(FIGURES_LOADED)

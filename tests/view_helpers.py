@@ -10,7 +10,6 @@ too, so the game's fallback applies; in the other rounds the second answer is va
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -57,12 +56,13 @@ def random_run(out: Path, episodes: int = 3) -> None:
     assert done.returncode == 0, done.stderr
 
 
-def report_card(folder: Path) -> None:
-    """A report card folder: a report.md holding markup and one figure (a PNG of the docs)."""
-    folder.mkdir(parents=True)
-    (folder / "report.md").write_text("# Report card\n\n<script>window.pwned=3</script> | game | score |\n",
-                                      encoding="utf-8")
-    shutil.copyfile(REPO / "docs" / "img" / "eval_smollm2_overview.png", folder / "report_overview.png")
+def evaluation(out: Path) -> None:
+    """A real quick evaluation of the random policy on guess_two_thirds_v0 (``arena eval``): eval.json, three
+    part runs (model, random and rule subjects) and the report card with its figures."""
+    done = subprocess.run([sys.executable, "-m", "arena_envs.cli", "eval", "random", "--games", GAME, "--quick",
+                           "--out", str(out), "--no-progress"], capture_output=True, text=True, cwd=REPO,
+                          env={**child_env(), "MPLBACKEND": "Agg"}, timeout=300)
+    assert done.returncode == 0, done.stderr
 
 
 @contextmanager
