@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("starlette", reason="the view extra is not installed: pip install -e '.[view]'")
 
 from arena_envs.runner.results import read_episodes, read_steps
-from arena_envs.view.catalog import folder_id
+from arena_envs.view.catalog import card_id, folder_id
 from arena_envs.view.paging import RunFiles
 from tests.view_helpers import random_run, viewer_at
 
@@ -67,4 +67,20 @@ def test_damaged_files_show_as_such(run: Path, tmp_path: Path, page: Any) -> Non
         assert page.locator(".decision").count() == len([s for s in read_steps(run, 0) if not s.get("finish")]) - 1
         with pytest.raises(urllib.error.HTTPError) as missing:
             urllib.request.urlopen(run_url + "/episode/9", timeout=30)
+        assert missing.value.code == 404
+
+
+def test_a_link_to_a_file_elsewhere_is_neither_listed_nor_served(tmp_path: Path) -> None:
+    card = tmp_path / "results" / "card"
+    card.mkdir(parents=True)
+    (card / "report.md").write_text("# a card\n", encoding="utf-8")
+    (card / "report_secret.png").symlink_to("/etc/passwd")
+    (card / "card.json").symlink_to("/etc/hostname")
+    with viewer_at(tmp_path / "results") as url:
+        card_url = url + f"card/{card_id(card)}"
+        with urllib.request.urlopen(card_url, timeout=30) as answer:
+            html = answer.read().decode()
+        assert "a card" in html and "<figure>" not in html
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(card_url.replace("/card/", "/figure/") + "/0", timeout=30)
         assert missing.value.code == 404

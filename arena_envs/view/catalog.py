@@ -8,6 +8,9 @@ and symbolic links to folders skipped, at most :data:`MAX_FOLDERS` folders in al
 * an **evaluation**: a folder holding ``eval.json`` (``arena eval``'s; its parts are runs below it);
 * a **report card**: a folder holding ``report.md``, ``card.json`` or ``report_*.png``.
 
+Only regular files count (a symbolic link named ``report_x.png`` or ``run.json`` is ignored), so a
+shared folder cannot make the viewer read or serve a file elsewhere on the disk.
+
 Each is known by an id made from its resolved path (a short hash), which the pages use in their
 links: a URL names an id, never a path, so nothing outside the catalog can be served. Only the
 files the catalog lists are read. :class:`NotResults` when a folder holds none of the three;
@@ -44,6 +47,11 @@ class NotResults(ValueError):
 def folder_id(path: Path) -> str:
     """The id of a catalogued folder: 12 hex digits of the SHA-256 of its resolved path."""
     return hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+def card_id(path: Path) -> str:
+    """The id of the report card in folder ``path`` (an evaluation's folder holds both: the ids differ)."""
+    return "c" + folder_id(path)[1:]
 
 
 def read_json(path: Path) -> tuple[Any, str | None]:
@@ -147,7 +155,7 @@ def _walk(root: Path, folder: Path, depth: int, catalog: Catalog, budget: list[i
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError:
         return  # a subfolder that cannot be read is left out
-    names = {entry.name for entry in entries}
+    names = {entry.name for entry in entries if _regular_file(entry)}  # a link to elsewhere is never read
     label = _label(root, folder)
     if "run.json" in names and "episodes.jsonl" in names:
         _add_run(catalog, folder, label, evaluation)
@@ -162,6 +170,13 @@ def _walk(root: Path, folder: Path, depth: int, catalog: Catalog, budget: list[i
     for entry in entries:
         if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
             _walk(root, Path(entry.path), depth + 1, catalog, budget, evaluation)
+
+
+def _regular_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _add_run(catalog: Catalog, folder: Path, label: str, evaluation: str | None) -> None:
@@ -188,7 +203,7 @@ def _add_evaluation(catalog: Catalog, folder: Path, label: str) -> str:
 
 def _add_card(catalog: Catalog, folder: Path, label: str, names: set[str], figures: list[Path],
               evaluation: str | None) -> None:
-    key = "c" + folder_id(folder)[1:]
+    key = card_id(folder)
     catalog.cards.setdefault(key, Card(key, folder, label, folder / "report.md" if "report.md" in names else None,
                                        folder / "card.json" if "card.json" in names else None, figures))
     if evaluation is not None and catalog.evaluations[evaluation].path == folder:

@@ -146,8 +146,12 @@ class Viewer:
 
     @property
     def catalog(self) -> cat.Catalog:
+        return self._catalog
+
+    def refresh_catalog(self) -> cat.Catalog:
         """The catalog, found again when older than :data:`CATALOG_TTL` (a folder that became
-        unreadable or empty keeps the last one)."""
+        unreadable or empty keeps the last one). The index page and a lookup of an unknown id call
+        it; the other pages (a live run's page polls every second) do not walk the folders."""
         with self._lock:
             if time.monotonic() - self._found_at > CATALOG_TTL:
                 try:
@@ -157,10 +161,18 @@ class Viewer:
                 self._found_at = time.monotonic()
             return self._catalog
 
+    def _lookup(self, kind: str, key: str) -> Any:
+        """The catalogued run, evaluation or card ``key`` (``kind``: the catalog's attribute), the
+        catalog found again first when it does not know it."""
+        found = getattr(self.catalog, kind).get(key)
+        if found is None:
+            found = getattr(self.refresh_catalog(), kind).get(key)
+        if found is None:
+            raise NotFound(f"no {kind.rstrip('s')} {key!r} in this catalog")
+        return found
+
     def run(self, run_id: str) -> cat.Run:
-        run = self.catalog.runs.get(run_id)
-        if run is None:
-            raise NotFound(f"no run {run_id!r} in this catalog")
+        run: cat.Run = self._lookup("runs", run_id)
         return run
 
     def files(self, run: cat.Run, log: bool = False) -> RunFiles:
@@ -210,7 +222,7 @@ class Viewer:
         return self.templates.get_template(template).render(links=self.links, **context)
 
     def index_page(self) -> str:
-        catalog = self.catalog
+        catalog = self.refresh_catalog()
         runs = []
         for run in sorted(catalog.runs.values(), key=lambda r: r.label):
             files = self.files(run)
@@ -259,20 +271,18 @@ class Viewer:
                            games=sorted(p.name for p in _games_folder().glob("*.js") if p.name != "registry.js"))
 
     def evaluation_page(self, evaluation_id: str) -> str:
-        evaluation = self.catalog.evaluations.get(evaluation_id)
-        if evaluation is None:
-            raise NotFound(f"no evaluation {evaluation_id!r} in this catalog")
+        evaluation: cat.Evaluation = self._lookup("evaluations", evaluation_id)
         runs = []
         for run_key in evaluation.runs:
-            run = self.catalog.runs[run_key]
+            run = self.catalog.runs.get(run_key)
+            if run is None:  # gone since: the catalog was found again meanwhile
+                continue
             runs.append({"run": run, "state": self.state(run, self.files(run))})
         card = self.catalog.cards.get(evaluation.card) if evaluation.card else None
         return self.render("eval.html", evaluation=evaluation, runs=runs, card=card)
 
     def card_page(self, card_id: str) -> str:
-        card = self.catalog.cards.get(card_id)
-        if card is None:
-            raise NotFound(f"no report card {card_id!r} in this catalog")
+        card: cat.Card = self._lookup("cards", card_id)
         report = None
         if card.report is not None:
             try:
@@ -283,8 +293,8 @@ class Viewer:
 
     def figure(self, card_id: str, number: int) -> Path:
         """The path of figure ``number`` of a catalogued card (only files the catalog found)."""
-        card = self.catalog.cards.get(card_id)
-        if card is None or not 0 <= number < len(card.figures):
+        card: cat.Card = self._lookup("cards", card_id)
+        if not 0 <= number < len(card.figures):
             raise NotFound(f"no figure {number} of card {card_id!r}")
         return card.figures[number]
 
