@@ -84,3 +84,16 @@ def test_a_link_to_a_file_elsewhere_is_neither_listed_nor_served(tmp_path: Path)
         with pytest.raises(urllib.error.HTTPError) as missing:
             urllib.request.urlopen(card_url.replace("/card/", "/figure/") + "/0", timeout=30)
         assert missing.value.code == 404
+
+
+def test_a_failing_game_view_leaves_the_transcript(run: Path, tmp_path: Path, page: Any,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any) -> dict[str, Any]:
+        raise RuntimeError("no drawing today")
+
+    monkeypatch.setattr("arena_envs.view.payload.view_data", broken)
+    with viewer_at(run.parent) as url:
+        page.goto(url + f"run/{folder_id(run)}/episode/0")
+        assert "RuntimeError: no drawing today" in page.locator("#game-error").inner_text()
+        assert page.locator(".decision").count() == len([s for s in read_steps(run, 0) if not s.get("finish")])
+        assert page.evaluate("JSON.parse(document.getElementById('episode-data').textContent).game") is None

@@ -257,7 +257,7 @@ class Viewer:
             raise NotFound(f"episode {episode} is not committed in run {run.label}")
         entry = lines[0].entry
         block = files.log.block(episode)
-        payload = episode_payload(run.env, run.env_kwargs, entry, block)
+        payload, game_error = episode_payload(run.env, run.env_kwargs, entry, block)
         try:
             observations: dict[str, Any] = {"texts": recover(run.env, run.env_kwargs, entry.get("seed"),
                                                              payload["steps"])}
@@ -265,7 +265,8 @@ class Viewer:
             observations = {"error": str(err)}
         neighbours = [files.episodes.lines(index + delta, 1) if index + delta >= 0 else [] for delta in (-1, 1)]
         near = [n[0].episode if n and n[0].entry is not None else None for n in neighbours]
-        return self.render("episode.html", run=run, entry=entry, payload=payload, observations=observations,
+        return self.render("episode.html", run=run, entry=entry, payload=payload, game_error=game_error,
+                           observations=observations,
                            block_missing=block is None, previous=near[0], next=near[1],
                            page=index // PAGE_SIZE, seats=list(entry.get("seats", {}) or {}),
                            games=sorted(p.name for p in _games_folder().glob("*.js") if p.name != "registry.js"))

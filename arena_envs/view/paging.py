@@ -28,11 +28,14 @@ _NEWLINE = re.compile(rb"\n")
 
 
 CHUNK = 8 << 20
+#: a longer run of bytes without a newline is not a line a writer made: indexing stops before it
+MAX_LINE = 256 << 20
 
 
 def complete_lines(path: Path, start: int) -> Iterator[tuple[int, bytes]]:
     """(offset, bytes) pieces of ``path`` from ``start`` on, each ending at a newline: the complete
-    lines there, in order, read a chunk at a time (a line longer than a chunk is read whole)."""
+    lines there, in order, read a chunk at a time (a line longer than a chunk is read whole, up to
+    :data:`MAX_LINE` bytes)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
@@ -50,6 +53,8 @@ def complete_lines(path: Path, start: int) -> Iterator[tuple[int, bytes]]:
                 yield offset, data[:end]
                 offset += end
             carry = data[end:]
+            if len(carry) > MAX_LINE:
+                return
     finally:
         os.close(fd)
 

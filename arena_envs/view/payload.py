@@ -19,20 +19,22 @@ from arena_envs.view.game_data import view_data
 
 
 def episode_payload(env: str, env_kwargs: dict[str, Any], entry: dict[str, Any],
-                    block: list[dict[str, Any]] | None) -> dict[str, Any]:
+                    block: list[dict[str, Any]] | None) -> tuple[dict[str, Any], str | None]:
     """The payload of the episode whose ``episodes.jsonl`` line is ``entry`` and whose ``log.jsonl`` block
-    (every line, parsed) is ``block`` (None: the log holds no block for it)."""
+    (every line, parsed) is ``block`` (None: the log holds no block for it), and why its ``game`` is
+    null when ``view_data`` failed (raised, or returned something that is not JSON), else None."""
     lines = block or []
     steps = [line for line in lines if not _is_record(line)]
     records = [line["record"] for line in lines if _is_record(line)]
     record = records[-1] if records else None
+    game, failure = None, None
     try:
         game = view_data(env, env_kwargs, entry, steps, record)
         json.dumps(game, allow_nan=False)
     except Exception as err:  # a game view's data that fails must not take the transcript with it
-        game = {"error": f"{type(err).__name__}: {err}"}
+        game, failure = None, f"{type(err).__name__}: {err}"
     return {"env": env, "env_kwargs": env_kwargs, "episode": entry["episode"], "entry": entry, "steps": steps,
-            "record": record, "game": game}
+            "record": record, "game": game}, failure
 
 
 def _is_record(line: dict[str, Any]) -> bool:
