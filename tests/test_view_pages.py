@@ -5,6 +5,7 @@ the real Starlette app served by uvicorn on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,24 @@ def test_the_export_opens_from_file_and_shows_the_transcript(page: Any, results:
     page.goto((site / "index.html").as_uri())
     page.locator("#cards a").click()
     page.wait_for_function(FIGURES_LOADED)
+
+
+def test_a_decision_shows_the_telemetry_its_trace_holds(page: Any, results: Path, tmp_path: Path) -> None:
+    """An LLM policy's trace (llm_policies.base: the calls of the decision with their tokens and latency)
+    put on one decision line of a copy of a real run."""
+    copy = tmp_path / "results" / "llm"
+    shutil.copytree(results / "random", copy)
+    lines = (copy / "log.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    line = json.loads(lines[0])
+    line["trace"] = {"backend": "vllm", "prompt_tokens": 812, "cached_tokens": 640, "completion_tokens": 17,
+                     "latency_s": 0.4321, "calls": [{"purpose": "answer", "text": '{"chosen_number": "33"}',
+                                                     "prompt_tokens": 812, "completion_tokens": 17}]}
+    lines[0] = json.dumps(line) + "\n"
+    (copy / "log.jsonl").write_text("".join(lines), encoding="utf-8")
+    with viewer_at(copy.parent) as url:
+        page.goto(url + f"run/{folder_id(copy)}/episode/0")
+        first = page.locator(".decision").first
+        assert first.locator(".telemetry").inner_text() == ("prompt 812 tokens · cached 640 · completion 17 tokens · "
+                                                            "latency 0.432 s · 1 call · vllm")
+        assert first.locator("pre.raw").inner_text() == '{"chosen_number": "33"}'
+        assert page.locator(".decision .telemetry").count() == 1
