@@ -117,7 +117,21 @@ def environment() -> jinja2.Environment:
     env.filters["script_json"] = lambda value: jinja2.utils.markupsafe.Markup(script_json(value))
     env.filters["share"] = _share
     env.filters["number"] = _number
+    env.filters["runs_of"] = _runs_of
     return env
+
+
+def _runs_of(players: Any) -> list[tuple[str, int]]:
+    """A run.json players list as (spec, how many in a row): ``random ×9`` for nine seats of it."""
+    if not isinstance(players, list):
+        return [] if players is None else [(str(players), 1)]
+    runs: list[tuple[str, int]] = []
+    for spec in map(str, players):
+        if runs and runs[-1][0] == spec:
+            runs[-1] = (spec, runs[-1][1] + 1)
+        else:
+            runs.append((spec, 1))
+    return runs
 
 
 def _share(value: Any) -> str:
