@@ -26,6 +26,10 @@ window.ArenaGameKit = (function () {
     if (Number.isInteger(n)) return n.toLocaleString("en-US");
     return n.toLocaleString("en-US", { maximumFractionDigits: digits === undefined ? 2 : digits });
   }
+  function money(v) {
+    const n = num(v);
+    return n === null ? "–" : (n < 0 ? "−$" : "$") + fmt(Math.abs(n));
+  }
   function colour(i) {
     return PALETTE[((i % PALETTE.length) + PALETTE.length) % PALETTE.length];
   }
@@ -117,7 +121,11 @@ window.ArenaGameKit = (function () {
         for (const p of s.points) { ctx.beginPath(); ctx.arc(X(p[0]), Y(p[1]), 3.5, 0, 2 * Math.PI); ctx.fill(); }
       } else {
         ctx.beginPath();
-        s.points.forEach((p, k) => (k ? ctx.lineTo(X(p[0]), Y(p[1])) : ctx.moveTo(X(p[0]), Y(p[1]))));
+        s.points.forEach((p, k) => {
+          if (!k) { ctx.moveTo(X(p[0]), Y(p[1])); return; }
+          if (s.step) ctx.lineTo(X(p[0]), Y(s.points[k - 1][1]));
+          ctx.lineTo(X(p[0]), Y(p[1]));
+        });
         ctx.stroke();
       }
     }
@@ -144,5 +152,5 @@ window.ArenaGameKit = (function () {
     };
   }
 
-  return { num, str, arr, obj, fmt, colour, el, table, legend, message, chart, canvas, view };
+  return { num, str, arr, obj, fmt, money, colour, el, table, legend, message, chart, canvas, view };
 })();
