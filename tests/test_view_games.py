@@ -212,6 +212,35 @@ def _world_state(raw: Any) -> dict[str, Any]:
             "bullets": [[b.x, b.y] for b in world.bullets], "bases": sorted(world.bases)}
 
 
+def test_tank_cooperation_messages_are_shown_as_text(page: Any, tmp_path: Path) -> None:
+    """A stage-3 game of three rounds in which tank 0 asks tank 1 for help with markup in its message:
+    the view's pictures carry the messages the environment delivered, and the page shows them as text."""
+    kwargs = {"stage": 3, "max_rounds": 3}
+    env = tank_battle_v0.env(**kwargs)
+    env.reset(seed=5)
+    steps = []
+    for agent in env.agent_iter():
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+            continue
+        coop = "#Request_coop# 1: " + XSS if agent == "tank_0" else "#No_coop#"
+        action = "#Attack operation: Target -1: #Shoot#\n#Cooperation operation: " + coop
+        steps.append({"episode": 0, "step": len(steps), "agent": agent, "action": action})
+        env.step(action)
+    record = env.unwrapped.episode_record()
+    env.close()
+    delivered = [request for e in record["events"] if e["type"] == "round" for request in e["requests"]]
+    assert delivered and "<script>" in delivered[0][2]
+    game = view_data("tank_battle_v0", kwargs, {"episode": 0, "seed": 5}, steps, json.loads(json.dumps(record)))
+    assert game is not None and "error" not in game and game["mismatch"] == []
+    assert [m for frame in game["frames"] for m in frame["messages"]] == [list(r) for r in delivered]
+    page.goto(harness(tmp_path, [{"env": "tank_battle_v0", "game": game}]))
+    page.locator("input.seek[type=range]").fill(str(len(game["frames"]) - 1))
+    assert page.locator(".tank-message").count() == len(delivered)
+    assert XSS in page.locator(".tank-message").first.inner_text()
+    assert page.evaluate("() => window.pwned") is None
+
+
 def test_tank_view_takes_under_0_3_s_for_80_rounds(folders: dict[str, Path]) -> None:
     data = payload(folders["tank_battle_v0"])
     assert data["entry"]["metrics"]["game"]["rounds"] == 80

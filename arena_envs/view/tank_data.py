@@ -16,6 +16,7 @@ import numpy as np
 from arena_envs.runner.replay import ReplayError, restep
 from arena_envs.runner.runner import env_factory
 from arena_envs.tank_battle.render import BASE_LETTERS, FrameInfo, outcome, panel_lines
+from arena_envs.view.shapes import text
 
 ENV = "tank_battle_v0"
 #: the most pictures a view holds (a stage plays at most 80 rounds; a custom ``max_rounds`` may ask more)
@@ -44,18 +45,22 @@ def tank_view(env_kwargs: dict[str, Any], entry: dict[str, Any], steps: list[dic
     view: dict[str, Any] = {"kind": "tank"}
     try:
         shown: np.ndarray | None = None
+        told = 0
         for stepped in restep(env, seed, decisions, int(entry.get("episode") or 0)):
             raw = stepped.unwrapped
             if shown is None:
                 view.update(_static(raw))
                 shown = raw.world.bricks.copy()
             frames.append(_picture(raw, shown))
+            told += len(frames[-1]["messages"])
+            if told > MAX_MESSAGES:  # the panel shows the last six; keep the view's size bounded
+                frames[-1]["messages"] = []
             shown = raw.world.bricks.copy()
             if len(frames) >= MAX_FRAMES:
                 view["cut"] = True
                 break
         own = [e for e in raw.record.events if e.get("type") == "round"] if shown is not None else []
-    except (ReplayError, ValueError, TypeError, KeyError) as err:
+    except (ReplayError, ValueError, TypeError, KeyError, AttributeError, IndexError, ArithmeticError) as err:
         return {"kind": "tank", "error": f"cannot play the episode again: {err}", "frames": frames, **view}
     finally:
         env.close()
@@ -85,7 +90,7 @@ def _picture(raw: Any, shown: np.ndarray) -> dict[str, Any]:
     world = raw.world
     changed = np.argwhere(world.bricks != shown)
     rounds = [e for e in raw.record.events[-1:] if e.get("type") == "round"] if raw.frame_id else []
-    messages = [list(r) for r in rounds[0].get("requests", [])] if rounds else []
+    messages = [[src, dst, text(message, 300)] for src, dst, message in rounds[0].get("requests", [])] if rounds else []
     info = FrameInfo(scores={p: raw.weights.score(e) for p, e in world.events.items()},
                      targets=dict(raw.targets), messages=[tuple(m) for m in messages])
     winner, colour, reason = outcome(world)

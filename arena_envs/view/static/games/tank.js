@@ -171,11 +171,13 @@
     const back = button("back", "◀ back"), step = button("step", "step ▶");
     const seek = el("input", { className: "seek", attrs: { type: "range", min: 0, max: frames.length - 1, value: 0, step: 1, "aria-label": "picture" } });
     const positions = el("ul", { className: "tank-positions" });
+    const said = el("ul", { className: "tank-messages" });
     const controls = el("div", { className: "tank-controls" }, [back, play, pause, step, seek,
       el("span", { text: " picture " }), frameLabel, el("span", { text: " / " + (frames.length - 1) + " " }), roundLabel]);
     root.appendChild(controls);
     root.appendChild(canvas);
     root.appendChild(positions);
+    root.appendChild(said);
     if (arr(game.mismatch).length) K.message(root, "The re-played game differs from the logged record in rounds " + arr(game.mismatch).map(str).join(", ") + ".", "game-error-note");
 
     const plain = (v) => (num(v) === null ? "?" : String(v));
@@ -190,6 +192,9 @@
       positions.replaceChildren(...arr(frames[shown].tanks).map(obj).map((t) => el("li", {
         data: { tank: str(t.id) },
         text: (t.npc ? "NPC " : "tank ") + str(t.id) + ": " + plain(t.x) + "," + plain(t.y) + " " + str(t.dir) + " HP" + plain(t.hp) + (t.frozen ? " frozen" : ""),
+      })));
+      said.replaceChildren(...messagesUpTo(shown).map((m) => el("li", {
+        className: "tank-message", text: str(m[0]) + " -> " + str(m[1]) + ": " + str(m[2]),
       })));
     }
     function stop() { if (timer !== null) { clearInterval(timer); timer = null; } }
