@@ -6,9 +6,8 @@ seed, and ``log.jsonl`` every decision in order (the action as the policy gave i
 builds the environment with ``render_mode="rgb_array"``, resets it with that seed and feeds the
 logged actions back through ``agent_iter``, taking a frame at the start and whenever the picture
 changed (an environment that counts its pictures in ``frame_id`` says when; otherwise after every
-decision): :func:`restep`, which the viewer's tank battle also reads its worlds from. So a run pays nothing
-for frames: ``arena run ... --record DIR`` and ``arena replay`` both
-come here. Videos are MP4 through ``imageio-ffmpeg`` when it is installed, GIF through Pillow
+decision): :func:`restep`, which the viewer's tank battle also reads its worlds from. So a run pays
+nothing for frames: ``arena run ... --record DIR`` and ``arena replay`` both come here. Videos are MP4 through ``imageio-ffmpeg`` when it is installed, GIF through Pillow
 otherwise (``pip install 'arena-envs[render]'``).
 
 A results folder is data: the environment its ``run.json`` names is built only when it is a registered
