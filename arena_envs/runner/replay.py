@@ -7,8 +7,9 @@ builds the environment with ``render_mode="rgb_array"``, resets it with that see
 logged actions back through ``agent_iter``, taking a frame at the start and whenever the picture
 changed (an environment that counts its pictures in ``frame_id`` says when; otherwise after every
 decision): :func:`restep`, which the viewer's tank battle also reads its worlds from. So a run pays
-nothing for frames: ``arena run ... --record DIR`` and ``arena replay`` both come here. Videos are MP4 through ``imageio-ffmpeg`` when it is installed, GIF through Pillow
-otherwise (``pip install 'arena-envs[render]'``).
+nothing for frames: ``arena run ... --record DIR`` and ``arena replay`` both come here. Videos are MP4
+through ``imageio-ffmpeg`` when it is installed, GIF through Pillow otherwise
+(``pip install 'arena-envs[render]'``).
 
 A results folder is data: the environment its ``run.json`` names is built only when it is a registered
 one (``arena list``) or the caller names it too (``env=``, ``arena replay --env``); any other name is
