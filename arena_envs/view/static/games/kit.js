@@ -133,7 +133,8 @@ window.ArenaGameKit = (function () {
   }
 
   function canvas(width, height, label) {
-    return el("canvas", { className: "game-chart", attrs: { width: width, height: height, role: "img", "aria-label": label } });
+    return el("canvas", { className: "game-chart", attrs: { width: width, height: height, role: "img", "aria-label": label },
+      style: { maxWidth: "100%", height: "auto" } });
   }
 
   // Draw with draw(root, game, payload); a payload without view data, or one the view cannot read,

@@ -69,7 +69,8 @@
       return out.length ? out : [""];
     }
 
-    const canvas = el("canvas", { className: "tank-canvas", attrs: { width: W, height: H, role: "img", "aria-label": "tank battle" } });
+    const canvas = el("canvas", { className: "tank-canvas", attrs: { width: W, height: H, role: "img", "aria-label": "tank battle" },
+      style: { maxWidth: "100%", height: "auto" } });
     const ctx = canvas.getContext("2d");
 
     function paint(k) {
