@@ -13,6 +13,7 @@ import base64
 import io
 import json
 import math
+import re
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -80,6 +81,15 @@ def test_every_listed_game_has_a_view() -> None:
     scripts = " ".join(p.read_text() for p in STATIC.glob("*.js"))
     for env in ENVIRONMENTS:
         assert f'"{env}"' in scripts, f"no script registers {env}"
+
+
+def test_scripts_never_parse_data_as_markup() -> None:
+    """Every view sets text with textContent and builds elements with createElement: no script of
+    static/games holds an HTML-parsing or code-running sink."""
+    sinks = ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setTimeout(\"")
+    for script in STATIC.glob("*.js"):
+        code = re.sub(r"^\s*//.*$", "", script.read_text(), flags=re.MULTILINE)  # comments may name them
+        assert not [s for s in sinks if s in code], script.name
 
 
 @pytest.mark.parametrize("env", sorted(RUNS))
@@ -247,6 +257,25 @@ def test_tank_cooperation_messages_are_shown_as_text(page: Any, tmp_path: Path) 
     assert page.locator(".tank-message").count() == len(delivered)
     assert XSS in page.locator(".tank-message").first.inner_text()
     assert page.evaluate("() => window.pwned") is None
+
+
+def test_tank_log_that_does_not_fit_is_named(folders: dict[str, Path]) -> None:
+    """A record that disagrees with the re-played game is flagged by round; a log the environment does not
+    accept (another agent to move, a decision missing) is an error with the pictures up to it."""
+    data = payload(folders["tank_battle_v0"])
+    args = (data["env"], data["env_kwargs"], data["entry"])
+    record = json.loads(json.dumps(data["record"]))
+    rounds = [e for e in record["events"] if e["type"] == "round"]
+    rounds[5]["targets"] = {"0": 999, "1": 999}
+    rounds[9]["eliminated"] = [0]
+    assert view_data(*args, data["steps"], record)["mismatch"] == [5, 9]  # type: ignore[index]
+    steps = [dict(line) for line in data["steps"]]
+    steps[20]["agent"] = "tank_7"
+    wrong = view_data(*args, steps, data["record"])
+    assert wrong is not None and "decision 20: the log has tank_7 to move" in wrong["error"]
+    assert len(wrong["frames"]) == 11  # the reset, then rounds 1-10 (decisions 0-19)
+    short = view_data(*args, data["steps"][:-1], data["record"])
+    assert short is not None and "the log ends after 159 decisions" in short["error"]
 
 
 def test_tank_view_takes_under_0_3_s_for_80_rounds(folders: dict[str, Path]) -> None:
