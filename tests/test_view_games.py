@@ -97,9 +97,12 @@ def test_view_data_is_bounded_json_and_quick(env: str, folders: dict[str, Path])
     data = payload(folders[env])
     args = (data["env"], data["env_kwargs"], data["entry"], data["steps"], data["record"])
     view_data(*args)  # imports and caches warm
-    started = time.perf_counter()
-    game = view_data(*args)
-    elapsed = time.perf_counter() - started
+    timings = []
+    for _ in range(3):  # the best of three: other tests share the cores
+        started = time.perf_counter()
+        game = view_data(*args)
+        timings.append(time.perf_counter() - started)
+    elapsed = min(timings)
     assert isinstance(game, dict) and "error" not in game, game
     text = json.dumps(game, allow_nan=False)
     assert len(text) < 200_000
