@@ -531,3 +531,11 @@ def test_hostile_payloads_draw_what_they_can(page: Any, tmp_path: Path) -> None:
     assert page.locator("[data-game-view]").count() == len(payloads)
     assert page.locator(".game-error").count() == 0
     assert page.evaluate("() => window.pwned") is None
+
+
+def test_a_long_series_draws(page: Any, tmp_path: Path) -> None:
+    """A chart of 150,000 points draws (no spread of the whole series into one call)."""
+    long = {"assets": ["A"], "traders": [], "dates": [], "closes": [[k % 97] for k in range(150_000)]}
+    page.goto(harness(tmp_path, [{"env": "trading_v0", "game": long}]))
+    assert page.locator(".game-error").count() == 0
+    assert min(_canvas_colours(page, "#game-view-0")) > 2

@@ -35,7 +35,7 @@ def tank_view(env_kwargs: dict[str, Any], entry: dict[str, Any], steps: list[dic
     seed = entry.get("seed")
     if not isinstance(seed, int) or isinstance(seed, bool):
         return {"kind": "tank", "error": "the episode has no environment seed"}
-    decisions = [line for line in steps if isinstance(line, dict) and not line.get("finish")]
+    decisions = [line for line in steps if isinstance(line, dict) and "agent" in line and not line.get("finish")]
     kwargs = {k: v for k, v in env_kwargs.items() if k not in ("render_mode", "render_every_tick")}
     try:
         env = env_factory(ENV, kwargs)()

@@ -76,8 +76,7 @@
           label: short(p), colour: K.colour(i), dots: true,
           points: rounds.map((r) => [num(arr(r.valuations)[i]), num(arr(r.bids)[i])]),
         }));
-        const vs = rounds.flatMap((r) => arr(r.valuations).map(num)).filter((v) => v !== null);
-        const top = vs.length ? Math.max(...vs) : 0;
+        const top = rounds.flatMap((r) => arr(r.valuations).map(num)).reduce((a, v) => (v !== null && v > a ? v : a), 0);
         const share = num(eq.bid_share);
         plot([...pairs,
           { label: "bid = valuation", colour: "#bbb", dashed: true, points: [[0, 0], [top, top]] },

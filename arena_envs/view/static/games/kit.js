@@ -79,8 +79,10 @@ window.ArenaGameKit = (function () {
       ctx.fillText("no data", L, T + 20);
       return;
     }
-    let x0 = Math.min(...all.map((p) => p[0])), x1 = Math.max(...all.map((p) => p[0]));
-    let y0 = Math.min(...all.map((p) => p[1])), y1 = Math.max(...all.map((p) => p[1]));
+    let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    for (const p of all) {  // a loop, not Math.min(...all): a long series would overflow the call stack
+      x0 = Math.min(x0, p[0]); x1 = Math.max(x1, p[0]); y0 = Math.min(y0, p[1]); y1 = Math.max(y1, p[1]);
+    }
     if (num(spec.yMin) !== null) y0 = Math.min(y0, spec.yMin);
     if (x1 === x0) { x0 -= 1; x1 += 1; }
     if (y1 === y0) { y0 -= 1; y1 += 1; }
