@@ -36,6 +36,16 @@
     });
     root.appendChild(K.legend([{ label: "true value", colour: "#2ca02c" }, { label: "price paid", colour: "#d62728" }]));
 
+    const budgetCanvas = K.canvas(720, 200, "money left after each item");
+    root.appendChild(el("h3", { text: "Money left after each item" }));
+    root.appendChild(budgetCanvas);
+    const spent = bidders.map((b, i) => ({
+      label: b, colour: K.colour(i), step: true,
+      points: [[0, num(budgets[b])], ...items.map((item, k) => [k + 1, num(obj(item.left)[b])])],
+    }));
+    K.chart(budgetCanvas, { series: spent, yMin: 0, xTicks: [[0, "start"], ...items.map((item, k) => [k + 1, String(k + 1)])] });
+    root.appendChild(K.legend(spent.map((s) => ({ label: s.label, colour: s.colour }))));
+
     items.forEach((item, k) => {
       const section = el("section", { className: "auction-item", data: { item: String(k) } });
       section.appendChild(el("h3", { text: "Item " + (k + 1) + ": " + str(item.name) }));

@@ -87,7 +87,8 @@ window.ArenaGameKit = (function () {
     if (x1 === x0) { x0 -= 1; x1 += 1; }
     if (y1 === y0) { y0 -= 1; y1 += 1; }
     const pad = (y1 - y0) * 0.05;
-    y0 -= pad; y1 += pad;
+    if (num(spec.yMin) === null || y0 < spec.yMin) y0 -= pad;  // a floor (0) stays the axis
+    y1 += pad;
     const X = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
     const Y = (y) => H - B - ((y - y0) / (y1 - y0)) * (H - T - B);
     ctx.strokeStyle = "#888";

@@ -43,7 +43,7 @@
     root.appendChild(canvas);
     const series = players.map((p, i) => ({
       label: p, colour: K.colour(i), dots: true,
-      points: rounds.map((r, k) => [k + 1, K.num(obj(r.tally)[p]) || 0]),
+      points: rounds.map((r, k) => [k + 1, K.num(obj(r.tally)[p])]).filter((pt) => pt[1]),  // who got votes
     }));
     K.chart(canvas, { series: series, yMin: 0, xTicks: rounds.map((r, k) => [k + 1, "round " + str(r.round)]) });
     root.appendChild(K.legend(series.map((s) => ({ label: s.label, colour: s.colour }))));
