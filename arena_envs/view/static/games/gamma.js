@@ -5,7 +5,7 @@
   const GAMES = ["guess_two_thirds_v0", "el_farol_v0", "divide_dollar_v0", "public_goods_v0",
     "diners_dilemma_v0", "sealed_bid_auction_v0", "battle_royale_v0", "pirate_game_v0"];
 
-  function draw(root, game) {
+  function draw(root, game, payload) {
     const K = window.ArenaGameKit;
     const { num, str, arr, obj, el, fmt } = K;
     const players = arr(game.players).map(str);
@@ -31,7 +31,7 @@
     const cells = (list, show) => players.map((p, i) => show(arr(list)[i]));
     const head = ["round", ...players.map(short)];
 
-    switch (str(game.game)) {
+    switch (str(game.game) || str(payload.env)) {
       case "guess_two_thirds_v0": {
         plot([...perPlayer("choices"),
           { label: "target", colour: "#000", points: rounds.map((r, k) => [k + 1, num(r.target)]) },
