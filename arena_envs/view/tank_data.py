@@ -39,8 +39,8 @@ def tank_view(env_kwargs: dict[str, Any], entry: dict[str, Any], steps: list[dic
     kwargs = {k: v for k, v in env_kwargs.items() if k not in ("render_mode", "render_every_tick")}
     try:
         env = env_factory(ENV, kwargs)()
-    except (TypeError, ValueError) as err:
-        return {"kind": "tank", "error": f"cannot build {ENV}: {err}"}
+    except (TypeError, ValueError, KeyError, AttributeError) as err:
+        return {"kind": "tank", "error": text(f"cannot build {ENV}: {err}", 500)}
     frames: list[dict[str, Any]] = []
     view: dict[str, Any] = {"kind": "tank"}
     try:
@@ -61,7 +61,7 @@ def tank_view(env_kwargs: dict[str, Any], entry: dict[str, Any], steps: list[dic
                 break
         own = [e for e in raw.record.events if e.get("type") == "round"] if shown is not None else []
     except (ReplayError, ValueError, TypeError, KeyError, AttributeError, IndexError, ArithmeticError) as err:
-        return {"kind": "tank", "error": f"cannot play the episode again: {err}", "frames": frames, **view}
+        return {**view, "error": text(f"cannot play the episode again: {err}", 500), "frames": frames}
     finally:
         env.close()
     view["frames"] = frames
