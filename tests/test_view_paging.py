@@ -3,6 +3,7 @@ grows with its file and starts again when the file is cut; a corrupt ``episodes.
 last line, a missing log block and a corrupt log line show as such on the pages, never as an error."""
 from __future__ import annotations
 
+import json
 import shutil
 import urllib.request
 from pathlib import Path
@@ -97,3 +98,35 @@ def test_a_failing_game_view_leaves_the_transcript(run: Path, tmp_path: Path, pa
         assert "RuntimeError: no drawing today" in page.locator("#game-error").inner_text()
         assert page.locator(".decision").count() == len([s for s in read_steps(run, 0) if not s.get("finish")])
         assert page.evaluate("JSON.parse(document.getElementById('episode-data').textContent).game") is None
+
+
+def test_prompts_are_re_made_from_the_log_or_refused_in_one_line(tmp_path):
+    """``recover`` re-plays an episode for its prompts: equal to the prompts the game showed, and a log
+    that does not fit the game (a decision cut off, another seat to move) or an unregistered name is
+    refused with the reason, nothing imported."""
+    from arena_envs.guess_two_thirds_v0 import env as make
+    from arena_envs.runner import RunConfig, run
+    from arena_envs.runner.results import read_steps
+    from arena_envs.view.observations import NotRecovered, recover
+
+    out = tmp_path / "run"
+    run(RunConfig("guess_two_thirds_v0", ("random",) * 3, episodes=1, seed=4, env_kwargs={"n_players": 3,
+                                                                                            "n_rounds": 2}),
+        out, plots=False)
+    steps = read_steps(out, 0)
+    seed = json.loads((out / "episodes.jsonl").read_text())["seed"]
+    texts = recover("guess_two_thirds_v0", {"n_players": 3, "n_rounds": 2}, seed, steps)
+    game = make(n_players=3, n_rounds=2)
+    game.reset(seed=seed)
+    shown = []
+    for line in steps:
+        shown.append(game.observe(line["agent"])["text"])
+        game.step(line["action"])
+    assert texts == shown and len(texts) == 6
+    with pytest.raises(NotRecovered, match="the log ends after 5 decisions"):
+        recover("guess_two_thirds_v0", {"n_players": 3, "n_rounds": 2}, seed, steps[:5])
+    swapped = [steps[1], steps[0], *steps[2:]]
+    with pytest.raises(NotRecovered, match="decision 0: the log has player_1 to move"):
+        recover("guess_two_thirds_v0", {"n_players": 3, "n_rounds": 2}, seed, swapped)
+    with pytest.raises(NotRecovered, match="not registered"):
+        recover("os:system", {}, seed, steps)

@@ -17,7 +17,7 @@ refused in one line before anything is imported.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +53,12 @@ def drawing_env(name: str, env_kwargs: dict[str, Any]) -> AECEnv:
                           "a replay needs 'rgb_array'") from None
 
 
-def _native(action: Any) -> Any:
+def native_action(action: Any) -> Any:
     """A logged action as the environment takes it: JSON lists (numpy arrays when logged) become arrays again."""
     if isinstance(action, list):
         return np.asarray(action)
     if isinstance(action, dict):
-        return {key: _native(value) for key, value in action.items()}
+        return {key: native_action(value) for key, value in action.items()}
     return action
 
 
@@ -116,12 +116,14 @@ def _frames(env: AECEnv, seed: int, decisions: list[dict[str, Any]], episode: in
         env.close()
 
 
-def restep(env: AECEnv, seed: int, decisions: list[dict[str, Any]], episode: int) -> Iterator[AECEnv]:
+def restep(env: AECEnv, seed: int, decisions: list[dict[str, Any]], episode: int,
+           before: Callable[[str], None] | None = None) -> Iterator[AECEnv]:
     """Play ``episode`` again: reset ``env`` with ``seed`` and step it with the logged ``decisions``
     (decision lines, finish lines left out) through ``agent_iter`` (a finished agent steps ``None``);
     yield ``env`` at each picture: after ``reset``, then whenever its ``frame_id`` changes (without
-    one: after every decision). Raises :class:`ReplayError` when the log and the environment disagree
-    (another agent to move, too few or too many logged decisions). The caller closes ``env``."""
+    one: after every decision). ``before(agent)`` is called before each logged decision is stepped
+    (the viewer reads the prompt there). Raises :class:`ReplayError` when the log and the environment
+    disagree (another agent to move, too few or too many logged decisions). The caller closes ``env``."""
     env.reset(seed=seed)
     raw = env.unwrapped
     yield env
@@ -139,7 +141,9 @@ def restep(env: AECEnv, seed: int, decisions: list[dict[str, Any]], episode: int
             if line.get("agent") != agent:
                 raise ReplayError(f"episode {episode}, decision {step}: the log has {line.get('agent')} to move, "
                                   f"the environment {agent}")
-            env.step(_native(line.get("action")))
+            if before is not None:
+                before(agent)
+            env.step(native_action(line.get("action")))
             step += 1
         current = getattr(raw, "frame_id", None)
         if current != shown or (current is None and not done):  # uncounted: a frame per decision
@@ -236,6 +240,6 @@ def check_drawable(name: str, env_kwargs: dict[str, Any]) -> None:
     require("render", "arena run --record", "imageio")
 
 
-__all__ = ["ReplayError", "check_drawable", "drawing_env", "episode_frames", "record_episodes", "replay_episode",
-           "restep", "video_extension", "write_video"]
+__all__ = ["ReplayError", "check_drawable", "drawing_env", "episode_frames", "native_action", "record_episodes",
+           "replay_episode", "restep", "video_extension", "write_video"]
 

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from arena_envs.registration import ENVIRONMENTS
-from arena_envs.runner.replay import _native
+from arena_envs.runner.replay import ReplayError, restep
 from arena_envs.runner.runner import env_factory
 
 SECONDS = 10.0
@@ -43,30 +43,23 @@ def recover(env: str, env_kwargs: dict[str, Any], seed: Any, steps: list[dict[st
     except Exception as err:  # bad env_kwargs in run.json: the folder's problem, shown as text
         raise NotRecovered(f"the environment cannot be built from run.json: {type(err).__name__}: {err}") from None
     texts: list[str | None] = []
+
+    def read(agent: str) -> None:
+        observation = made.observe(agent)
+        text = observation.get("text") if isinstance(observation, dict) else None
+        texts.append(text if isinstance(text, str) else None)
+        if time.monotonic() > deadline:
+            raise NotRecovered(f"re-making the prompts took more than {seconds:g} s")
+
     try:
-        made.reset(seed=seed)
-        raw = made.unwrapped
-        for agent in made.agent_iter():
-            if raw.terminations.get(agent) or raw.truncations.get(agent):
-                made.step(None)
-                continue
-            if len(texts) == len(decisions):
-                raise NotRecovered(f"the log ends after {len(texts)} decisions but the game asks {agent} for another")
-            line = decisions[len(texts)]
-            if line["agent"] != agent:
-                raise NotRecovered(f"decision {len(texts)}: the log has {line['agent']} to move, the game {agent}")
-            observation = made.observe(agent)
-            text = observation.get("text") if isinstance(observation, dict) else None
-            texts.append(text if isinstance(text, str) else None)
-            made.step(_native(line.get("action")))
-            if time.monotonic() > deadline:
-                raise NotRecovered(f"re-making the prompts took more than {seconds:g} s")
+        for _ in restep(made, seed, decisions, 0, before=read):
+            pass
     except NotRecovered:
         raise
-    except Exception as err:  # the game refuses a logged action: the log does not fit it
+    except ReplayError as err:  # the log does not fit the game
+        raise NotRecovered(str(err).removeprefix("episode 0: ").removeprefix("episode 0, ")) from None
+    except Exception as err:  # the game refuses a logged action
         raise NotRecovered(f"the replay stopped at decision {len(texts)}: {type(err).__name__}: {err}") from None
     finally:
         made.close()
-    if len(texts) != len(decisions):
-        raise NotRecovered(f"the game ended after {len(texts)} decisions but the log holds {len(decisions)}")
     return texts
