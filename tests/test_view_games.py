@@ -539,3 +539,30 @@ def test_a_long_series_draws(page: Any, tmp_path: Path) -> None:
     page.goto(harness(tmp_path, [{"env": "trading_v0", "game": long}]))
     assert page.locator(".game-error").count() == 0
     assert min(_canvas_colours(page, "#game-view-0")) > 2
+
+
+def test_every_game_in_the_viewer_shows_its_transcript_and_its_view(folders: dict[str, Path], page: Any) -> None:
+    """Through the real app (uvicorn on 127.0.0.1): each of the twelve games' run page leads to its
+    episode, whose page holds one transcript entry per decision line and the game's own drawing; the
+    tank's animation steps to the positions of the re-stepped world."""
+    from arena_envs.view.catalog import folder_id
+    from tests.view_helpers import viewer_at
+
+    with viewer_at(*folders.values()) as url:
+        for env, folder in sorted(folders.items()):
+            page.goto(f"{url.rstrip('/')}/run/{folder_id(folder)}")
+            page.locator('a[href$="/episode/0"]').first.click()
+            page.wait_for_selector(f'#game-view[data-game-view="{env}"]')
+            decisions = [line for line in read_steps(folder, 0) if not line.get("finish")]
+            assert page.locator(".decision").count() == len(decisions), env
+            shown = page.locator(".decision").all()
+            assert [d.get_attribute("data-agent") for d in shown] == [line["agent"] for line in decisions], env
+            assert page.locator("#game-view canvas, #game-view table").count() > 0, env
+            if env == "tank_battle_v0":
+                frames = view_data(env, read_config(folder)["env_kwargs"], read_episodes(folder / "episodes.jsonl")[0],
+                                   read_steps(folder, 0), read_record(folder, 0))["frames"]  # type: ignore[index]
+                page.click('[data-action="step"]')
+                page.click('[data-action="step"]')
+                assert page.locator("[data-frame]").inner_text() == "2"
+                for tank in frames[2]["tanks"]:
+                    assert f"{tank['x']},{tank['y']}" in page.locator(f'[data-tank="{tank["id"]}"]').inner_text()
