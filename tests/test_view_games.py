@@ -546,7 +546,10 @@ def test_every_game_in_the_viewer_shows_its_transcript_and_its_view(folders: dic
     episode, whose page holds one transcript entry per decision line and the game's own drawing; the
     tank's animation steps to the positions of the re-stepped world."""
     from arena_envs.view.catalog import folder_id
-    from tests.view_helpers import viewer_at
+    from tests.view_helpers import element_screenshot, viewer_at
+
+    pictured = {"tank_battle_v0": "tank", "auction_v0": "auction", "who_is_spy_v0": "who_is_spy",
+                "trading_v0": "trading", "el_farol_v0": "el_farol"}
 
     with viewer_at(*folders.values()) as url:
         for env, folder in sorted(folders.items()):
@@ -558,6 +561,8 @@ def test_every_game_in_the_viewer_shows_its_transcript_and_its_view(folders: dic
             shown = page.locator(".decision").all()
             assert [d.get_attribute("data-agent") for d in shown] == [line["agent"] for line in decisions], env
             assert page.locator("#game-view canvas, #game-view table").count() > 0, env
+            if env in pictured and env != "tank_battle_v0":
+                element_screenshot(page, "#game-view", f"game_{pictured[env]}")
             if env == "tank_battle_v0":
                 frames = view_data(env, read_config(folder)["env_kwargs"], read_episodes(folder / "episodes.jsonl")[0],
                                    read_steps(folder, 0), read_record(folder, 0))["frames"]  # type: ignore[index]
@@ -566,3 +571,5 @@ def test_every_game_in_the_viewer_shows_its_transcript_and_its_view(folders: dic
                 assert page.locator("[data-frame]").inner_text() == "2"
                 for tank in frames[2]["tanks"]:
                     assert f"{tank['x']},{tank['y']}" in page.locator(f'[data-tank="{tank["id"]}"]').inner_text()
+                page.locator("input.seek[type=range]").fill("30")
+                element_screenshot(page, "#game-view", "game_tank")

@@ -3,8 +3,9 @@ reload. The run is a real ``arena run`` child with a person's seat whose answers
 to its stdin one episode at a time, so the test decides when an episode ends.
 
 The runner commits an ended episode at once when the last commit is older than its sync interval
-(0.2 s), else with the next one: the test writes each episode's answers more than 0.2 s after the
-folder was opened or the previous episode committed, so each episode is committed when it ends."""
+(0.2 s), else by a timer of its event loop; the terminal's person reads stdin in that loop's thread,
+which holds the timer while it waits, so the test writes each episode's answers more than 0.2 s after
+the folder was opened or the previous episode committed, and each episode is committed when it ends."""
 from __future__ import annotations
 
 import subprocess

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from tests.process_helpers import REPO
 
@@ -80,3 +81,12 @@ def screenshot(page: object, name: str) -> None:
     """Save the page as docs/img/view_<name>.png when ARENA_SCREENSHOTS=1."""
     if os.environ.get("ARENA_SCREENSHOTS") == "1":
         page.screenshot(path=str(SCREENSHOTS / f"view_{name}.png"))  # type: ignore[attr-defined]
+
+
+def element_screenshot(page: Any, selector: str, name: str, max_height: int = 1000) -> None:
+    """Save the element ``selector`` (a game's view), its first ``max_height`` pixels, as
+    docs/img/view_<name>.png when ARENA_SCREENSHOTS=1."""
+    if os.environ.get("ARENA_SCREENSHOTS") == "1":
+        box = page.locator(selector).bounding_box()
+        clip = {"x": box["x"], "y": box["y"], "width": box["width"], "height": min(box["height"], max_height)}
+        page.screenshot(path=str(SCREENSHOTS / f"view_{name}.png"), clip=clip, full_page=True)
