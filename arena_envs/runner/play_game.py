@@ -177,7 +177,7 @@ class _Watched:
         self.env.close()
 
 
-class _PlayRunner(Runner):
+class PlayRunner(Runner):
     """The runner, its episode player watching the person's seat through :class:`_Watched`."""
 
     def __init__(self, config: RunConfig, out: Path, me: str, front: Front, **options: Any):
@@ -190,7 +190,7 @@ class _PlayRunner(Runner):
         return EpisodePlayer(self.config, self.watched, policies, self.agents, self.run_token)  # type: ignore[arg-type]
 
 
-def start(game: Game, person: Policy, front: Front) -> _PlayRunner:
+def start(game: Game, person: Policy, front: Front) -> PlayRunner:
     """The game's runner, its folder created (its specs and settings checked); :func:`play_game` plays it."""
     built = 0
 
@@ -199,10 +199,10 @@ def start(game: Game, person: Policy, front: Front) -> _PlayRunner:
         built += 1
         return person if built - 1 == game.seat else make_policy(spec, env_name)
 
-    return _PlayRunner(game.config(), game.out, game.me, front, policy_factory=policy, sync_interval=0)
+    return PlayRunner(game.config(), game.out, game.me, front, policy_factory=policy, sync_interval=0)
 
 
-async def play_game(runner: _PlayRunner) -> PlayResult:
+async def play_game(runner: PlayRunner) -> PlayResult:
     """Play the game of ``runner`` (:func:`start`) to its end or until the person quits (scores None:
     nothing committed). Raises :class:`PolicyFailed` when an opponent's policy raises, ``RunError``
     when the environment does."""
