@@ -1,0 +1,228 @@
+"""``arena play --web``: a person's games played through the page in a real browser (Playwright driving
+Chromium) against the real command in a subprocess, recorded as ordinary results folders equal to the
+same answers typed at the terminal; the page's safety (escaped texts, refused posts) and its server's
+ends (a port in use, a game abandoned by stopping the server)."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena_envs.runner.results import iter_log, read_config, read_episodes
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+GUESS = ["guess_two_thirds_v0", "--env-arg", "n_rounds=2", "--seed", "3"]
+SPY = ["who_is_spy_v0", "--seed", "4"]
+ENDED = ("over", "abandoned", "failed")
+
+
+def arena(args: list[str], cwd: Path, answers: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena_envs.cli", *args], input=answers, capture_output=True,
+                          text=True, cwd=cwd, env=ENV, timeout=60)
+
+
+@contextmanager
+def web_game(args: list[str], cwd: Path) -> Iterator[tuple[subprocess.Popen[str], str, list[str]]]:
+    """``arena play ARGS --web`` running; yields the process, the page's URL and the lines printed
+    before it (the folder, the game). The process is ended by its pid when the block leaves it running."""
+    proc = subprocess.Popen([sys.executable, "-m", "arena_envs.cli", "play", *args, "--web"], cwd=cwd, env=ENV,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        lines: list[str] = []
+        while not (lines and lines[-1].startswith("play in your browser: ")):
+            line = proc.stdout.readline()
+            assert line, f"arena play --web ended before serving: {proc.communicate(timeout=10)}"
+            lines.append(line.rstrip("\n"))
+        url = lines[-1].split(": ", 1)[1].split()[0]
+        yield proc, url, lines
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+
+
+def status(page: Any) -> str:
+    return str(page.evaluate("document.body.dataset.status || ''"))
+
+
+def next_turn(page: Any, seen: str) -> str:
+    """Wait until the page shows a question other than ``seen`` (its id text), or the end; the status."""
+    page.wait_for_function(
+        """(seen) => { const s = document.body.dataset.status;
+                      return ['over', 'abandoned', 'failed'].includes(s)
+                          || (s === 'asking' && document.getElementById('question-id').textContent !== seen); }""",
+        arg=seen)
+    return status(page)
+
+
+def question_id(page: Any) -> str:
+    return str(page.locator("#question-id").text_content())
+
+
+def close_page(page: Any, proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """Press the end's Close button; the server stops with status 0; its output."""
+    page.locator("#close").click()
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    return out, err
+
+
+def folder_of(lines: list[str], cwd: Path) -> Path:
+    first = lines[0]
+    assert first.startswith("results folder: results/play-")
+    return cwd / first.removeprefix("results folder: ")
+
+
+def assert_same_games(web: Path, terminal: Path) -> None:
+    """Two folders of the same game: the configuration, the episode entries and every step line equal,
+    each an ordinary results folder (its readers and `arena leaderboard` read it)."""
+    assert read_config(web) == read_config(terminal)
+    assert read_config(web)["players"].count("human") == 1
+    assert read_episodes(web / "episodes.jsonl") == read_episodes(terminal / "episodes.jsonl")
+    web_log, terminal_log = list(iter_log(web)), list(iter_log(terminal))
+    assert [b.steps for b in web_log] == [b.steps for b in terminal_log]
+    assert [b.record for b in web_log] == [b.record for b in terminal_log]
+    assert (web / "log.jsonl").read_bytes() == (terminal / "log.jsonl").read_bytes()
+    board = arena(["leaderboard", str(web)], web.parent)
+    assert board.returncode == 0 and " human " in board.stdout, board.stderr
+    assert json.loads((web / "leaderboard.json").read_text()) == json.loads((terminal / "leaderboard.json").read_text())
+
+
+def test_a_gamma_game_played_in_the_page_is_recorded_like_the_terminals(page, tmp_path):
+    with web_game(GUESS, tmp_path) as (proc, url, lines):
+        assert lines[1].startswith("guess_two_thirds_v0, seed 3: you are player_0; player_1: random")
+        page.goto(url)
+        next_turn(page, "")
+        assert page.locator("#form").get_attribute("data-kind") == "fields"
+        number = page.locator('[data-field="chosen_number"]')
+        assert number.get_attribute("min") == "0" and number.get_attribute("max") == "100"
+        # markup in an answer: the game's note quotes it, the page shows it as text and runs nothing
+        number.fill("")
+        page.locator("#answer-text").fill('<img src=x onerror="window.pwned=1">')
+        seen = question_id(page)
+        page.locator("#send-text").click()
+        next_turn(page, seen)
+        note = page.locator("#notes .note")
+        assert note.count() == 1 and note.text_content().startswith("[not accepted (unparseable): ")
+        assert page.locator("#notes img").count() == 0 and page.evaluate("window.pwned") is None
+        page.locator('[data-field="chosen_number"]').fill("500")  # re-asked: out of range, the game says so
+        seen = question_id(page)
+        page.locator("#submit-fields").click()
+        next_turn(page, seen)
+        assert page.locator("#notes .note").text_content() == (
+            '[not accepted (illegal): "chosen_number" must be between 0 and 100, got 500]')
+        page.locator('[data-field="chosen_number"]').fill("33")
+        seen = question_id(page)
+        page.locator("#submit-fields").click()
+        assert next_turn(page, seen) == "asking" and page.locator("#notes .note").count() == 0
+        assert "You chose 33." in page.locator("#observation").text_content()
+        page.locator("#answer-text").fill("20")  # a bare value typed, as at the terminal
+        seen = question_id(page)
+        page.locator("#send-text").press("Enter")
+        assert next_turn(page, seen) == "over"
+        rows = page.locator("#scores tbody tr")
+        assert rows.count() == 10
+        mine = page.locator("#scores tr.me")
+        assert mine.count() == 1 and mine.get_attribute("data-agent") == "player_0" and "← you" in mine.text_content()
+        folder = folder_of(lines, tmp_path)
+        assert page.locator("#folder").text_content() == lines[0].removeprefix("results folder: ")
+        out, _ = close_page(page, proc)
+        assert "result (scores):" in out and "<- you" in out
+    typed = '<img src=x onerror="window.pwned=1">\n500\n33\n20\n'
+    terminal = arena(["play", *GUESS, "--out", "terminal"], tmp_path, typed)
+    assert terminal.returncode == 0, terminal.stderr
+    assert_same_games(folder, tmp_path / "terminal")
+
+
+def test_who_is_spy_played_in_the_page_speeches_and_votes(page, tmp_path):
+    typed: list[str] = []
+    with web_game(SPY, tmp_path) as (proc, url, lines):
+        page.goto(url)
+        seen = ""
+        while next_turn(page, seen) == "asking":
+            seen = question_id(page)
+            if page.locator("#form").get_attribute("data-kind") == "choice":  # a vote: the first candidate
+                button = page.locator("#form [data-choice]").first
+                typed.append(str(button.get_attribute("data-choice")))
+                button.click()
+            else:  # a speech: one free line
+                clue = f"It is something you can hold, clue {len(typed)}."
+                typed.append(clue)
+                page.locator("#answer-text").fill(clue)
+                page.locator("#send-text").click()
+        assert status(page) == "over" and len(typed) >= 2
+        assert page.locator("#scores tr.me").get_attribute("data-agent") == "player_0"
+        assert page.locator("#last-words").text_content()
+        folder = folder_of(lines, tmp_path)
+        close_page(page, proc)
+    steps = [s for block in iter_log(folder) for s in block.steps if s["agent"] == "player_0" and "action" in s]
+    assert [s["action"] for s in steps] == typed and all(s["policy"] == "human" for s in steps)
+    terminal = arena(["play", *SPY, "--out", "terminal"], tmp_path, "".join(f"{line}\n" for line in typed))
+    assert terminal.returncode == 0, terminal.stderr
+    assert_same_games(folder, tmp_path / "terminal")
+
+
+def post(url: str, body: bytes, kind: str = "application/json") -> tuple[int, dict[str, Any]]:
+    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": kind})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_bad_posts_are_refused_and_stopping_the_server_abandons_the_game(tmp_path):
+    with web_game(GUESS, tmp_path) as (proc, url, lines):
+        def state() -> dict[str, Any]:
+            with urllib.request.urlopen(url + "api/state", timeout=10) as response:
+                return dict(json.loads(response.read()))
+
+        while state()["status"] != "asking":
+            pass
+        before = state()
+        answer = url + "api/answer"
+        assert post(answer, b"{not json")[0] == 400
+        assert post(answer, b'{"question": 1, "text": "33"}', "text/plain")[0] == 400  # a form post from elsewhere
+        assert post(answer, b'{"question": 1, "text": "' + b"3" * 20_000 + b'"}')[0] == 413
+        assert post(answer, b'{"question": 7, "text": "33"}') == (400, {"error": "the answer names no open question "
+                                                                             "(its id)"})
+        assert post(answer, b'{"question": 1, "values": [1, 2]}')[0] == 400
+        assert post(answer, b'{"question": 1, "op": "up"}')[0] == 400
+        assert post(answer, b'{"question": 1, "text": "3\\n3"}')[0] == 400
+        assert state() == before  # the game saw none of them
+        proc.send_signal(signal.SIGINT)  # Ctrl-C on the server: the game is abandoned
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err
+        assert out.rstrip().endswith("game abandoned after 0 steps; no scores")
+        folder = folder_of(lines, tmp_path)
+    assert read_episodes(folder / "episodes.jsonl") == [] and (folder / "log.jsonl").read_bytes() == b""
+    assert sorted(p.name for p in folder.iterdir()) == [".lock", "episodes.jsonl", "leaderboard.json",
+                                                        "leaderboard.md", "log.jsonl", "run.json"]
+
+
+def test_a_port_in_use_is_one_line_and_status_2(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = arena(["play", *GUESS, "--web", "--port", str(port)], tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (f"arena: error: port {port} on 127.0.0.1 is in use; give another --port, or none for a "
+                           "free one\n")
+    assert not (tmp_path / "results").exists()
