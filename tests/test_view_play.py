@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -19,7 +20,11 @@ from typing import Any
 
 import pytest
 
+from arena_envs.registration import ENVIRONMENTS
+from arena_envs.runner.play_game import default_opponent
+from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.results import iter_log, read_config, read_episodes
+from arena_envs.runner.run_config import env_factory
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -194,7 +199,7 @@ def test_bad_posts_are_refused_and_stopping_the_server_abandons_the_game(tmp_pat
                 return dict(json.loads(response.read()))
 
         while state()["status"] != "asking":
-            pass
+            time.sleep(0.05)
         before = state()
         answer = url + "api/answer"
         assert post(answer, b"{not json")[0] == 400
@@ -226,3 +231,84 @@ def test_a_port_in_use_is_one_line_and_status_2(tmp_path):
     assert done.stderr == (f"arena: error: port {port} on 127.0.0.1 is in use; give another --port, or none for a "
                            "free one\n")
     assert not (tmp_path / "results").exists()
+
+
+def test_a_tank_is_played_with_keys_in_the_page(page, tmp_path):
+    with web_game(["tank_battle_v0", "--env-arg", "max_rounds=3", "--seed", "1"], tmp_path) as (proc, url, lines):
+        page.goto(url)
+        next_turn(page, "")
+        assert page.locator("#form").get_attribute("data-kind") == "keys"
+        assert page.locator("#form [data-op]").all_text_contents() == [
+            "Move upArrowUp", "Move downArrowDown", "Move leftArrowLeft", "Move rightArrowRight", "ShootSpace",
+            "Wait a roundEscape"]
+        for press in ("ArrowUp", "Space"):
+            seen = question_id(page)
+            page.keyboard.press(press)
+            assert next_turn(page, seen) == "asking"
+        page.locator('#form [data-op="noop"]').click()
+        assert next_turn(page, question_id(page)) == "over"
+        folder = folder_of(lines, tmp_path)
+        close_page(page, proc)
+    steps = [s for block in iter_log(folder) for s in block.steps if s["agent"] == "tank_0" and "action" in s]
+    assert [s["action"]["op"] for s in steps] == [0, 4, 5]  # up, shoot, wait: the game's operation indexes
+
+
+#: each game's forms (the person in seat 0 against the default opponents)
+FORMS = {"auction_v0": {"bid", "choice"},  # a choice: only withdrawing is left (the budget is spent)
+         "battle_royale_v0": {"fields"}, "diners_dilemma_v0": {"fields"},
+         "divide_dollar_v0": {"fields"}, "el_farol_v0": {"fields"}, "guess_two_thirds_v0": {"fields"},
+         "pirate_game_v0": {"fields"}, "public_goods_v0": {"fields"}, "sealed_bid_auction_v0": {"fields"},
+         "tank_battle_v0": {"keys"}, "trading_v0": {"trade"}, "who_is_spy_v0": {"text", "choice"}}
+
+
+def form_answer(form: dict[str, Any]) -> dict[str, Any]:
+    """A legal answer through ``form``: the lowest number or first value of each field (a pirate's
+    proposal keeps every coin), the first choice, the lowest bid, buying half, waiting, a clue."""
+    kind = form["kind"]
+    if kind == "fields":
+        values = [field["options"][0]["value"] if field["type"] == "enum" else str(field["min"])
+                  for field in form["fields"]]
+        if form["outer"] == "proposal":
+            values[0] = "100"
+        return {"values": values}
+    if kind == "choice":
+        return {"text": form["choices"][0]}
+    if kind == "bid":
+        return {"text": form["bid"].replace("{X}", str(form["min"]))}
+    if kind == "trade":
+        return {"text": form["decision"].replace("{ACTION}", "BUY").replace("{SIZE}", "0.5")}
+    return {"op": "noop"} if kind == "keys" else {"text": "It is something you can hold."}
+
+
+@pytest.mark.parametrize("name", sorted(ENVIRONMENTS))
+def test_every_games_questions_have_a_form_whose_answers_the_game_takes(name):
+    from arena_envs.view.web_seat import answer_form, decode
+    from baselines.tank.answer import TankMove, native_action, player_of
+
+    assert set(FORMS) == set(ENVIRONMENTS)
+    env = env_factory(name, {"max_rounds": 3} if name == "tank_battle_v0" else {})()
+    env.reset(seed=0)
+    raw = env.unwrapped
+    me = raw.possible_agents[0]
+    others = {agent: make_policy(default_opponent(name), name) for agent in raw.possible_agents[1:]}
+    for k, (agent, policy) in enumerate(others.items()):
+        policy.bind(raw)
+        policy.reset(agent, k)
+    kinds = set()
+    for agent in env.agent_iter():
+        observation, _, termination, truncation, info = env.last()
+        if termination or truncation:
+            env.step(None)
+        elif agent != me:
+            env.step(others[agent].act(observation, info))
+        else:
+            constraint = raw.answer_constraint()
+            form = answer_form(name, constraint, raw)
+            kinds.add(form["kind"])
+            action = decode(form_answer(form), form, constraint).action
+            if form["kind"] == "keys":
+                action = native_action(raw.settings.action_mode, TankMove(action, raw.nearest_target(player_of(me))))
+            env.step(action)
+            assert raw.infos[me]["invalid_action"] is None, (form, raw.infos[me]["invalid_action"])
+    env.close()
+    assert kinds == FORMS[name]
