@@ -25,9 +25,25 @@ from arena_envs.runner.play_game import default_opponent
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.results import iter_log, read_config, read_episodes
 from arena_envs.runner.run_config import env_factory
+from tests.browser import MISSING, chromium_path
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
+
+
+@pytest.fixture(scope="module")
+def chromium_browser() -> Iterator[Any]:
+    """tests/browser.py's browser (the ``page`` fixture uses it), held per module rather than per session:
+    while the sync Playwright API is open it marks its event loop as running in this thread, and every
+    later ``asyncio.run`` of the same test process fails (the in-process ``arena play`` tests among them)."""
+    executable = chromium_path()
+    playwright_api = pytest.importorskip("playwright.sync_api", reason=MISSING) if executable else None
+    if playwright_api is None:
+        pytest.skip(MISSING)
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield browser
+        browser.close()
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
