@@ -78,6 +78,12 @@ def web_game(args: list[str], cwd: Path) -> Iterator[tuple[subprocess.Popen[str]
         proc.communicate(timeout=30)
 
 
+def screenshot(page: Any, name: str) -> None:
+    """Save the page as docs/img/play_<name>.png when ARENA_SCREENSHOTS=1 (docs/play.md shows them)."""
+    if os.environ.get("ARENA_SCREENSHOTS") == "1":
+        page.screenshot(path=str(ROOT / "docs" / "img" / f"play_{name}.png"), full_page=True)
+
+
 def status(page: Any) -> str:
     return str(page.evaluate("document.body.dataset.status || ''"))
 
@@ -148,6 +154,7 @@ def test_a_gamma_game_played_in_the_page_is_recorded_like_the_terminals(page, tm
         next_turn(page, seen)
         assert page.locator("#notes .note").text_content() == (
             '[not accepted (illegal): "chosen_number" must be between 0 and 100, got 500]')
+        screenshot(page, "question")
         page.locator('[data-field="chosen_number"]').fill("33")
         seen = question_id(page)
         page.locator("#submit-fields").click()
@@ -190,6 +197,7 @@ def test_who_is_spy_played_in_the_page_speeches_and_votes(page, tmp_path):
         assert status(page) == "over" and len(typed) >= 2
         assert page.locator("#scores tr.me").get_attribute("data-agent") == "player_0"
         assert page.locator("#last-words").text_content()
+        screenshot(page, "end")
         folder = folder_of(lines, tmp_path)
         close_page(page, proc)
     steps = [s for block in iter_log(folder) for s in block.steps if s["agent"] == "player_0" and "action" in s]

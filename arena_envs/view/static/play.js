@@ -163,8 +163,10 @@
     $("end-title").textContent = {
       over: "Game over", abandoned: "Game abandoned: nothing recorded", failed: "The game stopped",
     }[state.status];
-    $("last-words").textContent = state.last_words || "";
-    $("last-words").hidden = !state.last_words;
+    const words = $("last-words");
+    words.textContent = state.last_words || "";
+    words.hidden = !state.last_words;
+    words.scrollTop = words.scrollHeight; // the outcome is at the end
     $("end-error").textContent = state.error || "";
     const rows = Object.entries(state.scores || {}).sort((a, b) => b[1] - a[1]).map(([agent, score]) => {
       const mine = agent === state.me;
