@@ -336,3 +336,17 @@ def test_every_games_questions_have_a_form_whose_answers_the_game_takes(name):
             assert raw.infos[me]["invalid_action"] is None, (form, raw.infos[me]["invalid_action"])
     env.close()
     assert kinds == FORMS[name]
+
+
+def test_without_the_view_extra_or_without_web_the_web_options_are_one_line(monkeypatch, capsys, tmp_path):
+    from arena_envs.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["play", "guess_two_thirds_v0", "--port", "8000"]) == 2
+    assert capsys.readouterr().err == "arena: error: --port needs --web (the game in a browser page)\n"
+    monkeypatch.delitem(sys.modules, "arena_envs.view.play_app", raising=False)
+    monkeypatch.setitem(sys.modules, "starlette", None)  # the extra not installed
+    assert main(["play", "guess_two_thirds_v0", "--web"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and "arena play --web" in err and "view" in err, err
+    assert not (tmp_path / "results").exists()
