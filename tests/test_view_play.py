@@ -207,6 +207,20 @@ def test_who_is_spy_played_in_the_page_speeches_and_votes(page, tmp_path):
     assert_same_games(folder, tmp_path / "terminal")
 
 
+def test_leaving_the_page_abandons_the_game_and_stops_the_server(page, tmp_path):
+    with web_game(SPY, tmp_path) as (proc, url, lines):
+        page.goto(url)
+        next_turn(page, "")
+        page.locator("#leave").click()
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err
+        assert out.rstrip().endswith("game abandoned after 5 steps; no scores")  # the 5 others spoke first
+        page.locator("#stopped").wait_for()
+        folder = folder_of(lines, tmp_path)
+    assert read_config(folder)["players"] == ["human"] + ["rule"] * 5
+    assert read_episodes(folder / "episodes.jsonl") == []
+
+
 def post(url: str, body: bytes, kind: str = "application/json") -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": kind})
     try:
