@@ -178,3 +178,20 @@ def test_a_failing_opponent_stops_the_game_with_one_line_and_status_1(monkeypatc
     assert err == ("arena: error: policy 'broken' of seat player_0 raised at step 0: ConnectionError: "
                    "server went away\n")
     assert out.split("\n", 1)[1].startswith("guess_two_thirds_v0, seed 0: you are player_1; player_0: broken,")
+
+
+def test_each_game_is_a_folder_of_its_own_and_a_finished_one_is_not_played_again(tmp_path):
+    folders = []
+    for _ in range(2):  # the same game twice: the second in the next free folder
+        done = subprocess.run([sys.executable, "-m", "arena_envs.cli", "play", "guess_two_thirds_v0", "--env-arg",
+                               "n_rounds=1", "--seed", "5"], input="40\n", capture_output=True, text=True,
+                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+        assert done.returncode == 0, done.stderr
+        folders.append(done.stdout.splitlines()[0].removeprefix("results folder: "))
+    assert folders == ["results/play-guess_two_thirds_v0-n_rounds=1-seat0-random_x9-seed5",
+                       "results/play-guess_two_thirds_v0-n_rounds=1-seat0-random_x9-seed5-2"]
+    again = subprocess.run([sys.executable, "-m", "arena_envs.cli", "play", "guess_two_thirds_v0", "--env-arg",
+                            "n_rounds=1", "--seed", "5", "--out", folders[0]], input="40\n", capture_output=True,
+                           text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert again.returncode == 2 and again.stdout == ""
+    assert again.stderr == f"arena: error: {folders[0]} holds a finished game; play into another folder (--out)\n"

@@ -106,7 +106,7 @@ def prepare(env_name: str, seat: int, opponents: Sequence[str], seed: int, env_k
             out: str | Path | None = None) -> Game:
     """Check a request (the environment and its arguments, the seat, the number of specs) and choose
     its folder: ``out``, or the first free :func:`~arena_envs.runner.folders.play_folder`. Nothing is
-    written; a folder holding a finished game is refused (play into another)."""
+    written; a folder holding a finished game is refused (:class:`UsageError`)."""
     env = env_factory(env_name, env_kwargs)()
     try:
         agents = tuple(env.unwrapped.possible_agents)
@@ -124,8 +124,8 @@ def prepare(env_name: str, seat: int, opponents: Sequence[str], seed: int, env_k
             folder = base.with_name(f"{base.name}-{number}")
     else:
         folder = Path(out)
-        if read_episodes(folder / "episodes.jsonl") if folder.is_dir() else []:
-            raise UsageError(f"{folder} holds a finished game; choose another --out")
+        if folder.is_dir() and read_episodes(folder / "episodes.jsonl"):  # refused before the runner opens it
+            raise UsageError(f"{folder} holds a finished game; play into another folder (--out)")
     return Game(env_name, dict(env_kwargs), seat, agents, tuple(players), seed, folder)
 
 
@@ -191,7 +191,9 @@ class PlayRunner(Runner):
 
 
 def start(game: Game, person: Policy, front: Front) -> PlayRunner:
-    """The game's runner, its folder created (its specs and settings checked); :func:`play_game` plays it."""
+    """The game's runner, its folder created or reopened (an abandoned game of the same request is
+    played again; one holding its finished game is refused, :class:`UsageError`), its specs and
+    settings checked; :func:`play_game` plays it."""
     built = 0
 
     def policy(spec: str, env_name: str) -> Policy:
@@ -199,7 +201,13 @@ def start(game: Game, person: Policy, front: Front) -> PlayRunner:
         built += 1
         return person if built - 1 == game.seat else make_policy(spec, env_name)
 
-    return PlayRunner(game.config(), game.out, game.me, front, policy_factory=policy, sync_interval=0)
+    runner = PlayRunner(game.config(), game.out, game.me, front, policy_factory=policy, sync_interval=0)
+    if runner.resumed:
+        for player in runner.release_players():
+            player.close()
+        runner.folder.close()
+        raise UsageError(f"{game.out} holds a finished game; play into another folder (--out)")
+    return runner
 
 
 async def play_game(runner: PlayRunner) -> PlayResult:
