@@ -66,7 +66,9 @@ def _option(value: Any) -> dict[str, str]:
 def answer_form(env: str, constraint: AnswerConstraint | None, raw: Any = None) -> dict[str, Any]:
     """The form of a question of ``env`` under ``constraint`` (module docstring); ``raw``: the game."""
     if env == "tank_battle_v0":
-        return {"kind": "keys", "ops": [{"op": op, "key": key, "label": label} for op, key, label in TANK_KEYS]}
+        return {"kind": "keys", "ops": [{"op": op, "key": key, "label": label} for op, key, label in TANK_KEYS],
+                "help": "keys: the arrows move, Space shoots (at the nearest enemy tank or base), Escape waits a "
+                        "round; the game's text lists the operations it offers now"}
     if constraint is None:
         return {"kind": "text"}
     if constraint.kind == "choice":
@@ -154,7 +156,7 @@ class WebSeat:
         if self.status == "abandoned":
             raise Quit("the page's game was abandoned")
         self.asked += 1
-        legal = "" if form["kind"] == "keys" else legal_answers(constraint).rpartition("\ncommands:")[0]
+        legal = form["help"] if form["kind"] == "keys" else legal_answers(constraint).rpartition("\ncommands:")[0]
         self.question = {"id": self.asked, "text": text, "legal": legal, "form": form}
         self._constraint = constraint
         self.status = "asking"

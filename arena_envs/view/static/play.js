@@ -71,7 +71,8 @@
         input = el("input", { type: "text", name: field.name, "data-field": field.name });
       }
       const bounds = field.min !== undefined && field.min !== null ? ` (${field.min}…${field.max})` : "";
-      box.append(el("label", {}, [el("span", { text: field.name + bounds }), input]));
+      const name = form.outer ? `${form.outer} ${field.name}` : field.name;
+      box.append(el("label", {}, [el("span", { text: name + bounds }), input]));
       return input;
     });
     const submit = el("button", { type: "button", id: "submit-fields", class: "primary", text: "Answer" });
@@ -151,8 +152,8 @@
     const build = FORMS[question.form.kind];
     if (build) build(question.form, box);
     if (question.form.kind !== "keys") textForm(box, !build);
-    const first = box.querySelector("input, select, button");
-    if (first) first.focus();
+    const first = box.querySelector("input, select");
+    if (first) first.focus(); // (a key question keeps the focus off its buttons: Space shoots, it clicks nothing)
   }
 
   function showNotes(notes) {
