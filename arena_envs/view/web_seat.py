@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from arena_envs.core.answers import AnswerConstraint
 from arena_envs.runner.play import PersonPolicy, answer_text, bare_answer, bare_form, legal_answers, typed_value
 from arena_envs.runner.play_game import Quit
@@ -226,12 +228,17 @@ class WebSeatPolicy(PersonPolicy):
 
 
 class WebTankSeat(WebSeatPolicy):
-    """The person's tank in the page: an operation key, played as the keyboard tank plays it (the
-    declared target the nearest enemy tank or base)."""
+    """The person's tank in the page: an operation key, played as the environment's native action of
+    its ``action_mode`` (as the ``keyboard`` policy plays it: the declared target the nearest enemy
+    tank or base, no cooperation)."""
 
     async def aact(self, observation: Any, info: dict[str, Any]) -> Any:
-        from baselines.tank.answer import TankMove, native_action, player_of
+        from arena_envs.tank_battle.env import MAX_PLAYERS, OPS, TARGET_IDS
 
-        op = await super().aact(observation, info)
+        op = OPS.index(await super().aact(observation, info))
         env = self._env
-        return native_action(env.settings.action_mode, TankMove(op, env.nearest_target(player_of(self.agent))))
+        if env.settings.action_mode == "discrete":
+            return op
+        target = env.nearest_target(int(self.agent.rpartition("_")[2]))
+        return {"op": op, "target": TARGET_IDS.index(target), "coop": 0, "coop_partner": 0,
+                "reply": np.zeros(MAX_PLAYERS, dtype=np.int64)}
