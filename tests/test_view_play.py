@@ -248,6 +248,10 @@ def test_bad_posts_are_refused_and_stopping_the_server_abandons_the_game(tmp_pat
         assert post(answer, b'{"question": 1, "values": [1, 2]}')[0] == 400
         assert post(answer, b'{"question": 1, "op": "up"}')[0] == 400
         assert post(answer, b'{"question": 1, "text": "3\\n3"}')[0] == 400
+        rebound = urllib.request.Request(url + "api/state", headers={"Host": "evil.example"})  # DNS rebinding
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(rebound, timeout=10)
+        assert refused.value.code == 400
         assert state() == before  # the game saw none of them
         proc.send_signal(signal.SIGINT)  # Ctrl-C on the server: the game is abandoned
         out, err = proc.communicate(timeout=30)
