@@ -11,6 +11,7 @@
     arena run gamma ...           the γ-Bench suite (arena_envs.runner.gamma_suite)
     arena eval SPEC ... | --compare DIR DIR ...   report cards (arena_envs.evaluation.cli)
     arena serve MODEL_PATH ... | --stop [--port P]   a local vLLM server on 127.0.0.1 (llm_policies.serve)
+    arena view [DIR ...] [--host H] [--port P] [--open] [--export SITE]   results in the browser (arena_envs.view)
     arena train ENV ...           train an RL agent in one seat (baselines.rl.train)
 
 ``serve`` and ``train`` come from the ``arena_envs.commands`` entry points; their arguments go to
@@ -175,6 +176,28 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    with needs_extra("view", "arena view"):
+        from arena_envs.view.app import create_app
+        from arena_envs.view.export import export_site
+        from arena_envs.view.pages import ExportLinks, Viewer
+        from arena_envs.view.server import bind, serve
+    folders = args.dirs or ["results"]
+    try:
+        viewer = Viewer(folders, ExportLinks() if args.export else None)
+    except PermissionError as err:
+        raise UsageError(f"cannot read folder {err.filename!r}: permission denied") from None
+    except (FileNotFoundError, NotADirectoryError) as err:
+        raise UsageError(f"cannot view {err.filename!r}: {err.strerror}; give the folders `arena run` or `arena eval` "
+                         "wrote (default: results/)") from None
+    if args.export:
+        pages = export_site(viewer, Path(args.export))
+        print(f"arena view: {pages} pages written to {args.export} (open {Path(args.export) / 'index.html'})")
+        return 0
+    serve(create_app(viewer), bind(args.host, args.port), args.open)
+    return 0
+
+
 def version_text() -> str:
     """``arena_envs 0.1.0``: the installed distribution's version."""
     try:
@@ -247,6 +270,16 @@ def parser() -> argparse.ArgumentParser:
     pl.add_argument("--port", type=int, help="with --web: the port (default: a free one; the URL is printed)")
     pl.add_argument("--open", action="store_true", help="with --web: open the page in a browser")
     pl.set_defaults(func=cmd_play)
+    vw = sub.add_parser("view", help="results folders, evaluations and report cards in the browser: leaderboards, "
+                        "transcripts, game views, live runs (needs the view extra)")
+    vw.add_argument("dirs", nargs="*", metavar="DIR", type=path_arg,
+                    help="folders to look in, recursively (default: results/)")
+    vw.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    vw.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one; the URL is printed)")
+    vw.add_argument("--open", action="store_true", help="open the URL in a browser")
+    vw.add_argument("--export", type=path_arg, metavar="SITE",
+                    help="write the pages as a static site into SITE/ (openable from file://) instead of serving")
+    vw.set_defaults(func=cmd_view)
     sub.add_parser("rescore", help="the γ-Bench table of every model in a folder of published logs", add_help=False)
     sub.add_parser("eval", help="a model's report card: every game in its paper's setting (resumable), or --compare",
                    add_help=False)

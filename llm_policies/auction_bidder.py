@@ -67,7 +67,7 @@ class AucArenaBidder(LLMPolicyBase):
         self.me = self.bidders[self.seat]
         self.paper = env.settings.prompt == "paper"
         self.desire = self.desire_override or env.settings.desires[self.seat]
-        rules = env.rules
+        rules = env.game
         self.item_names = [item.name for item in rules.items]
         self.prices = [item.start_price for item in rules.items]
         self.estimates = list(rules.estimates[self.seat])
@@ -97,7 +97,7 @@ class AucArenaBidder(LLMPolicyBase):
     async def afinish(self, observation: Any, info: dict[str, Any]) -> bool:
         """The belief update after the last hammer(s), which no later decision triggers."""
         self.start_decision()
-        await self._catch_up(len(self.env.rules.results))
+        await self._catch_up(len(self.env.game.results))
         return bool(self._calls)
 
     async def _catch_up(self, done: int) -> None:
@@ -177,8 +177,8 @@ class AucArenaBidder(LLMPolicyBase):
         item = self.item_names[index]
         instruction = P.BELIEF.format(
             item=item, history=self._item_history(index),
-            hammer=auction_text.hammer_message(env.rules, index, self.bidders),
-            win_lose=auction_text.win_lose_note(env.rules, self.seat, index), status=P.status_text(self.status),
+            hammer=auction_text.hammer_message(env.game, index, self.bidders),
+            win_lose=auction_text.win_lose_note(env.game, self.seat, index), status=P.status_text(self.status),
             example=P.belief_example(self.bidders, item))
         messages: list[Message] = [{"role": "system", "content": self.system}, {"role": "user", "content": instruction}]
         schema = P.belief_schema(self.bidders, self.item_names)

@@ -22,8 +22,12 @@ def chromium_path() -> str | None:
     return os.environ.get("ARENA_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser() -> Iterator[Any]:
+    """One browser per test module: Playwright's sync API keeps an asyncio loop running in this thread
+    while it is started, and ``asyncio.run`` (the runner, ``arena eval``, ``arena play``) refuses to start
+    inside one, so it stops when the module's tests are done (a module that plays runs after its first
+    browser test plays them in a thread of its own)."""
     executable = chromium_path()
     try:
         from playwright.sync_api import sync_playwright

@@ -113,14 +113,14 @@ def test_scripted_tie_breaks_are_state_that_copies_carry():
     env.reset(seed=0)
     env.step("I bid $100!")
     env.step("I bid $100!")  # a tie: the script's first entry leads
-    assert env.unwrapped.rules.leader == 1 and env.unwrapped.tie_breaks_used == 1
+    assert env.unwrapped.game.leader == 1 and env.unwrapped.tie_breaks_used == 1
     clones = [pickle.loads(pickle.dumps(env)), copy.deepcopy(env)]
     for e in [env, *clones]:
         e.step("I'm out!")  # bidder_1 withdraws: Item 0 goes to bidder_2; Item 1 opens
         e.step("I bid $100!")
         e.step("I bid $100!")  # the second tie: the script's second entry leads
     for clone in clones:
-        assert clone.unwrapped.rules.leader == env.unwrapped.rules.leader == 0
+        assert clone.unwrapped.game.leader == env.unwrapped.game.leader == 0
         assert clone.unwrapped.tie_breaks_used == 2
         assert clone.unwrapped.record.events == env.unwrapped.record.events
     with pytest.raises(ValueError, match=r"lists agents bidder_1\.\.bidder_2"):

@@ -31,10 +31,10 @@ def test_two_rule_bidders_end_at_p_plus_2k_minus_2_increments(K, price, rounds, 
     env = auction_v0.env(items=ONE_ITEM, item_order="given", n_bidders=2, tie_break=tie_break)
     play(env, {"bidder_1": RuleBidder(K=K), "bidder_2": RuleBidder(K=K)})
     raw = env.unwrapped
-    assert raw.rules.results[0][1] == price
+    assert raw.game.results[0][1] == price
     assert len(raw.record.of_type("round_end")) == rounds
-    winner = raw.rules.results[0][0]
-    assert raw.rules.profit[winner] == 2000 - price
+    winner = raw.game.results[0][0]
+    assert raw.game.profit[winner] == 2000 - price
     assert all(m["failed_bids"] == 0 for m in raw.episode_metrics()["agents"].values())
 
 
@@ -42,7 +42,7 @@ def test_two_rule_bidders_on_a_5000_item():
     env = auction_v0.env(items=[{"name": "Equipment E", "start_price": 5000, "true_value": 10000}],
                          item_order="given", n_bidders=2)
     play(env, {"bidder_1": RuleBidder(), "bidder_2": RuleBidder()})
-    assert env.unwrapped.rules.results[0][1] == 8000
+    assert env.unwrapped.game.results[0][1] == 8000
 
 
 @pytest.mark.parametrize("budget,order,items,profit,left", [
@@ -70,13 +70,13 @@ def test_descending_twenty_thousand_wins_the_expected_items():
 def test_rule_bidder_in_amount_mode():
     env = auction_v0.env(action_mode="amount", items=ONE_ITEM, item_order="given", n_bidders=2)
     play(env, {"bidder_1": RuleBidder(), "bidder_2": RuleBidder()})
-    assert env.unwrapped.rules.results[0][1] == 1600
+    assert env.unwrapped.game.results[0][1] == 1600
 
 
 def test_truthful_bidder_suffers_the_winners_curse():
     env = auction_v0.env(items=ONE_ITEM, item_order="given", n_bidders=2)
     play(env, {"bidder_1": TruthfulMinRaise(), "bidder_2": TruthfulMinRaise()})
-    price = env.unwrapped.rules.results[0][1]
+    price = env.unwrapped.game.results[0][1]
     assert 2000 < price <= 2200  # bids up to the +10 % estimate, above the true value
 
 

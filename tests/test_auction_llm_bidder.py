@@ -43,8 +43,8 @@ def test_llm_bidder_reads_the_hammers_through_the_env_texts():
     raw, _ = play({"n_bidders": 3, "budgets": 100_000, "item_order": "random"}, {"cot": False}, backend,
                   others=AlwaysWithdraw, seed=3)
 
-    items = raw.rules.items
-    assert raw.rules.results == [(0, item.start_price) for item in items]  # the others always withdrew
+    items = raw.game.items
+    assert raw.game.results == [(0, item.start_price) for item in items]  # the others always withdrew
     last_messages = [r.messages[-1]["content"] for r in backend.requests]
     beliefs = [text for text in last_messages if "has just been auctioned" in text]
     for item in items:
@@ -205,7 +205,7 @@ def test_beliefs_caught_up_late_are_checked_against_their_own_item():
     def truth(request):
         raw = holder["env"]
         name = re.search(r"Item (.+) has just been auctioned", request.messages[1]["content"]).group(1)
-        index = [i.name for i in raw.rules.items].index(name)
+        index = [i.name for i in raw.game.items].index(name)
         status = raw.ground_truth_status(after_item=index)
         return dict(status, remaining_budget=status["remaining_budget"]["Bidder 1"])
 

@@ -146,7 +146,7 @@ def test_spearman():
 
 def test_plans_and_spearman_rows(env_a):
     raw = env_a
-    names = [item.name for item in raw.rules.items]
+    names = [item.name for item in raw.game.items]
     assert raw.record_plan("bidder_1", {"gadget b": 3, "Thingamajig C": 1, "Widget A": 7, "Nope": 2}) == {0: 3, 1: 1}
     with pytest.raises(ValueError):
         raw.record_plan("bidder_1", {}, kind="dream")

@@ -90,7 +90,7 @@ def test_env_step_accepts_any_text(text):
         assert decision["agent"] == agent
         said = parse_reply(text)  # an accepted answer is one the parser reads, recorded as read
         assert decision["amount"] == (None if said == WITHDRAW else said)
-        assert said == WITHDRAW or env.rules.items[0].start_price <= said <= 20000
+        assert said == WITHDRAW or env.game.items[0].start_price <= said <= 20000
     else:
         assert env.agent_selection == agent
         assert info["invalid_action"]["kind"] in ("unparseable", "illegal")

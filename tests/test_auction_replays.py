@@ -83,8 +83,8 @@ def test_bip_examples():
 
 def test_fixture_b_engagement():
     raw = replay(FIXTURES["B"]).unwrapped
-    names = [item.name for item in raw.rules.items]
-    counts = raw.rules.bid_counts
+    names = [item.name for item in raw.game.items]
+    counts = raw.game.bid_counts
     assert counts[1][names.index("Mechanism J")] == 4
     assert counts[2][names.index("Component S")] == 3
     assert counts[3][names.index("Equipment E")] == 2

@@ -110,7 +110,7 @@ def test_round_one_everyone_decides_in_seat_order_and_opening_bids_need_no_incre
         env.step(text)
         assert env.unwrapped.infos[seen[-1]]["invalid_action"] is None
     assert seen == ["bidder_1", "bidder_2", "bidder_3"]
-    assert env.unwrapped.rules.highest == 1200 and env.unwrapped.rules.leader == 0
+    assert env.unwrapped.game.highest == 1200 and env.unwrapped.game.leader == 0
     assert env.agent_selection == "bidder_2"  # the leader skips round 2
 
 
@@ -147,14 +147,14 @@ def test_minimum_raise_over_standing_bid():
     env.step("I bid $1300!")  # exactly H + inc is enough
     assert env.unwrapped.infos["bidder_3"]["invalid_action"] is None
     assert env.unwrapped.infos["bidder_3"]["failed_bids"] == 2
-    assert env.unwrapped.rules.highest == 1300
+    assert env.unwrapped.game.highest == 1300
 
 
 def test_cheap_items_still_need_a_one_dollar_raise():
     """start_price × 10 // 100 is 0 below $10; the raise is then $1, so every auction ends."""
     cheap = [{"name": "Pin", "desc": "p", "start_price": 5, "true_value": 9}]
     env = make(items=cheap, budgets=100)
-    assert env.unwrapped.rules.increment == 1
+    assert env.unwrapped.game.increment == 1
     step_all(env, "I bid $5!", "I bid $5!", "I'm out!")
     env.step("I bid $5!")  # bidder_1 (tied, not leading) must now beat $5
     assert "at least $1" in env.unwrapped.infos[env.agent_selection]["invalid_action"]["reason"]
@@ -167,13 +167,13 @@ def test_withdrawn_never_selected_again_and_outbid_bidder_returns():
     env = make(items=TWO_ITEMS, budgets=10000)
     step_all(env, "I bid $1000!", "I'm out!", "I bid $1100!")
     # round 2: bidder_1 (outbid) is selected again, bidder_2 is out, bidder_3 leads
-    assert env.unwrapped.rules.eligible == [0]
+    assert env.unwrapped.game.eligible == [0]
     env.step("I bid $1200!")
-    assert env.unwrapped.rules.eligible == [2]
+    assert env.unwrapped.game.eligible == [2]
     env.step("I'm out!")
     # item sold to bidder_1; the next item starts with everybody in seat order
-    assert env.unwrapped.rules.results == [(0, 1200)]
-    assert env.agent_selection == "bidder_1" and env.unwrapped.rules.eligible == [0, 1, 2]
+    assert env.unwrapped.game.results == [(0, 1200)]
+    assert env.agent_selection == "bidder_1" and env.unwrapped.game.eligible == [0, 1, 2]
 
 
 def test_unsold_when_everybody_withdraws():
@@ -181,8 +181,8 @@ def test_unsold_when_everybody_withdraws():
     for _ in range(3):
         env.step("I'm out!")
     raw = env.unwrapped
-    assert raw.rules.results == [None]
-    assert raw.rules.remaining == [20000] * 3 and raw.rules.profit == [0] * 3
+    assert raw.game.results == [None]
+    assert raw.game.remaining == [20000] * 3 and raw.game.profit == [0] * 3
     assert all(r == 0 for r in raw.rewards.values())
     assert "true value" not in env.observe("bidder_1")["text"].split("Auction log:")[1]  # unsold: kept hidden
     for _ in range(3):
@@ -195,7 +195,7 @@ def test_single_opening_bid_sells_at_once():
     env = make(items=TWO_ITEMS)
     step_all(env, "I bid $1300!", "I'm out!", "I'm out!")
     raw = env.unwrapped
-    assert raw.rules.results == [(0, 1300)]
+    assert raw.game.results == [(0, 1300)]
     assert len(raw.record.of_type("round_end")) == 1
     assert raw.rewards["bidder_1"] == 700 and raw.rewards["bidder_2"] == 0
 
@@ -205,8 +205,8 @@ def test_hammer_to_leader_when_round_has_no_new_bid():
     step_all(env, "I bid $1000!", "I bid $1100!", "I'm out!")
     env.step("I'm out!")  # bidder_1 gives up: sold to bidder_2 at 1100
     raw = env.unwrapped
-    assert raw.rules.results == [(1, 1100)]
-    assert raw.rules.remaining[1] == 20000 - 1100 and raw.rules.profit[1] == 900
+    assert raw.game.results == [(1, 1100)]
+    assert raw.game.remaining[1] == 20000 - 1100 and raw.game.profit[1] == 900
     assert raw.rewards == {"bidder_1": 0, "bidder_2": 900.0, "bidder_3": 0}
     assert all(env.terminations.values())
 
@@ -216,7 +216,7 @@ def test_random_tie_break_is_seeded(seed):
     def leader(**kw):
         env = make(seed=seed, **kw)
         step_all(env, "I bid $1500!", "I bid $1500!", "I bid $1500!")
-        return env.unwrapped.rules.leader
+        return env.unwrapped.game.leader
     assert leader() == leader()
     assert leader(tie_break="lowest_seat") == 0
 
@@ -228,7 +228,7 @@ def test_random_tie_break_uses_every_candidate():
         env.reset(seed=seed)
         for _ in range(3):
             env.step("I bid $1500!")
-        leaders.add(env.unwrapped.rules.leader)
+        leaders.add(env.unwrapped.game.leader)
     assert leaders == {0, 1, 2}
 
 
@@ -261,13 +261,13 @@ def test_invariants_under_random_play(seed, variant):
         env.step(int(rng.choice(legal)))
         for a, r in env.rewards.items():
             totals[a] += r
-        assert all(b >= 0 for b in env.unwrapped.rules.remaining)
+        assert all(b >= 0 for b in env.unwrapped.game.remaining)
     raw = env.unwrapped
     assert len(raw.record.of_type("hammer")) + len(raw.record.of_type("unsold")) == 10
     for seat, agent in enumerate(raw.possible_agents):
-        paid = sum(p for _, p in raw.rules.won[seat])
-        assert paid <= raw.rules.budgets[seat]
-        assert totals[agent] == raw.rules.profit[seat]  # fact 23
+        paid = sum(p for _, p in raw.game.won[seat])
+        assert paid <= raw.game.budgets[seat]
+        assert totals[agent] == raw.game.profit[seat]  # fact 23
     for hammer in raw.record.of_type("hammer"):
         last_bid = [e for e in raw.record.of_type("decision")
                     if e["item"] == hammer["item"] and e["agent"] == hammer["winner"] and e["amount"] is not None][-1]
@@ -284,7 +284,7 @@ def test_fourth_invalid_reply_forces_withdrawal():
     info = env.unwrapped.infos["bidder_1"]
     assert info["forced_withdraw"] and info["fallback"]
     assert info["failed_bids"] == 3 and info["parse_failures"] == 1
-    assert env.unwrapped.rules.withdrawn[0]
+    assert env.unwrapped.game.withdrawn[0]
     assert env.agent_selection == "bidder_2"
     metrics = env.unwrapped.episode_metrics()["agents"]["bidder_1"]
     assert metrics["forced_withdrawals"] == 1 and metrics["fallback"] == 1
@@ -316,7 +316,7 @@ def test_discrete_grid_and_amount_mode():
 
 def test_auto_withdraw_unaffordable_skips_poor_bidders():
     env = make(items=TWO_ITEMS, budgets=[5000, 500, 5000], auto_withdraw_unaffordable=True)
-    assert env.unwrapped.rules.eligible == [0, 2]
+    assert env.unwrapped.game.eligible == [0, 2]
     assert env.unwrapped.record.of_type("auto_withdraw")[0]["agent"] == "bidder_2"
 
 
@@ -324,12 +324,12 @@ def test_discount_variant_halves_the_price():
     env = make(enable_discount=True)
     for _ in range(3):
         env.step("I'm out!")
-    assert env.unwrapped.rules.price == 500 and env.unwrapped.rules.increment == 50
+    assert env.unwrapped.game.price == 500 and env.unwrapped.game.increment == 50
     text = env.observe(env.agent_selection)["text"]
     assert "Highest bid: no bids yet" in text and "lowered to $500. Who bids first?" in text
     for _ in range(9):
         env.step("I'm out!")
-    assert env.unwrapped.rules.results == [None]
+    assert env.unwrapped.game.results == [None]
     assert [e["price"] for e in env.unwrapped.record.of_type("discount")] == [500, 250, 125]
 
 

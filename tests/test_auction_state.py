@@ -37,7 +37,7 @@ def test_env_record_is_the_rules_events_in_order():
     expected = [setup, *rules.take_events()]
     while not all(env.terminations.values()):  # bidder_1 opens every item, the others withdraw
         agent = env.agent_selection
-        bid = env.rules.min_valid_bid() if agent == "bidder_1" else WITHDRAW
+        bid = env.game.min_valid_bid() if agent == "bidder_1" else WITHDRAW
         env.step(0 if bid == WITHDRAW else 1)
         expected += rules.decide(env.seat_of[agent], bid)
     assert env.record.events == expected
@@ -47,10 +47,10 @@ def test_env_record_is_the_rules_events_in_order():
 def test_texts_read_the_view_alone():
     env = auction_v0.raw_env(n_bidders=3, desires=["maximize_items", "maximize_profit", "maximize_profit"])
     env.reset(seed=4)
-    texts = T.AuctionTexts(env.rules, T.PromptConfig(("maximize_items", "maximize_profit", "maximize_profit"), True))
+    texts = T.AuctionTexts(env.game, T.PromptConfig(("maximize_items", "maximize_profit", "maximize_profit"), True))
     for agent in env.agents:
         assert texts.prompt(env.seat_of[agent], None) == env.observe(agent)["text"]
     assert T.OBJECTIVES["maximize_items"] in texts.prompt(0, None)
     assert T.OBJECTIVES["maximize_items"] not in texts.prompt(1, None)
-    hidden = T.AuctionTexts(env.rules, T.PromptConfig(("maximize_profit",) * 3, False))
+    hidden = T.AuctionTexts(env.game, T.PromptConfig(("maximize_profit",) * 3, False))
     assert "Your status:" in texts.prompt(0, None) and "Your status:" not in hidden.prompt(0, None)

@@ -417,8 +417,8 @@ def test_guess_validation_and_ratio_forms():
         assert raw.agent_selection == "player_0" and raw.infos["player_0"]["invalid_action"] is not None
     raw.step('{"chosen_number": "33"}')
     assert raw.agent_selection == "player_1"
-    assert guess_raw(ratio="2/3").rules.ratio == Fraction(2, 3)
-    assert guess_raw(ratio="50%").rules.ratio == Fraction(1, 2)
+    assert guess_raw(ratio="2/3").settings.ratio == Fraction(2, 3)
+    assert guess_raw(ratio="50%").settings.ratio == Fraction(1, 2)
     assert "7/6 times that average" in guess_raw(ratio=Fraction(7, 6)).observe("player_0")["text"]
     assert guess_raw(ratio=2).params()["ratio"] == 2.0
     with pytest.raises(ValueError, match="ratio"):
@@ -456,7 +456,7 @@ def test_el_farol_payoffs_at_and_above_capacity():
 
 
 def test_el_farol_pure_equilibria_have_exactly_capacity_goers():
-    rules = farol_raw().rules
+    rules = farol_raw().settings
     equilibria = 0
     for goers in range(11):
         go = ["go"] * goers + ["stay"] * (10 - goers)
@@ -478,7 +478,7 @@ def test_el_farol_symmetric_mixed_equilibrium_is_about_0607():
     with probability q, from the environment's own payoffs: about 0.607."""
     from scipy.optimize import brentq
     from scipy.stats import binom
-    rules = farol_raw().rules
+    rules = farol_raw().settings
 
     def go_minus_stay(q: float) -> float:
         gain = 0.0
@@ -637,7 +637,7 @@ def test_diners_scores(rounds, score):
 
 
 def test_diners_costly_is_dominant_and_synonyms_parse():
-    rules = module("diners_dilemma_v0").raw_env().rules
+    rules = module("diners_dilemma_v0").raw_env().settings
     for others in range(10):
         base = ["costly"] * others + ["cheap"] * (9 - others)
         assert rules.resolve(1, ["costly"] + base)[1][0] > rules.resolve(1, ["cheap"] + base)[1][0]
@@ -678,7 +678,7 @@ def sba_raw(**kw):
 def test_sba_paper_valuations():
     raw = sba_raw()
     assert raw.valuations == ROUND1 and raw.infos["player_5"]["valuation"] == 160
-    rules = raw.rules
+    rules = raw.settings
     assert rules.paper_valuations(2) == [10, 90, 40, 140, 110, 30, 70, 190, 170, 130]
     assert rules.paper_valuations(3) == [130, 160, 170, 30, 50, 120, 180, 40, 0, 140]
     assert rules.paper_valuations(20) == [150, 50, 170, 60, 100, 90, 190, 120, 110, 0]

@@ -159,7 +159,7 @@ def play_longest(env: Any) -> tuple[int, int]:
     ballot when it may answer again), checking each observation from the last vote phase on: the
     history only grows, so those are the longest. Returns the longest length and the rounds."""
     raw = env.unwrapped
-    rules, space = raw.rules, env.observation_space(env.possible_agents[0])["text"]
+    rules, space = raw.settings, env.observation_space(env.possible_agents[0])["text"]
     limit, analysis = rules.description_limit, rules.analysis_max_chars
     env.reset(seed=0)
     retried: set[tuple[int, str]] = set()

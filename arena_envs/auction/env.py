@@ -47,7 +47,7 @@ class AuctionEnv(TextAECEnv):
 
     # the episode's state, set by reset()
     record: EpisodeRecord
-    rules: AuctionRules
+    game: AuctionRules
     texts: T.AuctionTexts
     plans: dict[str, list[dict[str, Any]]]
     belief_checks: dict[str, dict[str, int]]
@@ -139,12 +139,12 @@ class AuctionEnv(TextAECEnv):
         self._new_item_seen = {a: -1 for a in self.possible_agents}
         self.tie_breaks_used = 0  # scripted tie-breaks consumed so far
         self.record.add("setup", order=[item.name for item in ordered], budgets=budgets, estimates=estimates)
-        self.rules = AuctionRules(ordered, budgets, estimates, self._choose_leader, self.possible_agents,
+        self.game = AuctionRules(ordered, budgets, estimates, self._choose_leader, self.possible_agents,
                                   settings.min_markup_pct, settings.auto_withdraw_unaffordable,
                                   settings.enable_discount)
-        self.record.events.extend(self.rules.take_events())
+        self.record.events.extend(self.game.take_events())
         prompts = T.PromptConfig(tuple(settings.desires), settings.reveal_status, settings.prompt)
-        self.texts = T.AuctionTexts(self.rules, prompts)
+        self.texts = T.AuctionTexts(self.game, prompts)
         self._exchanges = [(-1, []) for _ in self.possible_agents]
         self._item_feature_cache = {}
         self._new_round()
@@ -184,11 +184,11 @@ class AuctionEnv(TextAECEnv):
             return WITHDRAW if a == -1 else a
         if a == 0:
             return WITHDRAW
-        return self.rules.min_valid_bid() + (a - 1) * self.rules.increment
+        return self.game.min_valid_bid() + (a - 1) * self.game.increment
 
     def _validate(self, agent: str, move: int) -> None:
         if move != WITHDRAW:
-            reason = self.rules.bid_error(self.seat_of[agent], move)
+            reason = self.game.bid_error(self.seat_of[agent], move)
             if reason:
                 raise InvalidAnswer("illegal", reason)
 
@@ -196,14 +196,14 @@ class AuctionEnv(TextAECEnv):
         return WITHDRAW
 
     def _apply(self, answered: Answered) -> None:
-        agent, move, rules = answered.agent, answered.move, self.rules
+        agent, move, game = answered.agent, answered.move, self.game
         exchange = None
         if self.settings.prompt == "paper":
             reply = answered.text
             if reply is None:
                 reply = "I'm out!" if move == WITHDRAW else f"I bid ${move}!"
             exchange = self._exchange(answered, reply)
-        events = rules.decide(self.seat_of[agent], move, forced=answered.fell_back)
+        events = game.decide(self.seat_of[agent], move, forced=answered.fell_back)
         if answered.text is not None:
             events[0]["answer"] = answered.text  # the decision event: the raw reply it was parsed from
         self.record.events.extend(events)
@@ -213,10 +213,10 @@ class AuctionEnv(TextAECEnv):
                 winner = event["winner"]
                 seat = self.seat_of[winner]
                 self.rewards[winner] += self._reward(seat, event["true_value"] - event["price"])
-        if rules.cursor == 0:  # a round resolved or a new item opened
+        if game.cursor == 0:  # a round resolved or a new item opened
             self._new_round()
         max_steps = self.settings.max_steps
-        if max_steps is not None and self.num_steps >= max_steps and not rules.finished:
+        if max_steps is not None and self.num_steps >= max_steps and not game.finished:
             for a in self.agents:
                 self.truncations[a] = True
         self._finish_if_over()
@@ -236,7 +236,7 @@ class AuctionEnv(TextAECEnv):
         its ``reply`` added (read before the answer changes the auction)."""
         seat = self.seat_of[answered.agent]
         turn = self.texts.paper_turn(seat, answered.note)  # bid_turn() as the bidder saw it
-        return self.rules.item_index, [*self._item_exchanges(seat), (turn, reply)]
+        return self.game.item_index, [*self._item_exchanges(seat), (turn, reply)]
 
     def _reward(self, seat: int, profit: int) -> float:
         mode = self.settings.reward_mode
@@ -245,7 +245,7 @@ class AuctionEnv(TextAECEnv):
         return float(profit) if mode == "profit" else 1.0
 
     def _finish_if_over(self) -> None:
-        if self.rules.finished:
+        if self.game.finished:
             for a in self.agents:
                 self.terminations[a] = True
 
@@ -257,7 +257,7 @@ class AuctionEnv(TextAECEnv):
     def _next_agent(self) -> str | None:
         if any(self.truncations.values()):
             return None
-        seat = self.rules.current_seat()
+        seat = self.game.current_seat()
         return None if seat is None else self.possible_agents[seat]
 
     def _text(self, agent: str, note: str | None) -> str:
@@ -269,13 +269,13 @@ class AuctionEnv(TextAECEnv):
     def _item_exchanges(self, seat: int) -> list[tuple[str, str]]:
         """prompt="paper": ``seat``'s turns and replies of the current item so far."""
         item, exchanges = self._exchanges[seat]
-        return exchanges if item == self.rules.item_index else []
+        return exchanges if item == self.game.item_index else []
 
     def bid_turn(self, agent: str) -> str:
         """``agent``'s new message of the current turn in the reference code's per-item conversation
         (the bidding instruction at an item's first round, the auctioneer's next-round message, or
         its answer to a rejected or unreadable reply); the same in both ``prompt`` settings."""
-        if self.rules.finished:
+        if self.game.finished:
             raise RuntimeError("bid_turn() after the auction ended")
         return self.texts.paper_turn(self.seat_of[agent], self._notes.get(agent))
 
@@ -288,35 +288,35 @@ class AuctionEnv(TextAECEnv):
 
     def _round_features(self, seat: int) -> np.ndarray:
         """Features as of the start of the current round (same-round decisions stay hidden)."""
-        rules = self.rules
-        n = rules.n
+        game = self.game
+        n = game.n
         out = self._item_features(seat).copy()
-        j = min(rules.item_index, len(rules.items) - 1)
-        live = not rules.finished
-        out[:12] = (j, len(rules.items), rules.round, rules.price if live else 0, rules.estimates[seat][j],
-                    rules.increment if live else 0, rules.highest or 0, -1 if rules.leader is None else rules.leader,
-                    rules.min_valid_bid() if live else 0, rules.remaining[seat], rules.profit[seat],
-                    len(rules.won[seat]))
-        out[12:12 + n] = rules.round_withdrawn
+        j = min(game.item_index, len(game.items) - 1)
+        live = not game.finished
+        out[:12] = (j, len(game.items), game.round, game.price if live else 0, game.estimates[seat][j],
+                    game.increment if live else 0, game.highest or 0, -1 if game.leader is None else game.leader,
+                    game.min_valid_bid() if live else 0, game.remaining[seat], game.profit[seat],
+                    len(game.won[seat]))
+        out[12:12 + n] = game.round_withdrawn
         return out
 
     def _item_features(self, seat: int) -> np.ndarray:
         """The part of the features that changes only between items: upcoming items and past results."""
-        rules = self.rules
-        key = (seat, len(rules.results))
+        game = self.game
+        key = (seat, len(game.results))
         cached = self._item_feature_cache.get(key)
         if cached is not None:
             return cached
-        n, m = rules.n, len(rules.items)
+        n, m = game.n, len(game.items)
         out = np.full(len(self.feature_names), -1.0, dtype=np.float32)
-        upcoming = range(rules.item_index + 1, m)
+        upcoming = range(game.item_index + 1, m)
         base = 12 + n
-        out[base: base + len(upcoming)] = [rules.items[i].start_price for i in upcoming]
-        out[base + m: base + m + len(upcoming)] = [rules.estimates[seat][i] for i in upcoming]
+        out[base: base + len(upcoming)] = [game.items[i].start_price for i in upcoming]
+        out[base + m: base + m + len(upcoming)] = [game.estimates[seat][i] for i in upcoming]
         past = base + 2 * m
-        for i, result in enumerate(rules.results):
+        for i, result in enumerate(game.results):
             if result is not None:
-                out[past + 3 * i: past + 3 * i + 3] = (result[0], result[1], rules.items[i].true_value)
+                out[past + 3 * i: past + 3 * i + 3] = (result[0], result[1], game.items[i].true_value)
         self._item_feature_cache = {k: v for k, v in self._item_feature_cache.items() if k[1] == key[1]}
         self._item_feature_cache[key] = out
         return out
@@ -325,46 +325,46 @@ class AuctionEnv(TextAECEnv):
         space = self._bid_space
         mask = np.zeros(int(space.n), dtype=np.int8)
         mask[0] = 1  # withdraw
-        rules = self.rules
-        if rules.finished or not rules.awaits(self.seat_of[agent]):
+        game = self.game
+        if game.finished or not game.awaits(self.seat_of[agent]):
             return mask
-        budget = rules.remaining[self.seat_of[agent]]
-        low = rules.min_valid_bid()
+        budget = game.remaining[self.seat_of[agent]]
+        low = game.min_valid_bid()
         if budget < low:
             return mask
         if self.settings.action_mode == "amount":
             mask[low + 1: budget + 2] = 1
         else:
-            top = min(self.settings.discrete_levels, (budget - low) // rules.increment + 1)
+            top = min(self.settings.discrete_levels, (budget - low) // game.increment + 1)
             mask[1: top + 1] = 1
         return mask
 
     def _agent_info(self, agent: str) -> dict[str, Any]:
-        rules = self.rules
+        game = self.game
         seat = self.seat_of[agent]
-        last = rules.results[-1] if rules.results else None
-        finished_item = len(rules.results) - 1
+        last = game.results[-1] if game.results else None
+        finished_item = len(game.results) - 1
         if finished_item < 0:
             last_hammer = None
         elif last is None:
-            last_hammer = {"item": rules.items[finished_item].name, "sold": False}
+            last_hammer = {"item": game.items[finished_item].name, "sold": False}
         else:
-            last_hammer = {"item": rules.items[finished_item].name, "sold": True,
+            last_hammer = {"item": game.items[finished_item].name, "sold": True,
                            "winner": self.possible_agents[last[0]], "price": last[1],
-                           "true_value": rules.items[finished_item].true_value}
-        current = None if rules.finished else rules.item_index
-        new_item = current is not None and not rules.item_rounds and self._new_item_seen[agent] != current
+                           "true_value": game.items[finished_item].true_value}
+        current = None if game.finished else game.item_index
+        new_item = current is not None and not game.item_rounds and self._new_item_seen[agent] != current
         if new_item and agent == self.agent_selection:
-            self._new_item_seen[agent] = rules.item_index  # said once, at its turn
+            self._new_item_seen[agent] = game.item_index  # said once, at its turn
         counts = self.invalid_counts[agent]
         return {
-            "item_index": current, "item": None if current is None else rules.item.name,
-            "round": rules.round, "start_price": rules.price if current is not None else None,
-            "increment": rules.increment, "highest_bid": rules.highest,
-            "leader": None if rules.leader is None else self.possible_agents[rules.leader],
-            "min_valid_bid": None if current is None else rules.min_valid_bid(),
-            "remaining_budget": rules.remaining[seat],
-            "est_value": None if current is None else rules.estimates[seat][current],
+            "item_index": current, "item": None if current is None else game.item.name,
+            "round": game.round, "start_price": game.price if current is not None else None,
+            "increment": game.increment, "highest_bid": game.highest,
+            "leader": None if game.leader is None else self.possible_agents[game.leader],
+            "min_valid_bid": None if current is None else game.min_valid_bid(),
+            "remaining_budget": game.remaining[seat],
+            "est_value": None if current is None else game.estimates[seat][current],
             "new_item": new_item, "last_hammer": last_hammer,
             "last_status": self._last_status[agent], "forced_withdraw": self._last_status[agent] == "forced_withdraw",
             "failed_bids": counts["illegal"], "parse_failures": counts["unparseable"],
@@ -372,9 +372,9 @@ class AuctionEnv(TextAECEnv):
 
     def answer_constraint(self, agent: str | None = None) -> AnswerConstraint:
         agent = agent or self.agent_selection
-        rules = self.rules
-        budget = rules.remaining[self.seat_of[agent]]
-        low = rules.min_valid_bid() if not rules.finished else 0
+        game = self.game
+        budget = game.remaining[self.seat_of[agent]]
+        low = game.min_valid_bid() if not game.finished else 0
         if budget < low:
             return AnswerConstraint("choice", "withdraw: you cannot afford the minimum bid", choices=("I'm out!",))
         return AnswerConstraint(
@@ -391,26 +391,26 @@ class AuctionEnv(TextAECEnv):
     def ground_truth_status(self, after_item: int | None = None) -> dict[str, Any]:
         """Every bidder's remaining budget, total profit and won items (name -> price), now or right
         after the hammer of item ``after_item`` (0-based, an item already resolved)."""
-        rules = self.rules
-        done = len(rules.results)
+        game = self.game
+        done = len(game.results)
         if after_item is None:
             after_item = done - 1
         if not -1 <= after_item < done:
             raise ValueError(f"after_item must be a resolved item, -1..{done - 1}, got {after_item}")
         names = self.names()
-        won: list[dict[str, int]] = [{} for _ in range(rules.n)]
-        remaining, profit = list(rules.budgets), [0] * rules.n
-        for index, result in enumerate(rules.results[:after_item + 1]):
+        won: list[dict[str, int]] = [{} for _ in range(game.n)]
+        remaining, profit = list(game.budgets), [0] * game.n
+        for index, result in enumerate(game.results[:after_item + 1]):
             if result is not None:
                 seat, price = result
-                item = rules.items[index]
+                item = game.items[index]
                 won[seat][item.name] = price
                 remaining[seat] -= price
                 profit[seat] += item.true_value - price
         return {
-            "remaining_budget": {names[s]: remaining[s] for s in range(rules.n)},
-            "total_profits": {names[s]: profit[s] for s in range(rules.n)},
-            "winning_bids": {names[s]: won[s] for s in range(rules.n)},
+            "remaining_budget": {names[s]: remaining[s] for s in range(game.n)},
+            "total_profits": {names[s]: profit[s] for s in range(game.n)},
+            "winning_bids": {names[s]: won[s] for s in range(game.n)},
         }
 
     def check_belief(self, agent: str, belief: dict[str, Any] | str, item: int | None = None) -> list[str]:
@@ -424,7 +424,7 @@ class AuctionEnv(TextAECEnv):
             counts["sanity_errors"] += 1
         for scope, ok in checks:
             counts[f"{scope}_{'pass' if ok else 'fail'}"] += 1
-        self.record.add("belief_check", agent=agent, item=len(self.rules.results) - 1 if item is None else item,
+        self.record.add("belief_check", agent=agent, item=len(self.game.results) - 1 if item is None else item,
                         belief=belief, errors=errors, checks=[[s, ok] for s, ok in checks])
         return errors
 
@@ -432,16 +432,16 @@ class AuctionEnv(TextAECEnv):
         """Store a plan's priorities (1-3 per item name), stamped with the next item to auction."""
         if kind not in ("initial", "replan"):
             raise ValueError(f"kind must be 'initial' or 'replan', got {kind!r}")
-        names = [item.name for item in self.rules.items]
+        names = [item.name for item in self.game.items]
         scores = M.parse_priorities(priorities, names)
-        stamp = len(self.rules.results)
+        stamp = len(self.game.results)
         self.plans[agent].append({"kind": kind, "stamp": stamp, "priorities": scores})
         self.record.add("plan", agent=agent, kind=kind, stamp=stamp,
                         priorities={names[i]: s for i, s in sorted(scores.items())})
         return scores
 
     def final_report(self) -> dict[str, Any]:
-        return T.final_report(self.rules)
+        return T.final_report(self.game)
 
     def state(self) -> np.ndarray:
         """PettingZoo's global state: a float32 vector laid out as ``state_names`` (in ``state_space``).
@@ -449,31 +449,31 @@ class AuctionEnv(TextAECEnv):
         -1 stands for "none" (no highest bid, no leader, an item not sold or not auctioned yet).
         :meth:`state_dict` gives the same state as a dict.
         """
-        rules = self.rules
-        assert rules is not None, "state() before reset()"
-        results = [(-1, -1) if r is None else r for r in rules.results]
-        results += [(-1, -1)] * (len(rules.items) - len(results))
+        game = self.game
+        assert game is not None, "state() before reset()"
+        results = [(-1, -1) if r is None else r for r in game.results]
+        results += [(-1, -1)] * (len(game.items) - len(results))
         return np.array([
-            rules.item_index, rules.round, -1 if rules.highest is None else rules.highest,
-            -1 if rules.leader is None else rules.leader, rules.cursor, rules.finished,
-            *rules.remaining, *rules.profit, *rules.withdrawn, *(s in rules.eligible for s in range(rules.n)),
+            game.item_index, game.round, -1 if game.highest is None else game.highest,
+            -1 if game.leader is None else game.leader, game.cursor, game.finished,
+            *game.remaining, *game.profit, *game.withdrawn, *(s in game.eligible for s in range(game.n)),
             *(v for r in results for v in r),
         ], dtype=np.float32)
 
     def state_dict(self) -> dict[str, Any]:
         """The global state as a dict (for tests and debugging)."""
-        rules = self.rules
-        assert rules is not None, "state_dict() before reset()"
-        return {"item_index": rules.item_index, "round": rules.round, "highest": rules.highest,
-                "leader": rules.leader, "withdrawn": list(rules.withdrawn), "remaining": list(rules.remaining),
-                "profit": list(rules.profit), "eligible": list(rules.eligible), "cursor": rules.cursor,
-                "finished": rules.finished, "results": list(rules.results)}
+        game = self.game
+        assert game is not None, "state_dict() before reset()"
+        return {"item_index": game.item_index, "round": game.round, "highest": game.highest,
+                "leader": game.leader, "withdrawn": list(game.withdrawn), "remaining": list(game.remaining),
+                "profit": list(game.profit), "eligible": list(game.eligible), "cursor": game.cursor,
+                "finished": game.finished, "results": list(game.results)}
 
     # ------------------------------------------------------------------ metrics and rendering
 
     def _metrics(self) -> dict[str, Any]:
-        return M.episode_metrics(self.rules, self.record.events, self.settings.desires, self.invalid_counts,
+        return M.episode_metrics(self.game, self.record.events, self.settings.desires, self.invalid_counts,
                                  self.belief_checks, self.plans)
 
     def _render_text(self) -> str:
-        return T.render_log(self.rules, self.record.events)
+        return T.render_log(self.game, self.record.events)

@@ -74,9 +74,9 @@ def name_table(n: int, viewer: int | None) -> tuple[str, ...]:
     return tuple(f"You ({display_name(s)})" if s == viewer else display_name(s) for s in range(n))
 
 
-def header(rules: AuctionView, desire: str, seat: int) -> str:
+def header(game: AuctionView, desire: str, seat: int) -> str:
     """The stable prefix of ``seat``'s prompt (``desire``: its objective, a key of OBJECTIVES)."""
-    names = ", ".join(display_name(s) for s in range(rules.n))
+    names = ", ".join(display_name(s) for s in range(game.n))
     lines = [
         f"You are {display_name(seat)} in an English (ascending-price) auction against other bidders. "
         f"Bidders: {names}.",
@@ -86,15 +86,15 @@ def header(rules: AuctionView, desire: str, seat: int) -> str:
         "every bidder who has not withdrawn and does not hold the highest bid either bids higher or withdraws; "
         "all decisions of a round are made at the same time and shown afterwards. The first bid on an item must "
         "be at least its starting price; later bids must beat the highest bid by at least "
-        f"{rules.min_markup_pct}% of the starting price. Withdrawing is final for that item. When a round passes "
+        f"{game.min_markup_pct}% of the starting price. Withdrawing is final for that item. When a round passes "
         "without a new bid, the highest bidder wins the item and pays its bid. Your profit on an item is its "
         "true value minus what you paid; bids may never exceed your remaining budget.",
-        f"Your starting budget: ${rules.budgets[seat]}.",
-        f"Items in order ({len(rules.items)}):",
+        f"Your starting budget: ${game.budgets[seat]}.",
+        f"Items in order ({len(game.items)}):",
     ]
-    for k, item in enumerate(rules.items, start=1):
+    for k, item in enumerate(game.items, start=1):
         lines.append(f"  {k}. {item.name} - starting price ${item.start_price}; your estimated value "
-                     f"${rules.estimates[seat][k - 1]}.")
+                     f"${game.estimates[seat][k - 1]}.")
     return "\n".join(lines)
 
 
@@ -105,79 +105,79 @@ def round_summary(names: Sequence[str], decisions: Mapping[int, int], leader: in
     return "; ".join(parts) + f". Leader: {lead}."
 
 
-def item_log(rules: AuctionView, index: int, names: Sequence[str],
+def item_log(game: AuctionView, index: int, names: Sequence[str],
              rounds: Sequence[tuple[Mapping[int, int], int | None]]) -> str:
     """Item ``index`` in the auction's log as one viewer sees it: its heading, its completed
     ``rounds`` (decisions, leader) in order (the current item) and, once it is sold or passed, its
     result."""
-    item = rules.items[index]
+    item = game.items[index]
     lines = [f"Item {index + 1}: {item.name} - \"{item.desc}\"; starting price ${item.start_price}."]
     lines += [f"  Round {r}: {round_summary(names, decisions, leader)}"
               for r, (decisions, leader) in enumerate(rounds, start=1)]
-    if index < len(rules.results):
-        result = rules.results[index]
+    if index < len(game.results):
+        result = game.results[index]
         lines.append("  Result: unsold." if result is None else
                      f"  Result: sold to {names[result[0]]} at ${result[1]} (true value ${item.true_value}).")
     return "\n".join(lines)
 
 
-def hammer_message(rules: AuctionView, index: int, names: Sequence[str]) -> str:
-    item = rules.items[index]
-    result = rules.results[index]
+def hammer_message(game: AuctionView, index: int, names: Sequence[str]) -> str:
+    item = game.items[index]
+    result = game.results[index]
     if result is None:
         return f"Nobody bid on {item.name}; moving on to the next item."
     winner, price = result
     return f"Sold! {item.name} to {names[winner]} at ${price}! The true value for {item.name} is ${item.true_value}."
 
 
-def win_lose_note(rules: AuctionView, seat: int, index: int) -> str:
-    result = rules.results[index]
-    item = rules.items[index]
+def win_lose_note(game: AuctionView, seat: int, index: int) -> str:
+    result = game.results[index]
+    item = game.items[index]
     if result is not None and result[0] == seat:
         return f"Congratulations! You won {item.name} at ${result[1]}."
     return f"You did not win {item.name}."
 
 
-def status(rules: AuctionView, seat: int) -> str:
-    won = ", ".join(rules.items[i].name for i, _ in rules.won[seat]) or "nothing yet"  # prices: in the log
-    return (f"Your status: budget left ${rules.remaining[seat]}; total profit ${rules.profit[seat]}; "
+def status(game: AuctionView, seat: int) -> str:
+    won = ", ".join(game.items[i].name for i, _ in game.won[seat]) or "nothing yet"  # prices: in the log
+    return (f"Your status: budget left ${game.remaining[seat]}; total profit ${game.profit[seat]}; "
             f"won: {won}.")
 
 
-def discount_notice(rules: AuctionView) -> str | None:
+def discount_notice(game: AuctionView) -> str | None:
     """The auctioneer's notice of a lowered price (nobody bid and ``enable_discount`` is on), else None."""
-    if not rules.item_rounds or rules.leader is not None:
+    if not game.item_rounds or game.leader is not None:
         return None
-    return f"Auctioneer: No bids, so the price of {rules.item.name} is lowered to ${rules.price}. Who bids first?"
+    return f"Auctioneer: No bids, so the price of {game.item.name} is lowered to ${game.price}. Who bids first?"
 
 
-def paper_auctioneer_message(rules: AuctionView, names: Sequence[str]) -> str:
+def paper_auctioneer_message(game: AuctionView, names: Sequence[str]) -> str:
     """The auctioneer's message of the current round as the reference code words its content: the
     opening (items left, the item, its starting price), or the previous round's decisions, the
     standing bid, its holder and the minimum raise (or the lowered price after a discount)."""
-    item = rules.item
-    if not rules.item_rounds:
-        upcoming = [i.name for i in rules.items[rules.item_index:]]
+    item = game.item
+    if not game.item_rounds:
+        upcoming = [i.name for i in game.items[game.item_index:]]
         return (f"{len(upcoming)} item(s) remain in this auction: {', '.join(upcoming)}.\n\n"
-                f"Up now: {item.name}, starting at ${rules.price}. Who wants to bid?")
-    if rules.leader is None:  # nobody bid and the price was discounted (enable_discount)
-        return f"Nobody took {item.name} at its starting price, so it is lowered to ${rules.price}. Who wants to bid?"
-    last = rules.item_rounds[-1]
+                f"Up now: {item.name}, starting at ${game.price}. Who wants to bid?")
+    if game.leader is None:  # nobody bid and the price was discounted (enable_discount)
+        return f"Nobody took {item.name} at its starting price, so it is lowered to ${game.price}. Who wants to bid?"
+    last = game.item_rounds[-1]
     lines = [f"- {names[seat]} withdrew" if last[seat] == WITHDRAW else f"- {names[seat]}: ${last[seat]}"
              for seat in sorted(last)]
-    return (f"Thanks! The bids of round {rules.round - 1} of this item:\n" + "\n".join(lines) +
-            f"\n\nThe highest bid is now ${rules.highest}, from {names[rules.leader]}, for {item.name}. "
-            f"A new bid must beat it by at least ${rules.increment}. Who bids more than ${rules.highest}?")
+    return (f"Thanks! The bids of round {game.round - 1} of this item:\n" + "\n".join(lines) +
+            f"\n\nThe highest bid is now ${game.highest}, from {names[game.leader]}, for {item.name}. "
+            f"A new bid must beat it by at least ${game.increment}. Who bids more than ${game.highest}?")
 
 
-def paper_turn(rules: AuctionView, seat: int, desire: str, names: Sequence[str], note: str | None) -> str:
+def paper_turn(game: AuctionView, seat: int, desire: str, names: Sequence[str], note: str | None) -> str:
     """``seat``'s new message in the reference code's per-item conversation: the bidding instruction
     around the opening (an item's first round), the next round's message, or, after a rejected or
     unreadable reply (``note``), the auctioneer's answer to it."""
     if note:
         return f"{note[0].upper()}{note[1:]}. You must reconsider your decision."
-    message = paper_auctioneer_message(rules, names)
-    if rules.item_rounds:
+    message = paper_auctioneer_message(game, names)
+    if game.item_rounds:
         return PAPER_NEXT_ROUND.format(message=message)
     return PAPER_BID_INSTRUCTION.format(message=message, name=display_name(seat), desire=OBJECTIVES[desire])
 
@@ -199,11 +199,11 @@ class AuctionTexts:
     next hammer.
     """
 
-    def __init__(self, rules: AuctionView, config: PromptConfig):
-        self.rules = rules
+    def __init__(self, game: AuctionView, config: PromptConfig):
+        self.game = game
         self.config = config
-        self.names_seen_by = tuple(name_table(rules.n, seat) for seat in range(rules.n))
-        self.headers = tuple(header(rules, config.desires[seat], seat) for seat in range(rules.n))
+        self.names_seen_by = tuple(name_table(game.n, seat) for seat in range(game.n))
+        self.headers = tuple(header(game, config.desires[seat], seat) for seat in range(game.n))
         self._logs: dict[int, list[str]] = {}  # per seat, the lines of the finished items
         self._bodies: dict[int, str] = {}
 
@@ -214,8 +214,8 @@ class AuctionTexts:
     def finished_log(self, seat: int) -> str:
         """The result of every finished item as ``seat`` sees it (each item's text built once)."""
         logs = self._logs.setdefault(seat, [])
-        for index in range(len(logs), len(self.rules.results)):
-            logs.append(item_log(self.rules, index, self.names_seen_by[seat], ()))
+        for index in range(len(logs), len(self.game.results)):
+            logs.append(item_log(self.game, index, self.names_seen_by[seat], ()))
         return "\n".join(logs)
 
     def body(self, seat: int) -> str:
@@ -228,78 +228,78 @@ class AuctionTexts:
     def _body(self, seat: int) -> str:
         """The stable header, the auction's log (finished items, then the current item's rounds)
         and, last, the changing state: so that a seat's successive prompts grow by appending."""
-        rules = self.rules
+        game = self.game
         names = self.names_seen_by[seat]
         out = [self.headers[seat], "Auction log:"]
-        if rules.results:
+        if game.results:
             out.append(self.finished_log(seat))
-        if rules.finished:
-            out += ["The auction is over.", status(rules, seat)]
+        if game.finished:
+            out += ["The auction is over.", status(game, seat)]
             return "\n".join(out)
-        out.append(item_log(rules, rules.item_index, names, list(zip(rules.item_rounds, rules.round_leaders))))
-        item = rules.item
-        leader = rules.leader
-        highest = "no bids yet" if rules.highest is None or leader is None else f"${rules.highest} by {names[leader]}"
-        out.append(f"Now: {item.name}, round {rules.round}. Price ${rules.price}; minimum raise ${rules.increment}; "
-                   f"your estimated value ${rules.estimates[seat][rules.item_index]}. Highest bid: {highest}. "
-                   f"Your minimum valid bid: ${rules.min_valid_bid()}.")
+        out.append(item_log(game, game.item_index, names, list(zip(game.item_rounds, game.round_leaders))))
+        item = game.item
+        leader = game.leader
+        highest = "no bids yet" if game.highest is None or leader is None else f"${game.highest} by {names[leader]}"
+        out.append(f"Now: {item.name}, round {game.round}. Price ${game.price}; minimum raise ${game.increment}; "
+                   f"your estimated value ${game.estimates[seat][game.item_index]}. Highest bid: {highest}. "
+                   f"Your minimum valid bid: ${game.min_valid_bid()}.")
         if self.config.reveal_status:
-            out.append(status(rules, seat))
-        notice = discount_notice(rules)
+            out.append(status(game, seat))
+        notice = discount_notice(game)
         if notice:
             out.append(notice)
         return "\n".join(out)
 
     def paper_turn(self, seat: int, note: str | None) -> str:
         """``seat``'s new message of the current turn in the reference code's conversation."""
-        return paper_turn(self.rules, seat, self.config.desires[seat], self.names_seen_by[seat], note)
+        return paper_turn(self.game, seat, self.config.desires[seat], self.names_seen_by[seat], note)
 
     def paper_prompt(self, seat: int, note: str | None, exchanges: Sequence[tuple[str, str]]) -> str:
         """prompt="paper": the system message, this item's earlier turns with ``seat``'s replies
         (``exchanges``) and the current turn."""
         out = [PAPER_SYSTEM.format(name=display_name(seat), desire=OBJECTIVES[self.config.desires[seat]])]
-        if self.rules.finished:
+        if self.game.finished:
             return out[0] + "\n---\nThe auction is over."
         for turn, reply in exchanges:
             out.append(f"{turn}\nYour reply: {reply}")
-        out.append(self.paper_turn(seat, note) if self.rules.awaits(seat) else "You have no decision to make now.")
+        out.append(self.paper_turn(seat, note) if self.game.awaits(seat) else "You have no decision to make now.")
         return "\n---\n".join(out)
 
     def prompt(self, seat: int, note: str | None) -> str:
         """``seat``'s complete prompt for its current decision: the round's body, any correction,
         the answer instruction when it is this bidder's turn."""
         body = self.body(seat)
-        if self.rules.finished:
+        if self.game.finished:
             return body
-        tail = ANSWER_INSTRUCTION if self.rules.awaits(seat) else "You have no decision to make now."
+        tail = ANSWER_INSTRUCTION if self.game.awaits(seat) else "You have no decision to make now."
         if note:
             return f"{body}\nAuctioneer: your last reply was not accepted: {note}. Please reconsider.\n{tail}"
         return f"{body}\n{tail}"
 
 
-def final_report(rules: AuctionView) -> dict[str, Any]:
+def final_report(game: AuctionView) -> dict[str, Any]:
     """Per bidder its budget, profit and items won, and every item's hammer (display names)."""
     bidders = []
-    for s in range(rules.n):
-        items = [{"name": rules.items[i].name, "price": p, "start_price": rules.items[i].start_price,
-                  "true_value": rules.items[i].true_value} for i, p in rules.won[s]]
-        bidders.append({"bidder": display_name(s), "starting_budget": rules.budgets[s],
-                        "remaining_budget": rules.remaining[s], "profit": rules.profit[s], "items": items})
-    hammers = [None if r is None else {"item": rules.items[i].name, "winner": display_name(r[0]), "price": r[1]}
-               for i, r in enumerate(rules.results)]
+    for s in range(game.n):
+        items = [{"name": game.items[i].name, "price": p, "start_price": game.items[i].start_price,
+                  "true_value": game.items[i].true_value} for i, p in game.won[s]]
+        bidders.append({"bidder": display_name(s), "starting_budget": game.budgets[s],
+                        "remaining_budget": game.remaining[s], "profit": game.profit[s], "items": items})
+    hammers = [None if r is None else {"item": game.items[i].name, "winner": display_name(r[0]), "price": r[1]}
+               for i, r in enumerate(game.results)]
     return {"bidders": bidders, "hammers": hammers}
 
 
-def render_log(rules: AuctionView, events: Sequence[Mapping[str, Any]]) -> str:
+def render_log(game: AuctionView, events: Sequence[Mapping[str, Any]]) -> str:
     """The paper's log layout: per item its rounds, the hammer price, then the personal report."""
-    seat_of = {agent: seat for seat, agent in enumerate(rules.ids)}
+    seat_of = {agent: seat for seat, agent in enumerate(game.ids)}
     lines: list[str] = []
     rounds: dict[int, list[Mapping[str, Any]]] = {}
     for event in events:
         if event["type"] == "round_end":
             rounds.setdefault(event["item"], []).append(event)
-    for index in range(len(rules.results)):
-        item = rules.items[index]
+    for index in range(len(game.results)):
+        item = game.items[index]
         lines.append(f"{index + 1}. {item.name}, starting at ${item.start_price}.")
         for r, event in enumerate(rounds.get(index, []), start=1):
             lines.append(f"{ordinal(r)} bid:")
@@ -307,14 +307,14 @@ def render_log(rules: AuctionView, events: Sequence[Mapping[str, Any]]) -> str:
                 name = display_name(seat_of[agent])
                 lines.append(f"  {name}: Withdrew" if amount == WITHDRAW else f"  {name}: ${amount}")
         lines.append("Hammer price (true value):")
-        result = rules.results[index]
+        result = game.results[index]
         if result is None:
             lines.append("  None bid")
         else:
             lines.append(f"  {display_name(result[0])}: ${result[1]} (${item.true_value})")
         lines.append("")
     lines.append("Personal Report")
-    for seat, report in enumerate(final_report(rules)["bidders"]):
+    for seat, report in enumerate(final_report(game)["bidders"]):
         lines.append(f"  {display_name(seat)}: starting budget ${report['starting_budget']}, "
                      f"{len(report['items'])} item(s) won, total profit ${report['profit']}")
         for won in report["items"]:

@@ -328,40 +328,10 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
                 if a != agent and a != nxt:
                     self._refresh_info(a, None)
 
-    # PettingZoo's dead-agent protocol (pettingzoo.AECEnv), the same steps without scanning every
-    # agent at every step: ``_done_count`` (the flags counted above, kept up to date by ``reset``,
-    # each live step and each dead step) says whether a dead agent waits to step.
-
-    #: the live agent to return to once the dead ones have stepped (PettingZoo's name and default)
-    _skip_agent_selection: str | None = None
-
-    def _deads_step_first(self) -> str:
-        """PettingZoo's: the first dead agent steps next; nothing to look for when none is dead."""
-        return super()._deads_step_first() if self._done_count else self.agent_selection
-
     def _was_dead_step(self, action: Any) -> None:
-        """PettingZoo's: remove the dead agent that steps, then select the next dead one or return to
-        the live agent that was selected."""
-        if action is not None:
-            raise ValueError("when an agent is dead, the only valid action is None")
-        agent = self.agent_selection
-        self._done_count -= self.terminations.pop(agent) + self.truncations.pop(agent)
-        del self.rewards[agent], self._cumulative_rewards[agent], self.infos[agent]
-        self.agents.remove(agent)
-        if self._done_count:
-            if self._skip_agent_selection is None:
-                self._skip_agent_selection = agent
-            self.agent_selection = next(a for a in self.agents if self.terminations[a] or self.truncations[a])
-        else:
-            if self._skip_agent_selection is not None:
-                self.agent_selection = self._skip_agent_selection
-            self._skip_agent_selection = None
-        self._clear_rewards()
-
-    def _accumulate_rewards(self) -> None:
-        """PettingZoo's; a step whose rewards are all zero adds nothing, so it skips the loop."""
-        if any(self.rewards.values()):
-            super()._accumulate_rewards()
+        """PettingZoo's, keeping ``_done_count`` equal to the flags left in the dicts."""
+        super()._was_dead_step(action)
+        self._done_count = self._count_done()
 
     #: The pygame window of a game that draws frames (opened by the first ``human`` frame).
     _frame_window: FrameWindow | None = None

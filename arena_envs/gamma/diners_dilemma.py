@@ -30,12 +30,12 @@ class DinersDilemmaEnv(SimultaneousGameEnv):
 
     def __init__(self, n_players: int = 10, n_rounds: int = 20, costly_price: float = 20, cheap_price: float = 10,
                  costly_utility: float = 20, cheap_utility: float = 15, **options: Any):
-        self.rules = DinersRules(n_players, n_rounds, costly_price, cheap_price, costly_utility, cheap_utility)
+        self.settings = DinersRules(n_players, n_rounds, costly_price, cheap_price, costly_utility, cheap_utility)
         self._answer_field = ChoiceField("chosen_dish", ("costly", "cheap"), SYNONYMS)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=DISHES, **options)
 
     def params(self) -> dict[str, Any]:
-        r = self.rules
+        r = self.settings
         return {"n_players": self.n_players, "n_rounds": self.n_rounds, "costly_price": r.costly_price,
                 "cheap_price": r.cheap_price, "costly_utility": r.costly_utility, "cheap_utility": r.cheap_utility}
 
@@ -43,7 +43,7 @@ class DinersDilemmaEnv(SimultaneousGameEnv):
         return f"You are one of {self.n_players} diners who eat out together for {self.n_rounds} rounds."
 
     def _rules(self) -> list[str]:
-        r = self.rules
+        r = self.settings
         return [
             f"Every round, each diner orders either the costly dish (price {fmt(r.costly_price)}, utility "
             f"{fmt(r.costly_utility)}) or the cheap dish (price {fmt(r.cheap_price)}, utility {fmt(r.cheap_utility)}).",
@@ -55,7 +55,7 @@ class DinersDilemmaEnv(SimultaneousGameEnv):
         ]
 
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
-        r, n = self.rules, self.n_players
+        r, n = self.settings, self.n_players
         n_h = record["n_costly"]
         total, dish = record["total_cost"], record["orders"][i]
         public = (f"{n_h} diners chose the costly dish and {n - n_h} chose the cheap dish. The total bill is "
@@ -75,7 +75,7 @@ class DinersDilemmaEnv(SimultaneousGameEnv):
                 "bill_share": record["bill_share"], "own_order": record["orders"][i], "utility": record["utilities"][i]}
 
     def _game_features(self, i: int) -> list[float]:
-        r, last = self.rules, self.last_record
+        r, last = self.settings, self.last_record
         head = [r.costly_price, r.cheap_price, r.costly_utility, r.cheap_utility]
         if last is None:
             return head + [NA] * 3

@@ -28,12 +28,12 @@ class ElFarolEnv(SimultaneousGameEnv):
 
     def __init__(self, n_players: int = 10, n_rounds: int = 20, capacity_ratio: float = 0.6, max_utility: float = 10,
                  min_utility: float = 0, home_utility: float = 5, mode: str = "implicit", **options: Any):
-        self.rules = ElFarolRules(n_players, n_rounds, capacity_ratio, max_utility, min_utility, home_utility, mode)
+        self.settings = ElFarolRules(n_players, n_rounds, capacity_ratio, max_utility, min_utility, home_utility, mode)
         self._answer_field = ChoiceField("decision", ("go", "stay"), SYNONYMS)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=DECISIONS, **options)
 
     def params(self) -> dict[str, Any]:
-        r = self.rules
+        r = self.settings
         return {"n_players": self.n_players, "n_rounds": self.n_rounds, "capacity_ratio": r.capacity_ratio,
                 "max_utility": r.max_utility, "min_utility": r.min_utility, "home_utility": r.home_utility,
                 "mode": r.mode}
@@ -43,7 +43,7 @@ class ElFarolEnv(SimultaneousGameEnv):
                 "Every round, each player decides whether to go to the bar or to stay home.")
 
     def _rules(self) -> list[str]:
-        r, cap = self.rules, percent(self.rules.capacity_ratio)
+        r, cap = self.settings, percent(self.settings.capacity_ratio)
         told = ("Only the players who went to the bar learn how many players went; a player who stayed home "
                 "learns only its own utility." if r.mode == "implicit"
                 else "After each round every player learns how many players went to the bar.")
@@ -58,10 +58,10 @@ class ElFarolEnv(SimultaneousGameEnv):
         ]
 
     def _sees_attendance(self, i: int, record: dict[str, Any]) -> bool:
-        return self.rules.mode == "explicit" or record["go"][i]
+        return self.settings.mode == "explicit" or record["go"][i]
 
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
-        r, n, g = self.rules, self.n_players, record["attendance"]
+        r, n, g = self.settings, self.n_players, record["attendance"]
         went = record["go"][i]
         private = (("You went to the bar. " if went else "You stayed home. ")
                    + f"Your utility this round is {fmt(record['utilities'][i])}.")
@@ -74,7 +74,7 @@ class ElFarolEnv(SimultaneousGameEnv):
         return public, private
 
     def _request(self, i: int) -> list[str]:
-        cap = percent(self.rules.capacity_ratio)
+        cap = percent(self.settings.capacity_ratio)
         return ["Your goal is to maximise your total utility (your fun) over the game.",
                 f"Go to the bar if you expect at most {cap} of the players to go; otherwise stay home.",
                 'Decide: "go" or "stay".']
@@ -86,7 +86,7 @@ class ElFarolEnv(SimultaneousGameEnv):
         return seen
 
     def _game_features(self, i: int) -> list[float]:
-        r, last = self.rules, self.last_record
+        r, last = self.settings, self.last_record
         head = [r.capacity_ratio, r.max_utility, r.min_utility, r.home_utility]
         if last is None:
             return head + [NA] * 3

@@ -27,12 +27,12 @@ class GuessTwoThirdsEnv(SimultaneousGameEnv):
 
     def __init__(self, n_players: int = 10, n_rounds: int = 20, min_value: int = 0, max_value: int = 100,
                  ratio: Fraction | float | str = Fraction(2, 3), tie_rule: str = "all", **options: Any):
-        self.rules = GuessRules(n_players, n_rounds, min_value, max_value, as_fraction("ratio", ratio), tie_rule)
+        self.settings = GuessRules(n_players, n_rounds, min_value, max_value, as_fraction("ratio", ratio), tie_rule)
         self._answer_field = IntField("chosen_number", min_value, max_value)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=range(min_value, max_value + 1), **options)
 
     def params(self) -> dict[str, Any]:
-        r = self.rules
+        r = self.settings
         return {"n_players": self.n_players, "n_rounds": self.n_rounds, "min_value": r.min_value,
                 "max_value": r.max_value, "ratio": float(r.ratio), "ratio_text": ratio_text(r.ratio),
                 "tie_rule": r.tie_rule}
@@ -41,7 +41,7 @@ class GuessTwoThirdsEnv(SimultaneousGameEnv):
         return f"You are one of {self.n_players} players in a number-guessing game that lasts {self.n_rounds} rounds."
 
     def _rules(self) -> list[str]:
-        r, shown = self.rules, ratio_text(self.rules.ratio)
+        r, shown = self.settings, ratio_text(self.settings.ratio)
         return [
             f"Every round, each player secretly chooses a whole number from {r.min_value} to {r.max_value} "
             "(both included).",
@@ -56,14 +56,14 @@ class GuessTwoThirdsEnv(SimultaneousGameEnv):
         numbers = ", ".join(str(n) for n in record["winning_numbers"])
         label = "number is" if len(record["winning_numbers"]) == 1 else "numbers are"
         public = (f"The average of all chosen numbers is {fmt(record['average'])}; the target "
-                  f"({ratio_text(self.rules.ratio)} of the average) is {record['target']:.2f}. "
+                  f"({ratio_text(self.settings.ratio)} of the average) is {record['target']:.2f}. "
                   f"The winning {label} {numbers}.")
         won = i in record["winners"]
         outcome = "You won this round." if won else "You did not win this round."
         return public, f"You chose {record['choices'][i]}. {outcome}"
 
     def _request(self, i: int) -> list[str]:
-        return [f"Choose the number you expect to be closest to {ratio_text(self.rules.ratio)} of the average "
+        return [f"Choose the number you expect to be closest to {ratio_text(self.settings.ratio)} of the average "
                 "of all numbers chosen this round, your own included."]
 
     def _observed(self, i: int, record: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +72,7 @@ class GuessTwoThirdsEnv(SimultaneousGameEnv):
                 "won": i in record["winners"]}
 
     def _game_features(self, i: int) -> list[float]:
-        r, last = self.rules, self.last_record
+        r, last = self.settings, self.last_record
         head = [r.min_value, r.max_value, float(r.ratio)]
         if last is None:
             return head + [NA] * 5

@@ -36,25 +36,25 @@ class PublicGoodsEnv(SimultaneousGameEnv):
     def __init__(self, n_players: int = 10, n_rounds: int = 20, ratio: float = 2.0, tokens: int = 20,
                  reset: bool = True, token_init: str = "fixed", rand_min: int = 11,
                  max_contribution: int | None = None, **options: Any):
-        self.rules = PublicGoodsRules(n_players, n_rounds, ratio, tokens, bool(reset), token_init, rand_min)
+        self.settings = PublicGoodsRules(n_players, n_rounds, ratio, tokens, bool(reset), token_init, rand_min)
         cap = min(10 * tokens, MAX_VALUE) if max_contribution is None else max_contribution
         self.cap = tokens if reset else check_int("max_contribution", cap, tokens, MAX_VALUE)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=range(self.cap + 1), **options)
 
     def params(self) -> dict[str, Any]:
-        r = self.rules
+        r = self.settings
         return {"n_players": self.n_players, "n_rounds": self.n_rounds, "ratio": r.ratio, "tokens": r.tokens,
                 "reset": r.reset, "token_init": r.token_init, "rand_min": r.rand_min, "max_contribution": self.cap}
 
     def _intro(self) -> str:
-        r = self.rules
+        r = self.settings
         held = (f"At the start of every round each player holds {r.tokens} tokens."
                 if r.reset and r.token_init == "fixed"
                 else "Each player holds a number of tokens; you are told yours before every decision.")
         return f"You are one of {self.n_players} players in a game that lasts {self.n_rounds} rounds. {held}"
 
     def _rules(self) -> list[str]:
-        r = self.rules
+        r = self.settings
         keep = ("Your tokens are restored at the start of the next round." if r.reset
                 else "What you hold at the end of a round carries over to the next round.")
         return [
@@ -68,7 +68,7 @@ class PublicGoodsEnv(SimultaneousGameEnv):
         ]
 
     def _new_round(self) -> None:
-        r = self.rules
+        r = self.settings
         if self.round == 0:
             self._initial = r.initial_tokens(self.np_random)
             self.holdings = list(self._initial)
@@ -78,7 +78,7 @@ class PublicGoodsEnv(SimultaneousGameEnv):
             self.holdings = list(self.history[-1]["payoffs"])
 
     def _limit(self, i: int) -> int:
-        return min(self.rules.max_contribution(self.holdings[i]), self.cap)
+        return min(self.settings.max_contribution(self.holdings[i]), self.cap)
 
     def _field(self, i: int) -> IntField:
         return IntField("tokens_contributed", 0, self._limit(i))
@@ -90,19 +90,19 @@ class PublicGoodsEnv(SimultaneousGameEnv):
         return (np.arange(self.cap + 1) <= limit).astype(np.int8)
 
     def _resolve(self, values: list[int]) -> tuple[dict[str, Any], list[float]]:
-        record, held = self.rules.resolve(self.round + 1, self.holdings, values)
-        if self.rules.reset:
+        record, held = self.settings.resolve(self.round + 1, self.holdings, values)
+        if self.settings.reset:
             return record, held
         return record, [record["share"] - c for c in values]
 
     def _agent_score(self, i: int) -> float:
-        return self.totals[i] if self.rules.reset else self.totals[i] + self._initial[i]
+        return self.totals[i] if self.settings.reset else self.totals[i] + self._initial[i]
 
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         share, c = record["share"], record["contributions"][i]
         public = (f"Contributions this round, in player order: {record['contributions']}. "
                   f"The pot holds {record['pot']} tokens; "
-                  f"multiplied by {fmt(self.rules.ratio)} and split evenly, each player gets {fmt(share)}. "
+                  f"multiplied by {fmt(self.settings.ratio)} and split evenly, each player gets {fmt(share)}. "
                   f"Tokens after the round, in player order: [{', '.join(fmt(t) for t in record['payoffs'])}].")
         private = (f"You contributed {c}. Your gain this round is {fmt(share - c)}, and you now hold "
                    f"{fmt(record['payoffs'][i])} tokens.")
@@ -119,7 +119,7 @@ class PublicGoodsEnv(SimultaneousGameEnv):
         return {k: record[k] for k in ("round", "contributions", "pot", "share", "payoffs")}
 
     def _game_features(self, i: int) -> list[float]:
-        r, last = self.rules, self.last_record
+        r, last = self.settings, self.last_record
         current = self.holdings[i] if last is None or not self.done else last["payoffs"][i]
         head = [r.ratio, r.tokens, current]
         if last is None:

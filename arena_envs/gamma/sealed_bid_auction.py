@@ -34,26 +34,26 @@ class SealedBidAuctionEnv(SimultaneousGameEnv):
     def __init__(self, n_players: int = 10, n_rounds: int = 20, valuation_min: int = 0, valuation_max: int = 200,
                  interval: int = 10, mode: str = "first", valuation_rng: str = "paper", valuation_seed: int = 42,
                  allow_overbid: bool = True, tie_break: str = "random", **options: Any):
-        self.rules = SealedBidRules(n_players, n_rounds, valuation_min, valuation_max, interval, mode,
+        self.settings = SealedBidRules(n_players, n_rounds, valuation_min, valuation_max, interval, mode,
                                     valuation_rng, valuation_seed, bool(allow_overbid), tie_break)
         self._any_bid = IntField("bid", 0, valuation_max)
         super().__init__(n_players=n_players, n_rounds=n_rounds, values=range(valuation_max + 1), **options)
 
     def params(self) -> dict[str, Any]:
-        r = self.rules
+        r = self.settings
         return {"n_players": self.n_players, "n_rounds": self.n_rounds, "valuation_min": r.valuation_min,
                 "valuation_max": r.valuation_max, "interval": r.interval, "mode": r.mode,
                 "valuation_rng": r.valuation_rng, "valuation_seed": r.valuation_seed, "allow_overbid": r.allow_overbid,
                 "tie_break": r.tie_break}
 
     def _scored(self) -> bool:
-        return self.rules.mode == "first" or self.score_variant == "second_price_diagnostic"
+        return self.settings.mode == "first" or self.score_variant == "second_price_diagnostic"
 
     def _intro(self) -> str:
         return f"You are one of {self.n_players} bidders in a sealed-bid auction that lasts {self.n_rounds} rounds."
 
     def _rules(self) -> list[str]:
-        r = self.rules
+        r = self.settings
         price = ("The highest bid wins, and the winner pays its own bid (the highest bid)." if r.mode == "first"
                  else "The highest bid wins, and the winner pays the second-highest bid.")
         return [
@@ -67,21 +67,21 @@ class SealedBidAuctionEnv(SimultaneousGameEnv):
         ]
 
     def _new_round(self) -> None:
-        self.valuations = self.rules.valuations(self.round + 1, self.np_random)
+        self.valuations = self.settings.valuations(self.round + 1, self.np_random)
 
     def _field(self, i: int) -> IntField:
-        return self._any_bid if self.rules.allow_overbid else IntField("bid", 0, self.valuations[i])
+        return self._any_bid if self.settings.allow_overbid else IntField("bid", 0, self.valuations[i])
 
     def _instruction(self, i: int) -> str:
         return format_instruction({"bid": f"an integer from 0 to {self.valuations[i]}"}, self.prompt.cot)
 
     def _round_mask(self, i: int) -> np.ndarray | None:
-        if self.rules.allow_overbid:
+        if self.settings.allow_overbid:
             return None
-        return (np.arange(self.rules.valuation_max + 1) <= self.valuations[i]).astype(np.int8)
+        return (np.arange(self.settings.valuation_max + 1) <= self.valuations[i]).astype(np.int8)
 
     def _resolve(self, values: list[int]) -> tuple[dict[str, Any], list[float]]:
-        return self.rules.resolve(self.round + 1, self.valuations, values, self.np_random)
+        return self.settings.resolve(self.round + 1, self.valuations, values, self.np_random)
 
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         public = f"The winning bid was {record['winning_bid']}, and the winner paid {record['price']}."
@@ -104,7 +104,7 @@ class SealedBidAuctionEnv(SimultaneousGameEnv):
                 "won": record["winner"] == i, "utility": record["utilities"][i]}
 
     def _game_features(self, i: int) -> list[float]:
-        r, last = self.rules, self.last_record
+        r, last = self.settings, self.last_record
         head = [NA if self.done else self.valuations[i], r.valuation_max, float(r.mode == "second")]
         if last is None:
             return head + [NA] * 5

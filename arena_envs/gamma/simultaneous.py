@@ -83,8 +83,8 @@ class SimultaneousGameEnv(GammaEnv):
 
     def _resolve(self, values: list[Any]) -> tuple[dict[str, Any], list[float]]:
         """The round record (history schema) and each player's reward for the given answers;
-        default: the game's rules object (``self.rules``) resolves the round from the answers alone."""
-        return self.rules.resolve(self.round + 1, values)  # type: ignore[no-any-return]
+        default: the game's rules object (``self.settings``) resolves the round from the answers alone."""
+        return self.settings.resolve(self.round + 1, values)  # type: ignore[no-any-return]
 
     def _report(self, i: int, record: dict[str, Any]) -> tuple[str, str]:
         """(public outcome, private outcome) texts of ``record`` as player ``i`` sees them."""

@@ -65,11 +65,6 @@ class Fill(NamedTuple):
     def noop(self) -> bool:
         return any(self.noops)
 
-    @property
-    def ruined(self) -> bool:
-        """Whether the account has nothing left (the agent is done)."""
-        return self.equity <= 0.0
-
 
 class Taken(NamedTuple):
     """One day an agent decided, as the metrics read it: the market row of the decision, its

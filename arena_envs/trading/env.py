@@ -488,7 +488,7 @@ class TradingEnv(TextAECEnv):
                             "parsed": [[x.kind, x.target if x.kind == "TARGET" else x.size] for x in orders[a]],
                             "exposure": list(fill.after)}
             equity[a], step_returns[a] = fill.equity, fill.step_return
-            if fill.ruined:
+            if self.accounts[a].ruined:  # nothing left: the agent is done
                 self.terminations[a] = True
         assert self.record is not None
         self.record.add("day", date=date, next_date=self._date_str[row + 1],

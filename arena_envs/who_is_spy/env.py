@@ -75,7 +75,7 @@ class WhoIsSpyEnv(TextAECEnv):
                  clue_actions: int = 8, spy_seats: Sequence[int] | None = None, max_retries: int = 0,
                  max_cycles: int | None = None,
                  render_mode: str | None = None):
-        self.rules = WisConfig(n_players, n_spies, max_rounds, end_alive_threshold, language, max_description_chars,
+        self.settings = WisConfig(n_players, n_spies, max_rounds, end_alive_threshold, language, max_description_chars,
                                allow_self_vote, vote_parsing, allow_public_analysis, analysis_max_chars, pair_order,
                                None if player_names is None else tuple(player_names))
         check_choice("action_mode", action_mode, ACTION_MODES)
@@ -90,7 +90,7 @@ class WhoIsSpyEnv(TextAECEnv):
         self.clue_vocabulary = clue_vocabulary(self.lexicon)
         self._word_ids = {w: i for i, w in enumerate(self.word_vocabulary)}
         self._clue_ids = _vocabulary_ids(tuple(self.clue_vocabulary))
-        names = self.rules.names
+        names = self.settings.names
         n, rounds = n_players, max_rounds
         if action_mode == "text":
             action: spaces.Space[Any] = UnicodeText(MAX_ACTION_CHARS)
@@ -98,9 +98,9 @@ class WhoIsSpyEnv(TextAECEnv):
             action = spaces.Discrete(n + 1 + clue_actions)
         self._layout = (6, 6 + n, 6 + 2 * n, 6 + 2 * n + rounds * n)  # alive, elim round, votes, clues
         texts = WisTexts(language, names, n_spies, max_rounds, end_alive_threshold,
-                         self.rules.description_limit, allow_public_analysis, include_rules_in_obs)
+                         self.settings.description_limit, allow_public_analysis, include_rules_in_obs)
         # the text space holds the longest text these arguments allow (module docstring)
-        max_text = texts.max_chars(MAX_WORD_CHARS, self.rules.analysis_max_chars, max_vote_note_chars(names))
+        max_text = texts.max_chars(MAX_WORD_CHARS, self.settings.analysis_max_chars, max_vote_note_chars(names))
         super().__init__(agents=list(names), action_spaces={a: action for a in names},
                          feature_names=_feature_names(names, rounds), feature_shape=(6 + 2 * n + 2 * rounds * n,),
                          feature_dtype=np.int64, feature_low=-1, feature_high=_INT_HIGH, max_retries=max_retries,
@@ -109,11 +109,11 @@ class WhoIsSpyEnv(TextAECEnv):
         self._seat = {name: i for i, name in enumerate(names)}
         self.spy_seats = None if spy_seats is None else list(spy_seats)
         if self.spy_seats is not None:  # checked as a reset option would be
-            draw_setup(self.rules, self._pair_words, np.random.default_rng(0), {"spy_seats": self.spy_seats})
+            draw_setup(self.settings, self._pair_words, np.random.default_rng(0), {"spy_seats": self.spy_seats})
         self._word_codes: dict[str, dict[str, int]] = {}
 
     def config(self) -> dict[str, Any]:
-        r = self.rules
+        r = self.settings
         return {"n_players": r.n_players, "n_spies": r.n_spies, "max_rounds": r.max_rounds,
                 "end_alive_threshold": r.end_alive_threshold, "language": r.language,
                 "max_description_chars": r.description_limit, "pair_order": r.pair_order,
@@ -128,8 +128,8 @@ class WhoIsSpyEnv(TextAECEnv):
     def _start_game(self, options: dict[str, Any]) -> None:
         if self.spy_seats is not None:
             options = {"spy_seats": self.spy_seats, **(options if isinstance(options, Mapping) else {})}
-        setup = draw_setup(self.rules, self._pair_words, self.np_random, options)
-        self.game = game = WisGame(self.rules, setup, self.record.seed if self.record else None)
+        setup = draw_setup(self.settings, self._pair_words, self.np_random, options)
+        self.game = game = WisGame(self.settings, setup, self.record.seed if self.record else None)
         n = game.n
         self._prefixes = [self.texts.prefix(s, game.word_of(s), game.first_speaker) for s in range(n)]
         self._history: list[str] = [self.texts.round_head(1)]
@@ -155,7 +155,7 @@ class WhoIsSpyEnv(TextAECEnv):
         """norm(clue) -> code of the rule describer's clues of ``word`` (computed once per word)."""
         codes = self._word_codes.get(word)
         if codes is None:
-            codes = self._word_codes[word] = _clue_codes(word, self.lexicon, self._clue_ids, self.rules.language)
+            codes = self._word_codes[word] = _clue_codes(word, self.lexicon, self._clue_ids, self.settings.language)
         return codes
 
     def _parse_text(self, agent: str, text: str) -> Any:
@@ -265,10 +265,10 @@ class WhoIsSpyEnv(TextAECEnv):
         others: set[str] = set()
         for d in game.descriptions:
             if d.seat != seat:
-                others |= clues.tokens(d.text, self.rules.language)
+                others |= clues.tokens(d.text, self.settings.language)
         ranked = clues.ranked_clues(word, self.lexicon.get(word, ()), game.said, frozenset(others), game.round,
-                                    self.rules.language, self.clue_actions) \
-            or [clues.last_resort(game.round, self.possible_agents[seat], self.rules.language)]
+                                    self.settings.language, self.clue_actions) \
+            or [clues.last_resort(game.round, self.possible_agents[seat], self.settings.language)]
         self._slots = (seat, self.num_steps, ranked)
         return ranked
 
@@ -366,7 +366,7 @@ class WhoIsSpyEnv(TextAECEnv):
         if game.phase == "vote":
             names = tuple(game.names[s] for s in game.legal_targets(seat))
             return AnswerConstraint("choice", "one candidate's name, or abstain", choices=(*names, "abstain"))
-        limit = self.rules.description_limit
+        limit = self.settings.description_limit
         return AnswerConstraint("regex", f"one line of at most {limit} characters: a clue about your word",
                                 pattern=rf"[^\n]{{1,{limit}}}")
 
@@ -413,7 +413,7 @@ class WhoIsSpyEnv(TextAECEnv):
     def _render_text(self) -> str:
         if self._history_text is None:
             self._history_text = "".join(self._history)
-        return self.texts.rules + self._history_text + self._state_text
+        return self.texts.rules_text + self._history_text + self._state_text
 
 
 def _violation_of(game: WisGame, seat: int) -> str | None:

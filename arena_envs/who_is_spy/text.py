@@ -162,7 +162,7 @@ class WisTexts:
         else:
             fields = {"spies_sentence": f"另外{n_spies}人是卧底，拿到一个不同但相关的词。",
                       "caught_zh": "所有卧底出局", "spy_wins": "此时只要还有卧底在场，卧底获胜。"}
-        self.rules = self.words.rules.format(n=n, civilians=n - n_spies, limit=limit, threshold=threshold,
+        self.rules_text = self.words.rules.format(n=n, civilians=n - n_spies, limit=limit, threshold=threshold,
                                              rounds=max_rounds, **fields) if include_rules else ""
 
     def max_chars(self, word_chars: int, analysis_chars: int, note_chars: int) -> int:
@@ -195,7 +195,7 @@ class WisTexts:
         """The fixed part of ``seat``'s text: rules, identity and word, seating."""
         w = self.words
         seats = w.separator.join(name + (w.you if i == seat else "") for i, name in enumerate(self.names))
-        return (self.rules + w.identity.format(name=self.names[seat], word=word)
+        return (self.rules_text + w.identity.format(name=self.names[seat], word=word)
                 + w.seats.format(first=self.names[first_speaker], seats=seats))
 
     # ---- public history blocks (shared by every seat) ----------------------------------------

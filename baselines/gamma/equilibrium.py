@@ -43,7 +43,7 @@ class GuessNash(_EnvPolicy):
 
     def act(self, observation: Any, info: dict[str, Any]) -> int:
         env = self._env()
-        return env.action_of(env.rules.nash_choice())
+        return env.action_of(env.settings.nash_choice())
 
 
 class ElFarolMixed(_EnvPolicy):
@@ -63,7 +63,7 @@ class ElFarolMixed(_EnvPolicy):
 
     def act(self, observation: Any, info: dict[str, Any]) -> int:
         env = self._env()
-        p = env.rules.capacity_ratio if self.p is None else self.p
+        p = env.settings.capacity_ratio if self.p is None else self.p
         return env.action_of("go" if self.rng.random() < p else "stay")
 
 
@@ -72,7 +72,7 @@ class DivideFair(_EnvPolicy):
 
     def act(self, observation: Any, info: dict[str, Any]) -> int:
         env = self._env()
-        return env.action_of(env.rules.golds // env.n_players)
+        return env.action_of(env.settings.golds // env.n_players)
 
 
 class PublicGoodsNash(_EnvPolicy):
@@ -98,7 +98,7 @@ class SealedBidEquilibrium(_EnvPolicy):
     def act(self, observation: Any, info: dict[str, Any]) -> int:
         env = self._env()
         v = info["valuation"]
-        truthful = self.rule == "truthful" or (self.rule == "auto" and env.rules.mode == "second")
+        truthful = self.rule == "truthful" or (self.rule == "auto" and env.settings.mode == "second")
         return env.action_of(v if truthful else (env.n_players - 1) * v // env.n_players)
 
 

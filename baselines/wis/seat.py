@@ -100,11 +100,12 @@ class Table:
     @classmethod
     def of(cls, env: AECEnv, who: str) -> Table:
         raw = getattr(env, "unwrapped", env)
-        rules = getattr(raw, "rules", None)
-        if rules is None or not hasattr(raw, "lexicon") or getattr(raw, "metadata", {}).get("name") != "who_is_spy_v0":
+        settings = getattr(raw, "settings", None)
+        named = getattr(raw, "metadata", {}).get("name")
+        if settings is None or not hasattr(raw, "lexicon") or named != "who_is_spy_v0":
             raise ValueError(f"{who} plays who_is_spy_v0, got {type(raw).__name__}")
-        return cls(rules.language, raw.lexicon, tuple(raw.possible_agents), raw.action_mode == "discrete",
-                   rules.description_limit, rules.allow_public_analysis)
+        return cls(settings.language, raw.lexicon, tuple(raw.possible_agents), raw.action_mode == "discrete",
+                   settings.description_limit, settings.allow_public_analysis)
 
 
 class WisPlayer(Policy):
