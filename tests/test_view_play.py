@@ -25,31 +25,17 @@ from arena_envs.runner.play_game import default_opponent
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.results import iter_log, read_config, read_episodes
 from arena_envs.runner.run_config import env_factory
-from tests.browser import MISSING, chromium_path
+from arena_envs.view.catalog import folder_id
+from tests.view_helpers import viewer_at
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 
-@pytest.fixture(scope="module")
-def chromium_browser() -> Iterator[Any]:
-    """tests/browser.py's browser (the ``page`` fixture uses it), held per module rather than per session:
-    while the sync Playwright API is open it marks its event loop as running in this thread, and every
-    later ``asyncio.run`` of the same test process fails (the in-process ``arena play`` tests among them)."""
-    executable = chromium_path()
-    playwright_api = pytest.importorskip("playwright.sync_api", reason=MISSING) if executable else None
-    if playwright_api is None:
-        pytest.skip(MISSING)
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield browser
-        browser.close()
-
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
 GUESS = ["guess_two_thirds_v0", "--env-arg", "n_rounds=2", "--seed", "3"]
 SPY = ["who_is_spy_v0", "--seed", "4"]
-ENDED = ("over", "abandoned", "failed")
 
 
 def arena(args: list[str], cwd: Path, answers: str = "") -> subprocess.CompletedProcess[str]:
@@ -176,6 +162,16 @@ def test_a_gamma_game_played_in_the_page_is_recorded_like_the_terminals(page, tm
     terminal = arena(["play", *GUESS, "--out", "terminal"], tmp_path, typed)
     assert terminal.returncode == 0, terminal.stderr
     assert_same_games(folder, tmp_path / "terminal")
+    # `arena view` shows the game: its transcript (the person's two refused answers marked) and its drawing
+    with viewer_at(tmp_path / "results") as viewer:
+        page.goto(viewer + f"run/{folder_id(folder)}/episode/0")
+        lines = [line for block in iter_log(folder) for line in block.steps if not line.get("finish")]
+        assert page.locator(".decision").count() == len(lines)
+        human = page.locator('.decision[data-agent="player_0"]')
+        assert human.count() == 4 and page.locator('.decision[data-invalid="true"]').count() == 2
+        assert "human" in human.first.inner_text()
+        page.locator("[data-game-view]").wait_for()
+        assert page.evaluate("window.pwned") is None
 
 
 def test_who_is_spy_played_in_the_page_speeches_and_votes(page, tmp_path):
@@ -270,8 +266,8 @@ def test_a_port_in_use_is_one_line_and_status_2(tmp_path):
         port = taken.getsockname()[1]
         done = arena(["play", *GUESS, "--web", "--port", str(port)], tmp_path)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr == (f"arena: error: port {port} on 127.0.0.1 is in use; give another --port, or none for a "
-                           "free one\n")
+    assert done.stderr == (f"arena: error: port {port} on 127.0.0.1 is in use; give another --port, or leave it out "
+                           "for a free one\n")
     assert not (tmp_path / "results").exists()
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import json
 import signal
 import socket
@@ -33,8 +32,8 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from arena_envs.runner.cli_errors import UsageError
 from arena_envs.runner.play_game import PlayResult, PlayRunner, play_game, prepare, start
+from arena_envs.view.server import bind, url_of
 from arena_envs.view.web_seat import BadAnswer, WebSeat, WebSeatPolicy, WebTankSeat
 
 HERE = Path(__file__).parent
@@ -114,32 +113,6 @@ async def _json_body(request: Request) -> Any:
         return json.loads(data)
     except (ValueError, RecursionError):
         return _error(400, "the body is not JSON")
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host``:``port`` (0: a free port); a port in use is a one-line :class:`UsageError`."""
-    if not 0 <= port <= 65535:
-        raise UsageError(f"--port {port} is not a TCP port (0 to 65535; none: a free one)")
-    try:
-        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                                             flags=socket.AI_PASSIVE)[0]
-    except socket.gaierror as err:
-        raise UsageError(f"--host {host!r}: {err.strerror}; give an address of this machine") from None
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.bind(address)
-        sock.listen(64)
-    except OSError as err:
-        sock.close()
-        if err.errno == errno.EADDRINUSE:
-            raise UsageError(f"port {port} on {host} is in use; give another --port, or none for a free one") from None
-        raise UsageError(f"cannot listen on {host} port {port}: {err.strerror}") from None
-    return sock
-
-
-def url_of(sock: socket.socket) -> str:
-    host, port = sock.getsockname()[:2]
-    return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
 
 
 @contextlib.contextmanager
