@@ -139,6 +139,7 @@
   const FORMS = { fields: fieldsForm, choice: choiceForm, bid: bidForm, trade: tradeForm, keys: keysForm };
 
   function showQuestion(question) {
+    showError("");
     $("question-id").textContent = `(question ${question.id})`;
     const observation = $("observation");
     observation.textContent = question.text;
