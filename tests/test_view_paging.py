@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -110,9 +111,11 @@ def test_prompts_are_re_made_from_the_log_or_refused_in_one_line(tmp_path):
     from arena_envs.view.observations import NotRecovered, recover
 
     out = tmp_path / "run"
-    run(RunConfig("guess_two_thirds_v0", ("random",) * 3, episodes=1, seed=4, env_kwargs={"n_players": 3,
-                                                                                            "n_rounds": 2}),
-        out, plots=False)
+    config = RunConfig("guess_two_thirds_v0", ("random",) * 3, episodes=1, seed=4,
+                       env_kwargs={"n_players": 3, "n_rounds": 2})
+    # in a thread of its own: a browser test of this module may keep Playwright's event loop running here
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(run, config, out, plots=False).result()
     steps = read_steps(out, 0)
     seed = json.loads((out / "episodes.jsonl").read_text())["seed"]
     texts = recover("guess_two_thirds_v0", {"n_players": 3, "n_rounds": 2}, seed, steps)
