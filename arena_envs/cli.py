@@ -180,11 +180,11 @@ def cmd_view(args: argparse.Namespace) -> int:
     with needs_extra("view", "arena view"):
         from arena_envs.view.app import create_app
         from arena_envs.view.export import export_site
-        from arena_envs.view.pages import ExportLinks, Viewer
+        from arena_envs.view.pages import Links, Viewer
         from arena_envs.view.server import bind, serve
     folders = args.dirs or ["results"]
     try:
-        viewer = Viewer(folders, ExportLinks() if args.export else None)
+        viewer = Viewer(folders, Links(export=True) if args.export else None)
     except PermissionError as err:
         raise UsageError(f"cannot read folder {err.filename!r}: permission denied") from None
     except (FileNotFoundError, NotADirectoryError) as err:

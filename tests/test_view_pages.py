@@ -127,10 +127,10 @@ def test_an_answer_holding_a_script_shows_as_text_and_runs_nothing(page: Any, ur
 
 def test_the_export_opens_from_file_and_shows_the_transcript(page: Any, results: Path, tmp_path: Path) -> None:
     from arena_envs.view.export import export_site
-    from arena_envs.view.pages import ExportLinks, Viewer
+    from arena_envs.view.pages import Links, Viewer
 
     site = tmp_path / "site"
-    written = export_site(Viewer([results], ExportLinks()), site)
+    written = export_site(Viewer([results], Links(export=True)), site)
     committed = sum(len(read_episodes(results / name / "episodes.jsonl")) for name in ("hostile", "random"))
     parts = list((results / "eval").rglob("run.json"))
     committed += sum(len(read_episodes(part.parent / "episodes.jsonl")) for part in parts)

@@ -66,12 +66,18 @@ def read_json(path: Path) -> tuple[Any, str | None]:
 
 
 @dataclass
-class Run:
-    """A results folder; ``config`` is ``run.json``'s (``{}`` with ``error`` when it cannot be read)."""
+class Found:
+    """What the walk found: its id, its folder and the label the index shows."""
 
     id: str
     path: Path
     label: str
+
+
+@dataclass
+class Run(Found):
+    """A results folder; ``config`` is ``run.json``'s (``{}`` with ``error`` when it cannot be read)."""
+
     config: dict[str, Any]
     error: str | None = None
     evaluation: str | None = None  # the id of the evaluation it is a part of
@@ -92,12 +98,9 @@ class Run:
 
 
 @dataclass
-class Evaluation:
+class Evaluation(Found):
     """An ``arena eval`` folder: ``manifest`` is its ``eval.json``; ``runs`` the ids of its parts."""
 
-    id: str
-    path: Path
-    label: str
     manifest: dict[str, Any]
     error: str | None = None
     runs: list[str] = field(default_factory=list)
@@ -105,12 +108,9 @@ class Evaluation:
 
 
 @dataclass
-class Card:
+class Card(Found):
     """A report card: its ``report.md`` text file, ``card.json`` and figures (the paths found)."""
 
-    id: str
-    path: Path
-    label: str
     report: Path | None
     card_json: Path | None
     figures: list[Path]

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from arena_envs.view.app import static_files
-from arena_envs.view.pages import PAGE_SIZE, ExportLinks, Viewer
+from arena_envs.view.pages import PAGE_SIZE, Viewer
 
 MARKER = ".arena-view-export"
 
@@ -33,9 +33,10 @@ def _check_site(viewer: Viewer, site: Path) -> None:
 
 
 def export_site(viewer: Viewer, site: Path) -> int:
-    """Write ``viewer``'s pages into ``site`` (its links must be :class:`ExportLinks`); the number of pages."""
-    if not isinstance(viewer.links, ExportLinks):
-        raise TypeError("export_site needs a Viewer made with ExportLinks")
+    """Write ``viewer``'s pages into ``site`` (its links must be the export's, ``Links(export=True)``); the
+    number of pages."""
+    if not viewer.links.export:
+        raise TypeError("export_site needs a Viewer made with Links(export=True)")
     _check_site(viewer, site)
     site.mkdir(parents=True, exist_ok=True)
     (site / MARKER).write_text("written by arena view --export\n", encoding="utf-8")

@@ -34,63 +34,38 @@ class NotFound(LookupError):
 
 
 class Links:
-    """The server's URLs (absolute paths from the site's root)."""
+    """The pages' URLs: the server's absolute paths from the site's root, or with ``export`` the static
+    site's file names, relative to its folder (every page sits at its top; no API to poll)."""
 
-    api = True
+    def __init__(self, export: bool = False):
+        self.export = export
+        self.api = not export
 
     def index(self) -> str:
-        return "/"
+        return "index.html" if self.export else "/"
 
     def run(self, run: str, page: int = 0) -> str:
+        if self.export:
+            return f"run-{run}" + (f"-p{page}" if page else "") + ".html"
         return f"/run/{run}" + (f"?page={page}" if page else "")
 
     def episode(self, run: str, episode: int) -> str:
-        return f"/run/{run}/episode/{episode}"
+        return f"episode-{run}-{episode}.html" if self.export else f"/run/{run}/episode/{episode}"
 
     def evaluation(self, evaluation: str) -> str:
-        return f"/eval/{evaluation}"
+        return f"eval-{evaluation}.html" if self.export else f"/eval/{evaluation}"
 
     def card(self, card: str) -> str:
-        return f"/card/{card}"
+        return f"card-{card}.html" if self.export else f"/card/{card}"
 
     def figure(self, card: str, number: int) -> str:
-        return f"/figure/{card}/{number}"
+        return f"figures/{card}-{number}.png" if self.export else f"/figure/{card}/{number}"
 
     def static(self, name: str) -> str:
-        return f"/static/{name}"
+        return f"static/{name}" if self.export else f"/static/{name}"
 
     def episodes_api(self, run: str) -> str:
-        return f"/api/run/{run}/episodes"
-
-
-class ExportLinks(Links):
-    """The static export's file names, relative to the site's folder (every page sits at its top)."""
-
-    api = False
-
-    def index(self) -> str:
-        return "index.html"
-
-    def run(self, run: str, page: int = 0) -> str:
-        return f"run-{run}" + (f"-p{page}" if page else "") + ".html"
-
-    def episode(self, run: str, episode: int) -> str:
-        return f"episode-{run}-{episode}.html"
-
-    def evaluation(self, evaluation: str) -> str:
-        return f"eval-{evaluation}.html"
-
-    def card(self, card: str) -> str:
-        return f"card-{card}.html"
-
-    def figure(self, card: str, number: int) -> str:
-        return f"figures/{card}-{number}.png"
-
-    def static(self, name: str) -> str:
-        return f"static/{name}"
-
-    def episodes_api(self, run: str) -> str:
-        return ""
+        return "" if self.export else f"/api/run/{run}/episodes"
 
 
 @dataclass
