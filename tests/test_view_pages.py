@@ -139,6 +139,7 @@ def test_the_export_opens_from_file_and_shows_the_transcript(page: Any, results:
     page.goto((site / "index.html").as_uri())
     page.locator(f'tr[data-run="{folder_id(results / "hostile")}"] a').first.click()
     page.locator('#episode-rows tr[data-episode="0"] a').click()
+    page.locator(".decision").first.wait_for()
     assert page.url.startswith("file://")
     assert page.locator(".decision").count() == len(decisions(results / "hostile", 0))
     assert page.locator('.decision[data-agent="player_0"] pre.raw').first.inner_text() == HOSTILE
