@@ -1,6 +1,7 @@
 """The speed shortcuts of the common path against the stock path each stands for: the order
-enforcing wrapper of ``env()`` (arena_envs/core/order_enforcing.py) against PettingZoo's own, and
-the space cache of the constructors (arena_envs/core/space_cache.py) against spaces built afresh."""
+enforcing wrapper of ``env()`` (arena_envs/core/order_enforcing.py) against PettingZoo's own, the
+counted dead-agent steps (arena_envs/core/dead_agents.py) against ``AECEnv``'s own, and the space
+cache of the constructors (arena_envs/core/space_cache.py) against spaces built afresh."""
 from __future__ import annotations
 
 import pickle
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import data_equivalence
+from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 import arena_envs
@@ -44,6 +46,27 @@ def test_the_order_enforcing_wrapper_plays_as_pettingzoos(name):
     assert type(ours) is OrderEnforcing
     stock = wrappers.OrderEnforcingWrapper(module.raw_env())
     mine, theirs = played(ours, seed=3), played(stock, seed=3)
+    assert len(mine) == len(theirs) > 2
+    first = next((k for k, (a, b) in enumerate(zip(mine, theirs)) if a != b), None)
+    assert first is None, f"{name}: step {first} differs"
+
+
+@pytest.mark.parametrize("name", sorted(ENVIRONMENTS))
+def test_the_counted_dead_agent_steps_play_as_pettingzoos(name):
+    """The same game with PettingZoo's own dead-agent steps and reward accumulation (every agent
+    scanned at every step): the same selections, observations, rewards and dicts, step by step."""
+    module = getattr(arena_envs, name)
+    raw = type(module.raw_env())
+
+    def stock_dead_step(env: Any, action: Any) -> None:  # the environment's own count kept as it keeps it
+        AECEnv._was_dead_step(env, action)
+        env._done_count = env._count_done()
+
+    stock_class = type(f"Stock{raw.__name__}", (raw,), {
+        "_deads_step_first": AECEnv._deads_step_first, "_was_dead_step": stock_dead_step,
+        "_accumulate_rewards": AECEnv._accumulate_rewards})
+    stock = wrappers.OrderEnforcingWrapper(stock_class())
+    mine, theirs = played(module.env(), seed=5), played(stock, seed=5)
     assert len(mine) == len(theirs) > 2
     first = next((k for k, (a, b) in enumerate(zip(mine, theirs)) if a != b), None)
     assert first is None, f"{name}: step {first} differs"

@@ -32,11 +32,11 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import EzPickle
-from pettingzoo import AECEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
 from arena_envs.core.answers import AnswerConstraint, Answered, InvalidAnswer, encodable
 from arena_envs.core.arguments import MAX_RETRIES, check_choice, check_int, check_real
+from arena_envs.core.dead_agents import CountedDeadAgents
 from arena_envs.core.frame_render import FRAME_MODES, FrameWindow, frame_array
 from arena_envs.core.records import EpisodeRecord, jsonable
 from arena_envs.core.space_cache import array_key, own_copy, prototype
@@ -103,7 +103,7 @@ def _mask_key(key: Hashable) -> Hashable:
     return key
 
 
-class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
+class TextAECEnv(CountedDeadAgents, EzPickle):
     """Common machinery of the text games; see the module docstring for the contract."""
 
     metadata: ClassVar[dict[str, Any]] = {"name": "text_env", "render_modes": ["ansi", "human"],
@@ -327,11 +327,6 @@ class TextAECEnv(AECEnv, EzPickle):  # type: ignore[misc]
                 self._finished.add(a)
                 if a != agent and a != nxt:
                     self._refresh_info(a, None)
-
-    def _was_dead_step(self, action: Any) -> None:
-        """PettingZoo's, keeping ``_done_count`` equal to the flags left in the dicts."""
-        super()._was_dead_step(action)
-        self._done_count = self._count_done()
 
     #: The pygame window of a game that draws frames (opened by the first ``human`` frame).
     _frame_window: FrameWindow | None = None
