@@ -253,7 +253,8 @@ def _json_type(hint: Any) -> str:
 
 def jsonable(value: Any, depth: int = 0) -> Any:
     """``value`` as JSON values: NumPy arrays and tuples as lists, NumPy scalars as numbers, mapping keys
-    as strings, a non-finite float as ``None`` (not JSON), any other object as its ``str``; nesting
+    as strings, a non-finite float as ``None`` (not JSON), an object with a ``to_dict()`` as what that gives,
+    any other object as its ``str``; nesting
     deeper than 64 levels as ``None``."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
@@ -269,4 +270,7 @@ def jsonable(value: Any, depth: int = 0) -> Any:
         return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v, depth + 1) for v in value]
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):  # a game's structured view (the trading game's snapshot)
+        return jsonable(to_dict(), depth + 1)
     return str(value)
