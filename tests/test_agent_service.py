@@ -4,11 +4,13 @@ an invalid answer or a one-line stop with the finished episodes kept, and the sa
 to the same results."""
 from __future__ import annotations
 
+import http.server
 import json
 import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -236,3 +238,80 @@ def test_serve_agent_refuses_bad_arguments_in_one_line(args: list[str], expected
     assert main(["serve-agent", *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("arena serve-agent: error: ") and expected in err, err
+
+
+# ------------------------------------------------------------------------------------ served processes
+
+def test_serve_agent_processes_in_two_seats_play_the_in_process_results(tmp_path) -> None:
+    """The must-show: ``arena serve-agent`` processes, ``arena run`` with ``agent:`` specs in a process."""
+    def command(players: str, out: Path) -> list[str]:
+        return [sys.executable, "-m", "arena_envs.cli", "run", WIS, "--players", players, "--episodes", "6",
+                "--seed", "11", "--concurrency", "2", "--out", str(out), "--no-progress", "--no-plots"]
+
+    with serve_agent_process(WIS, "random") as (_, a), serve_agent_process(WIS, "consensus") as (_, b):
+        http = run_child(command(f"agent:{a},agent:{b},{RULES}", tmp_path / "http"))
+    assert http.returncode == 0, http.stderr
+    local = run_child(command(f"random,consensus,{RULES}", tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    labels = {f"agent:{a}": "random", f"agent:{b}": "consensus"}
+    assert comparable(tmp_path / "http", labels) == comparable(tmp_path / "local", {})
+
+
+class ChatServer(http.server.ThreadingHTTPServer):
+    """A deterministic OpenAI-compatible server: its answer is the first enumerated value of the
+    request's JSON schema picked by the request's seed (so it shows the constraint and the seed it got)."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), ChatHandler)
+        self.constraints: list[object] = []
+
+
+class ChatHandler(http.server.BaseHTTPRequestHandler):
+    server: ChatServer
+
+    def do_GET(self) -> None:
+        self._reply({"object": "list", "data": [{"id": "m", "object": "model"}]})
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        schema = body["structured_outputs"]["json"]
+        self.server.constraints.append(schema)
+        key, spec = next(iter(schema["properties"].items()))
+        answer = {key: spec["enum"][body["seed"] % len(spec["enum"])]}
+        self._reply({"choices": [{"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": json.dumps(answer)}}],
+                     "usage": {"prompt_tokens": 5, "completion_tokens": 3}})
+
+    def _reply(self, data: object) -> None:
+        body = json.dumps(data).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_served_llm_policy_gets_the_decisions_constraint_and_seed(tmp_path, capsys) -> None:
+    pytest.importorskip("llm_policies.backends.openai_http")
+    chat = ChatServer()
+    threading.Thread(target=chat.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        llm = f"vllm:m@http://127.0.0.1:{chat.server_port}/v1?temperature=1"
+        extra = ("--env-arg", "n_players=3")
+        with served("el_farol_v0", llm) as agent:
+            status, err = arena_run(capsys, "el_farol_v0", f"agent:{agent.url},always_go,always_stay",
+                                    tmp_path / "http", 2, *extra)
+            assert status == 0, err
+        served_schemas = list(chat.constraints)
+        assert arena_run(capsys, "el_farol_v0", f"{llm},always_go,always_stay", tmp_path / "local", 2, *extra)[0] == 0
+    finally:
+        chat.shutdown()
+        chat.server_close()
+    local_schemas = chat.constraints[len(served_schemas):]
+    assert served_schemas and sorted(map(json.dumps, served_schemas)) == sorted(map(json.dumps, local_schemas))
+    assert comparable(tmp_path / "http", {f"agent:{agent.url}": llm}) == comparable(tmp_path / "local", {})
