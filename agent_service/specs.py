@@ -7,14 +7,15 @@ Options (a URL query, ``key=value`` joined by ``&``): ``timeout`` (seconds for e
 request, the deadline the agent is told), ``retries`` (attempts in all, 1 to 100) and ``token_env``
 (the name of an environment variable holding a bearer token; the token itself never appears in a
 spec, a log or the results folder). Before the first episode the agent must answer ``GET /health``
-(once per process and agent); the policies of one agent share one client, so concurrent episodes
-share its connections.
+(once per process and agent; it is given :data:`HEALTH_TIMEOUT` seconds to start listening); the
+policies of one agent share one client, so concurrent episodes share its connections.
 """
 from __future__ import annotations
 
 import asyncio
 import math
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qsl
 
@@ -22,7 +23,7 @@ from agent_service.spec_options import SPEC_OPTIONS
 from arena_envs.core.answers import excerpt
 from arena_envs.core.extras import needs_extra
 from arena_envs.core.policy import Policy
-from llm_policies.retry import MAX_ATTEMPTS, Backoff
+from llm_policies.retry import MAX_ATTEMPTS, Backoff, Retryable
 from llm_policies.server_settings import check_timeout, server_url
 from llm_policies.types import BackendError
 
@@ -31,8 +32,11 @@ with needs_extra("agents", __name__):
     from agent_service.protocol import Health
     from agent_service.transport import AgentClient
 
-#: The longest wait for the health answer before the first episode, in seconds.
+#: The longest wait for the health answer before the first episode, in seconds (an agent started just
+#: before the run may still be starting).
 HEALTH_TIMEOUT = 10.0
+#: The seconds between two health requests while the agent does not answer.
+PROBE_INTERVAL = 0.2
 _CLIENTS: dict[tuple[str, float, int, str], AgentClient] = {}
 _HEALTH: dict[AgentClient, Health] = {}
 
@@ -76,27 +80,31 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
 
 
 def health(client: AgentClient, fresh: bool = False) -> Health:
-    """The agent's answer to ``GET /health`` within :data:`HEALTH_TIMEOUT` seconds (asked once per client
-    unless ``fresh``); :class:`AgentUnavailable` in one line when it gives none."""
+    """The agent's answer to ``GET /health``, waiting up to :data:`HEALTH_TIMEOUT` seconds (at most the
+    client's timeout) for it to listen (asked once per client unless ``fresh``); :class:`AgentUnavailable`
+    in one line, with the last failure, when it gives none."""
     if fresh or client not in _HEALTH:
-        timeout = min(HEALTH_TIMEOUT, client.timeout)
         try:
-            _HEALTH[client] = _blocking(client, timeout)
-        except (BackendError, asyncio.TimeoutError) as err:
+            _HEALTH[client] = _blocking(client, min(HEALTH_TIMEOUT, client.timeout))
+        except BackendError as err:
             raise AgentUnavailable(f"agent at {client.url} does not answer GET /health: {err}") from None
     return _HEALTH[client]
 
 
-def _blocking(client: AgentClient, timeout: float) -> Health:
-    """The health probe run to its end from synchronous code, on a fresh event loop (in a helper thread
-    when this one runs a loop already)."""
-    from llm_policies.retry import Retryable
-
+def _blocking(client: AgentClient, seconds: float) -> Health:
+    """The health probe, asked again every :data:`PROBE_INTERVAL` seconds while the agent is not there
+    (refused, 5xx, malformed) for ``seconds`` in all, run to its end from synchronous code on a fresh
+    event loop (in a helper thread when this one runs a loop already)."""
     async def probe() -> Health:
-        try:
-            return await client.probe("/health", Health, timeout)
-        except Retryable as err:
-            raise BackendError(str(err)) from None
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                return await client.probe("/health", Health, max(left, 0.01))
+            except Retryable as err:
+                if left < PROBE_INTERVAL:
+                    raise BackendError(str(err)) from None
+            await asyncio.sleep(PROBE_INTERVAL)
 
     try:
         asyncio.get_running_loop()
