@@ -185,8 +185,8 @@ class AgentService:
             worked = await session.policy.afinish(observation, end.info)
             trace = session.policy.trace() if worked else None
             answer = encode(Finished(worked=bool(worked), trace=jsonable(trace) if trace else None))
-        del self._sessions[end.session]
-        self._release(session)
+        if self._sessions.pop(end.session, None) is session:  # not dropped meanwhile (then released already)
+            self._release(session)
         self._ended[end.session] = answer
         while len(self._ended) > MAX_ENDED:
             self._ended.popitem(last=False)

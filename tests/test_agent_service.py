@@ -175,6 +175,39 @@ def test_a_served_agent_that_dies_mid_run_stops_it_and_a_restarted_one_resumes_i
     assert comparable(out, {spec: "random"}) == comparable(local, {})
 
 
+# ------------------------------------------------------------------------------------ specs
+
+BAD_SPECS = [
+    ("agent:ftp://127.0.0.1:9000", "'ftp://127.0.0.1:9000' is not an http:// or https:// URL"),
+    ("agent:http://127.0.0.1:9000?retries=0", "option retries (attempts in all) must be from 1 to 100, got 0"),
+    ("agent:http://127.0.0.1:9000?timeout=nan", "option timeout must be a finite number, got 'nan'"),
+    ("agent:http://127.0.0.1:9000?timeout=0", "option timeout must be seconds > 0"),
+    ("agent:http://127.0.0.1:9000?model=x", "unknown option(s) ['model'] in"),
+    ("agent:http://127.0.0.1:9000?token_env=ARENA_TEST_UNSET_TOKEN", "names the environment variable "
+                                                                      "'ARENA_TEST_UNSET_TOKEN', which is not set"),
+]
+
+
+@pytest.mark.parametrize("spec, expected", BAD_SPECS, ids=[e[:30] for _, e in BAD_SPECS])
+def test_a_bad_agent_spec_is_one_line_before_anything_runs(spec: str, expected: str, tmp_path, capsys) -> None:
+    status, err = arena_run(capsys, WIS, f"{spec},rule,{RULES}", tmp_path / "r", 1)
+    line = err.splitlines()[0]
+    assert status == 2 and line.startswith(f"arena: error: policy spec '{spec}': ") and expected in line, err
+    assert "Traceback" not in err and not (tmp_path / "r" / "episodes.jsonl").exists()
+
+
+def test_a_bare_agent_spec_gets_the_declared_defaults() -> None:
+    from agent_service.spec_options import SPEC_OPTIONS
+    from arena_envs.runner.policy_specs import make_policy
+
+    with served(WIS, "random") as agent:
+        policy = make_policy(f"agent:{agent.url}", WIS)
+    told = policy.provenance()
+    assert (str(told["timeout"]).rstrip("0").rstrip("."), str(told["retries"])) == (
+        SPEC_OPTIONS["agent"]["timeout"], SPEC_OPTIONS["agent"]["retries"])
+    assert told["agent"]["name"] == "random" and told["url"] == agent.url
+
+
 # ------------------------------------------------------------------------------------ the service
 
 def test_the_service_checks_what_it_is_sent(tmp_path) -> None:
