@@ -67,6 +67,8 @@ def openapi() -> dict[str, Any]:
             "200": {"description": "the answer", "content": {"application/json": {"schema": ok}}},
             "400": {"description": "a malformed request (not retried)", **error},
             "409": {"description": "an unknown or finished session (the agent lost it: the run stops)", **error},
+            "422": {"description": "the agent cannot play this seat (its own fault: the run stops, and playing "
+                                   "again fails the same way)", **error},
             "5XX": {"description": "a passing failure (retried with backoff)"}}
         paths[path] = {method.lower(): operation}
     return {

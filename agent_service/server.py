@@ -7,8 +7,8 @@ that imports or runs). The policy is bound to that copy, then reset with the sea
 seed of the start: so a rule policy that reads the game's fixed settings through ``bind`` (its
 language, lexicon, action mode, feature names, sizes) sees what it sees in-process. The copy is not
 stepped: a policy that reads the game's live state through the environment at each decision (the
-tank battle's rule players read ``env.world``) is not supported. An LLM policy's answer constraint is
-the one the decision carries.
+tank battle's rule players read ``env.world``) cannot be served: its first such read is a 422 that
+stops the run. An LLM policy's answer constraint is the one the decision carries.
 
 A repeated step of a session is a retry: it gets the answer already given, never a second decision.
 """
@@ -42,7 +42,7 @@ from agent_service.protocol import (
 )
 from arena_envs.core.answers import AnswerConstraint, excerpt
 from arena_envs.core.extras import needs_extra
-from arena_envs.core.policy import Policy
+from arena_envs.core.policy import Policy, PolicyFault
 from arena_envs.registration import make
 
 with needs_extra("agents", __name__):
@@ -65,9 +65,15 @@ class Refused(Exception):
         self.status = status
 
 
+#: The attributes that hold a game's live state (docs/design.md: "what changes during an episode"), which
+#: the service's copy does not follow.
+LIVE_STATE = frozenset({"game", "world", "history", "record"})
+
+
 class ServedEnv:
     """What the served policy is bound to: the server's copy of the game, whose ``answer_constraint`` is
-    the one of the decision at hand (the copy is not stepped, the arena's game is)."""
+    the one of the decision at hand. The copy is not stepped (the arena's game is), so reading its live
+    state (:data:`LIVE_STATE`) is a :class:`PolicyFault`: such a policy cannot be served."""
 
     def __init__(self, env: Any):
         self.env = env
@@ -76,7 +82,15 @@ class ServedEnv:
     def answer_constraint(self, agent: str | None = None) -> AnswerConstraint | None:
         return self.constraint
 
+    @property
+    def unwrapped(self) -> ServedEnv:
+        """Itself: a policy that unwraps its environment still sees this view."""
+        return self
+
     def __getattr__(self, name: str) -> Any:
+        if name in LIVE_STATE:
+            raise PolicyFault(f"it reads env.{name}, the game's live state, which an agent service's copy of the "
+                              "game does not follow: play this policy in-process")
         return getattr(self.env, name)
 
 
@@ -120,6 +134,8 @@ class AgentService:
                 return JSONResponse({"error": str(err)}, status_code=err.status)
             except ProtocolError as err:
                 return JSONResponse({"error": str(err)}, status_code=400)
+            except PolicyFault as err:  # the served policy cannot play here: not retried
+                return JSONResponse({"error": f"the served policy cannot play here: {err}"}, status_code=422)
             except Exception as err:  # the served policy's failure: a 500, retried by the arena
                 line = f"the served policy raised: {type(err).__name__}: {excerpt(str(err), 300)}"
                 print(f"arena serve-agent: {line}", file=sys.stderr, flush=True)

@@ -37,6 +37,8 @@ with needs_extra("agents", __name__):
 HEALTH_TIMEOUT = 10.0
 #: The seconds between two health requests while the agent does not answer.
 PROBE_INTERVAL = 0.2
+#: The fewest seconds a health request is given (no request starts with less left).
+MIN_PROBE = 0.5
 _CLIENTS: dict[tuple[str, float, int, str], AgentClient] = {}
 _HEALTH: dict[AgentClient, Health] = {}
 
@@ -93,17 +95,20 @@ def health(client: AgentClient, fresh: bool = False) -> Health:
 
 def _blocking(client: AgentClient, seconds: float) -> Health:
     """The health probe, asked again every :data:`PROBE_INTERVAL` seconds while the agent is not there
-    (refused, 5xx, malformed) for ``seconds`` in all, run to its end from synchronous code on a fresh
-    event loop (in a helper thread when this one runs a loop already)."""
+    (refused, 5xx, malformed) for ``seconds`` in all (each request given at least :data:`MIN_PROBE`),
+    run to its end from synchronous code on a fresh event loop (in a helper thread when this one runs a
+    loop already)."""
     async def probe() -> Health:
         deadline = time.monotonic() + seconds
+        last: Retryable | None = None
         while True:
             left = deadline - time.monotonic()
+            if last is not None and left < MIN_PROBE:
+                raise BackendError(str(last))
             try:
-                return await client.probe("/health", Health, max(left, 0.01))
+                return await client.probe("/health", Health, max(left, MIN_PROBE))
             except Retryable as err:
-                if left < PROBE_INTERVAL:
-                    raise BackendError(str(err)) from None
+                last = err
             await asyncio.sleep(PROBE_INTERVAL)
 
     try:

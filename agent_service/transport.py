@@ -3,8 +3,9 @@
 A failed attempt is retried with backoff (:mod:`llm_policies.retry`): a refused or dropped
 connection, a missed deadline, a 5xx, or an answer that is not the protocol's (:func:`read`), just as
 an LLM server's. When every attempt failed, :class:`AgentDown` says so in one line naming the agent.
-A 409 (the agent does not know the session: it restarted) is :class:`AgentLost`, another 4xx a
-:class:`~llm_policies.types.BackendError`; neither is retried.
+A 409 (the agent does not know the session: it restarted) is :class:`AgentLost`, a 422 (the agent cannot
+play this seat: its own fault, which playing again repeats) a :class:`~arena_envs.core.PolicyFault`,
+another 4xx a :class:`~llm_policies.types.BackendError`; none is retried.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ with needs_extra("agents", __name__):
     from llm_policies.backends.openai_http import bounded_request, one_line, quoted_body
 
 from agent_service.protocol import ProtocolError, decode, encode, read
+from arena_envs.core.policy import PolicyFault
 from llm_policies.retry import Backoff, Retryable, with_retries
 from llm_policies.types import BackendError, BackendUnavailable
 
@@ -108,6 +110,8 @@ class AgentClient:
         if status == 409:
             raise AgentLost(f"agent at {self.url} no longer knows this episode (HTTP 409: "
                             f"{quoted_body(response.content)}); it restarted or dropped it")
+        if status == 422:
+            raise PolicyFault(f"agent at {self.url} cannot play this seat (HTTP 422): {quoted_body(response.content)}")
         if status >= 400:
             raise BackendError(f"agent at {self.url} refused {path} (HTTP {status}): {quoted_body(response.content)}")
         try:

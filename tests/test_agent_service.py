@@ -175,6 +175,18 @@ def test_a_served_agent_that_dies_mid_run_stops_it_and_a_restarted_one_resumes_i
     assert comparable(out, {spec: "random"}) == comparable(local, {})
 
 
+def test_a_served_policy_that_reads_the_live_game_stops_the_run_as_its_own_fault(tmp_path, capsys) -> None:
+    """The tank battle's rule player reads ``env.world`` at every decision: the service's copy of the game
+    does not follow the play, so the service refuses (422) and the run stops, saying resuming will not help."""
+    with served("tank_battle_v0", "rule") as agent:
+        spec = f"agent:{agent.url}"
+        status, err = arena_run(capsys, "tank_battle_v0", spec, tmp_path / "r", 1)
+    line = err.splitlines()[0]
+    assert status == 1 and line.startswith(f"arena: run stopped: policy '{spec}' raised in episode 0"), err
+    assert "PolicyFault" in line and "HTTP 422" in line and "reads env.world" in line, line
+    assert "resuming will not help" in err
+
+
 # ------------------------------------------------------------------------------------ specs
 
 BAD_SPECS = [
