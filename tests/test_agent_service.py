@@ -16,7 +16,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from agent_service.protocol import jsonable
+from agent_service.spec_options import SPEC_OPTIONS
 from arena_envs.cli import main
+from arena_envs.registration import make
+from arena_envs.runner.policy_specs import make_policy
 from tests.agent_helpers import comparable, serve_agent_process, served
 from tests.process_helpers import REPO, child_env, finished_count, wait_until
 
@@ -209,9 +213,6 @@ def test_a_bad_agent_spec_is_one_line_before_anything_runs(spec: str, expected: 
 
 
 def test_a_bare_agent_spec_gets_the_declared_defaults() -> None:
-    from agent_service.spec_options import SPEC_OPTIONS
-    from arena_envs.runner.policy_specs import make_policy
-
     with served(WIS, "random") as agent:
         policy = make_policy(f"agent:{agent.url}", WIS)
     told = policy.provenance()
@@ -242,14 +243,10 @@ def test_the_service_checks_what_it_is_sent(tmp_path) -> None:
 
 
 def test_a_repeated_step_is_a_retry_and_gets_the_same_answer() -> None:
-    from arena_envs.registration import make
-
     env = make(WIS)
     env.reset(seed=1)
     seat = env.agent_selection
     observation, _, _, _, info = env.last()
-    from agent_service.protocol import jsonable
-
     with served(WIS, "random") as agent, httpx.Client(base_url=agent.url, timeout=10) as client:
         start = {"protocol": 1, "session": "s", "game": WIS, "env_kwargs": {}, "seat": seat, "seed": 3}
         assert client.post("/start", json=start).status_code == 200
