@@ -144,7 +144,7 @@ class AgentPolicy(Policy):
             return action
         try:
             array = np.asarray(action, dtype=space.dtype)
-        except (ValueError, TypeError, OverflowError):
+        except (ValueError, TypeError, OverflowError, RecursionError):
             return action
         return array if array.shape == space.shape else action
 
