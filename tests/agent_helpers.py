@@ -24,8 +24,9 @@ from tests.process_helpers import REPO, child_env
 
 #: What ``/act`` does besides answering (``ok``): ``silent`` takes the request and never answers,
 #: ``garbage`` answers 200 with a body that is not JSON, ``error`` answers 503, ``once`` answers 503
-#: once then as usual, ``nonsense`` answers an action no game reads.
-MODES = ("ok", "silent", "garbage", "error", "once", "nonsense")
+#: once then as usual, ``nonsense`` answers an action no game reads, ``lost`` answers 409 (the agent
+#: restarted and no longer knows the session).
+MODES = ("ok", "silent", "garbage", "error", "once", "nonsense", "lost")
 
 
 class Switch:
@@ -59,6 +60,8 @@ class Switch:
             self.mode = "ok"
         if mode == "nonsense":
             await _send(send, 200, b'{"action": "\\u001b[2J I pass, obviously", "explanation": "no idea"}')
+        elif mode == "lost":
+            await _send(send, 409, b'{"error": "unknown session (never started here, or dropped)"}')
         elif mode == "garbage":
             await _send(send, 200, b"\x89PNG\r\n\x1a\n garbage")
         else:

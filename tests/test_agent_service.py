@@ -96,16 +96,17 @@ def test_an_agent_that_refuses_connections_stops_the_run_before_it_starts(tmp_pa
     assert not (tmp_path / "r" / "episodes.jsonl").exists()
 
 
-FAULTS = [  # mode, spec options, what the one line says
-    ("silent", "timeout=1&retries=1", "no complete answer within the 1s deadline"),
-    ("garbage", "retries=2", "malformed answer: the answer to /act is not UTF-8"),
-    ("error", "retries=2", "HTTP 503: 'overloaded\\n try later'"),
+FAULTS = [  # mode, spec options, what the one line says, the requests the failing decision took
+    ("silent", "timeout=1&retries=1", "no complete answer within the 1s deadline", 1),
+    ("garbage", "retries=2", "malformed answer: the answer to /act is not UTF-8", 2),
+    ("error", "retries=2", "HTTP 503: 'overloaded\\n try later'", 2),
+    ("lost", "retries=3", "AgentLost: agent at", 1),  # a 409 is not retried
 ]
 
 
-@pytest.mark.parametrize("mode, options, expected", FAULTS, ids=[f[0] for f in FAULTS])
+@pytest.mark.parametrize("mode, options, expected, requests", FAULTS, ids=[f[0] for f in FAULTS])
 def test_a_failing_agent_stops_the_run_in_one_line_and_the_same_command_resumes_exactly(
-        mode: str, options: str, expected: str, tmp_path, capsys) -> None:
+        mode: str, options: str, expected: str, requests: int, tmp_path, capsys) -> None:
     with served(WIS, "random") as agent:
         spec = f"agent:{agent.url}?{options}"
         agent.switch.set(mode, after=9)
@@ -113,7 +114,7 @@ def test_a_failing_agent_stops_the_run_in_one_line_and_the_same_command_resumes_
         first = err.splitlines()[0]
         assert status == 1 and "Traceback" not in err, err
         assert first.startswith(f"arena: run stopped: policy '{spec}' raised in episode") and expected in first, first
-        assert agent.url in first and len(first) < 900
+        assert agent.url in first and len(first) < 900 and agent.switch.acts == requests
         kept = finished_count(tmp_path / "http")
         assert 1 <= kept < 6
         agent.switch.set("ok")
