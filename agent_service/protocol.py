@@ -37,6 +37,8 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_NAME_CHARS = 128
 #: The longest observation text in characters.
 MAX_TEXT_CHARS = 4_000_000
+#: The longest name an agent gives itself in its health answer, in characters.
+MAX_HEALTH_NAME = 200
 #: The longest explanation an answer may carry, in characters.
 MAX_EXPLANATION_CHARS = 100_000
 #: The largest magnitude of an integer field (seeds are 32-bit; steps and episodes far below).
@@ -65,7 +67,8 @@ class Health:
     """The answer to ``GET /health``: the agent is up and speaks this protocol version."""
 
     protocol: int = field(metadata=_PROTOCOL)
-    name: str = field(default="agent", metadata=_doc("what the agent calls itself (for the run's provenance)", 200))
+    name: str = field(default="agent", metadata=_doc("what the agent calls itself (for the run's provenance)",
+                                                     MAX_HEALTH_NAME))
     games: list[str] = field(default_factory=list, metadata=_doc("the games it plays; empty: any", 100))
     env_settings: dict[str, Any] = field(default_factory=dict, metadata=_doc(
         "environment keyword arguments it needs (a trained model's settings)"))

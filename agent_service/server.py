@@ -27,6 +27,7 @@ from gymnasium import spaces
 
 from agent_service.protocol import (
     MAX_BODY_BYTES,
+    MAX_HEALTH_NAME,
     PROTOCOL_VERSION,
     Answer,
     Decision,
@@ -110,7 +111,8 @@ class AgentService:
     def __init__(self, game: str, spec: str, build: Callable[[str, str], Policy], token: str | None = None):
         self.game, self.spec, self.build, self.token = game, spec, build, token
         first = build(spec, game)
-        self.health = Health(protocol=PROTOCOL_VERSION, name=spec, games=[game],
+        name = spec if len(spec) <= MAX_HEALTH_NAME else spec[:MAX_HEALTH_NAME - 3] + "..."
+        self.health = Health(protocol=PROTOCOL_VERSION, name=name, games=[game],
                              env_settings=jsonable(dict(first.env_settings)), provenance=jsonable(first.provenance()))
         self._policies: list[Policy] = [first]
         self._views: dict[str, list[ServedEnv]] = {}

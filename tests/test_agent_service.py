@@ -358,3 +358,11 @@ def test_a_served_llm_policy_gets_the_decisions_constraint_and_seed(tmp_path, ca
     local_schemas = chat.constraints[len(served_schemas):]
     assert served_schemas and sorted(map(json.dumps, served_schemas)) == sorted(map(json.dumps, local_schemas))
     assert comparable(tmp_path / "http", {f"agent:{agent.url}": llm}) == comparable(tmp_path / "local", {})
+
+
+def test_a_long_spec_is_served_under_a_name_the_protocol_accepts(tmp_path, capsys) -> None:
+    spec = "random:p_abstain=0." + "0" * 250
+    with served(WIS, spec) as agent:
+        told = make_policy(f"agent:{agent.url}", WIS).provenance()["agent"]
+        status, err = arena_run(capsys, WIS, f"agent:{agent.url},rule,{RULES}", tmp_path / "r", 1)
+    assert len(told["name"]) == 200 and told["name"].endswith("...") and status == 0, err
