@@ -69,10 +69,12 @@ GAMES = [  # game, served spec, the same policy's name in-process, the other pla
     ("el_farol_v0", "equilibrium", "mixed", "always_go,always_stay", ["n_players=3"]),
     ("divide_dollar_v0", "adaptive", "adaptive", "fair,greedy", ["n_players=3"]),
     ("pirate_game_v0", "nash", "equilibrium", "greedy,random", ["n_players=3"]),
+    # no text at all: the numeric observation and the mask, which seeded random sampling reads
+    ("auction_v0", "random", "random", "rule,rule", ["obs_mode=numeric"]),
 ]
 
 
-@pytest.mark.parametrize("game, spec, alias, others, env_args", GAMES, ids=[g[0] for g in GAMES])
+@pytest.mark.parametrize("game, spec, alias, others, env_args", GAMES, ids=[f"{g[0]}-{g[1]}" for g in GAMES])
 def test_rule_players_that_read_the_game_through_bind_play_the_same_served(game: str, spec: str, alias: str,
                                                                             others: str, env_args: list[str],
                                                                             tmp_path, capsys) -> None:
