@@ -5,11 +5,13 @@
               [--env-arg key=value ...] [--fixed-seats] [--no-progress] [--record DIR] [--no-plots]
               [--ray [ADDRESS] [--ray-workers N] [--ray-batch B]]
     arena replay RESULTS_DIR --episode N [--out FILE] [--fps F] [--env NAME] | leaderboard DIR
-    arena play ENV [--seat N] [--players SPEC,...] [--seed S] [--env-arg key=value ...]   play a seat yourself
+    arena play ENV [--seat N] [--players SPEC,...] [--seed S] [--env-arg key=value ...] [--out DIR]
+              [--web [--host H] [--port P] [--open]]   play a seat yourself (terminal or page), recorded
     arena rescore DIR [--version V]  the γ-Bench table of published logs (arena_envs.analysis.gamma_rescore)
     arena run gamma ...           the γ-Bench suite (arena_envs.runner.gamma_suite)
     arena eval SPEC ... | --compare DIR DIR ...   report cards (arena_envs.evaluation.cli)
     arena serve MODEL_PATH ... | --stop [--port P]   a local vLLM server on 127.0.0.1 (llm_policies.serve)
+    arena view [DIR ...] [--host H] [--port P] [--open] [--export SITE]   results in the browser (arena_envs.view)
     arena train ENV ...           train an RL agent in one seat (baselines.rl.train)
     arena serve-agent ENV SPEC [--host H] [--port P]   a policy spec as an agent service (agent_service.serve_agent)
 
@@ -152,16 +154,48 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 def cmd_play(args: argparse.Namespace) -> int:
     from arena_envs.runner.play import PolicyFailed, play, result_text
+    opponents = split_players(args.players) if args.players else ()
+    if not args.web:
+        for flag, value in (("--host", args.host), ("--port", args.port), ("--open", args.open or None)):
+            if value is not None:
+                raise UsageError(f"{flag} needs --web (the game in a browser page)")
     try:
-        result = play(args.env, args.seat, split_players(args.players) if args.players else (), args.seed,
-                      env_args(args.env_arg))
-    except PolicyFailed as err:
+        if args.web:
+            with needs_extra("view", "arena play --web"):
+                from arena_envs.view.play_app import play_web
+            result = play_web(args.env, args.seat, opponents, args.seed, env_args(args.env_arg), args.out,
+                              host=args.host or "127.0.0.1", port=args.port or 0, open_browser=args.open)
+        else:
+            result = play(args.env, args.seat, opponents, args.seed, env_args(args.env_arg), out=args.out)
+    except (PolicyFailed, RunError) as err:
         print(f"arena: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("\narena: game abandoned (Ctrl-C or the game window closed)", file=sys.stderr)
         return 130
     print(result_text(result))
+    return 0
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    with needs_extra("view", "arena view"):
+        from arena_envs.view.app import create_app
+        from arena_envs.view.export import export_site
+        from arena_envs.view.pages import Links, Viewer
+        from arena_envs.view.server import bind, serve
+    folders = args.dirs or ["results"]
+    try:
+        viewer = Viewer(folders, Links(export=True) if args.export else None)
+    except PermissionError as err:
+        raise UsageError(f"cannot read folder {err.filename!r}: permission denied") from None
+    except (FileNotFoundError, NotADirectoryError) as err:
+        raise UsageError(f"cannot view {err.filename!r}: {err.strerror}; give the folders `arena run` or `arena eval` "
+                         "wrote (default: results/)") from None
+    if args.export:
+        pages = export_site(viewer, Path(args.export))
+        print(f"arena view: {pages} pages written to {args.export} (open {Path(args.export) / 'index.html'})")
+        return 0
+    serve(create_app(viewer), bind(args.host, args.port), args.open)
     return 0
 
 
@@ -220,7 +254,8 @@ def parser() -> argparse.ArgumentParser:
     lb = sub.add_parser("leaderboard", help="print (and rewrite) the leaderboard of a results folder")
     lb.add_argument("dir")
     lb.set_defaults(func=cmd_leaderboard)
-    pl = sub.add_parser("play", help="play one seat of a game yourself at the terminal against chosen policies")
+    pl = sub.add_parser("play", help="play one seat of a game yourself (at the terminal, or --web in a browser "
+                        "page) against chosen policies, recorded as a results folder")
     pl.add_argument("env", help="environment name (see `arena list`)")
     pl.add_argument("--seat", type=int, default=0, help="your seat, an index into the game's seats (default 0)")
     pl.add_argument("--players", help="the other seats' policy specs, one for all or one per seat in seat order "
@@ -228,7 +263,24 @@ def parser() -> argparse.ArgumentParser:
     pl.add_argument("--seed", type=int, default=0, help="run seed; the same seed and answers replay the same game")
     pl.add_argument("--env-arg", action="append", default=[], metavar="KEY=VALUE",
                     help="environment keyword argument, JSON value when it parses (repeatable)")
+    pl.add_argument("--out", type=path_arg, help="results folder (default: results/play-<env>-seat<N>-... and the "
+                    "next free -2, -3..., printed at the start)")
+    pl.add_argument("--web", action="store_true", help="play in a browser page served on --host:--port (needs the "
+                    "view extra)")
+    pl.add_argument("--host", help="with --web: the address to serve on (default 127.0.0.1: this machine only)")
+    pl.add_argument("--port", type=int, help="with --web: the port (default: a free one; the URL is printed)")
+    pl.add_argument("--open", action="store_true", help="with --web: open the page in a browser")
     pl.set_defaults(func=cmd_play)
+    vw = sub.add_parser("view", help="results folders, evaluations and report cards in the browser: leaderboards, "
+                        "transcripts, game views, live runs (needs the view extra)")
+    vw.add_argument("dirs", nargs="*", metavar="DIR", type=path_arg,
+                    help="folders to look in, recursively (default: results/)")
+    vw.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    vw.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one; the URL is printed)")
+    vw.add_argument("--open", action="store_true", help="open the URL in a browser")
+    vw.add_argument("--export", type=path_arg, metavar="SITE",
+                    help="write the pages as a static site into SITE/ (openable from file://) instead of serving")
+    vw.set_defaults(func=cmd_view)
     sub.add_parser("rescore", help="the γ-Bench table of every model in a folder of published logs", add_help=False)
     sub.add_parser("eval", help="a model's report card: every game in its paper's setting (resumable), or --compare",
                    add_help=False)

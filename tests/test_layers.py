@@ -6,7 +6,8 @@ Every module's imports are read with ``ast`` (none is executed), lazy ones insid
 * layers, lowest first: ``core`` < games (the game packages, the ``<name>_v0`` entry modules,
   ``registration`` and the package itself) < ``analysis`` < ``runner`` < ``evaluation`` (``arena
   eval``: paper settings played through the runner, the report card) < ``rl`` (the learner's
-  view, which seeds episodes as the runner does) < ``cli`` (``arena_envs.cli``); a module
+  view, which seeds episodes as the runner does) < ``view`` (``arena view``: pages over results
+  folders) < ``cli`` (``arena_envs.cli``); a module
   imports nothing from a higher layer;
 * a game package imports no other game package;
 * nothing in ``arena_envs`` imports ``baselines`` or ``llm_policies`` (they depend on
@@ -26,8 +27,8 @@ from pathlib import Path
 import arena_envs
 
 PACKAGE = "arena_envs"
-LAYERS = ("core", "games", "analysis", "runner", "evaluation", "rl", "cli")
-NOT_GAMES = {"core", "analysis", "runner", "evaluation", "rl"}
+LAYERS = ("core", "games", "analysis", "runner", "evaluation", "rl", "view", "cli")
+NOT_GAMES = {"core", "analysis", "runner", "evaluation", "rl", "view"}
 FORBIDDEN = ("baselines", "llm_policies", "agent_service")
 HEAVY = ("torch", "matplotlib", "pygame", "vllm", "transformers", "stable_baselines3", "tensorflow", "pandas", "arch",
          "scipy")
@@ -102,7 +103,7 @@ def layer_of(module: str, package: str) -> str:
         raise ValueError(f"{module} is not in {package}")
     if len(parts) > 1 and parts[1] == "core":
         return "core"
-    if len(parts) > 1 and parts[1] in ("analysis", "runner", "evaluation", "rl", "cli"):
+    if len(parts) > 1 and parts[1] in ("analysis", "runner", "evaluation", "rl", "view", "cli"):
         return parts[1]
     return "games"
 

@@ -1,4 +1,5 @@
-"""``arena play``: a person's answers fed on stdin to the real command in a subprocess."""
+"""``arena play``: a person's answers fed on stdin to the real command in a subprocess (each game in a
+folder of its own, whose first line of output names its results folder)."""
 from __future__ import annotations
 
 import json
@@ -6,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +24,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def play(args: list[str], answers: str) -> subprocess.CompletedProcess[str]:
+    """The command's run in a new folder; its ``stdout`` without the first line, which names the
+    game's results folder under ``results/`` (a request refused writes nothing)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
-    return subprocess.run([sys.executable, "-m", "arena_envs.cli", "play", *args], input=answers,
-                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=60)
+    with tempfile.TemporaryDirectory() as cwd:
+        done = subprocess.run([sys.executable, "-m", "arena_envs.cli", "play", *args], input=answers,
+                              capture_output=True, text=True, cwd=cwd, env=env, timeout=60)
+        if done.returncode != 2:
+            first, _, rest = done.stdout.partition("\n")
+            assert first.startswith(f"results folder: results/play-{args[0]}-"), first
+            assert (Path(cwd) / first.removeprefix("results folder: ") / "run.json").is_file()
+            done.stdout = rest
+    return done
 
 
 def test_gamma_game_takes_bare_numbers_help_and_corrections():
@@ -136,16 +147,18 @@ def test_bare_answers_are_accepted_by_the_games_in_both_prompt_styles(game, type
         env.close()
 
 
-def test_tank_battle_is_played_with_keys_in_its_window_until_it_is_closed(monkeypatch, capsys):
+def test_tank_battle_is_played_with_keys_in_its_window_until_it_is_closed(monkeypatch, capsys, tmp_path):
     pygame = pytest.importorskip("pygame")
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     keys = [pygame.event.Event(pygame.KEYDOWN, key=pygame.K_SPACE),
             pygame.event.Event(pygame.KEYDOWN, key=pygame.K_ESCAPE), pygame.event.Event(pygame.QUIT)]
     monkeypatch.setattr(pygame.event, "wait", lambda timeout=0: keys.pop(0))  # the keys, then the window closed
+    monkeypatch.chdir(tmp_path)
     assert main(["play", "tank_battle_v0", "--seed", "1"]) == 130
     assert keys == []
     out, err = capsys.readouterr()
-    assert out.startswith("tank_battle_v0, seed 1: you are tank_0\n")
+    assert out.startswith("results folder: results/play-tank_battle_v0-seat0-seed1\n"
+                          "tank_battle_v0, seed 1: you are tank_0\n")
     assert err.strip() == "arena: game abandoned (Ctrl-C or the game window closed)"
 
 
@@ -157,10 +170,28 @@ class Broken(Policy):
         raise ConnectionError("server went away")
 
 
-def test_a_failing_opponent_stops_the_game_with_one_line_and_status_1(monkeypatch, capsys):
+def test_a_failing_opponent_stops_the_game_with_one_line_and_status_1(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(registry.POLICIES, ("*", "broken"), "tests.test_play:Broken")
+    monkeypatch.chdir(tmp_path)
     assert main(["play", "guess_two_thirds_v0", "--players", "broken", "--seat", "1", "--seed", "0"]) == 1
     out, err = capsys.readouterr()
     assert err == ("arena: error: policy 'broken' of seat player_0 raised at step 0: ConnectionError: "
                    "server went away\n")
-    assert out.startswith("guess_two_thirds_v0, seed 0: you are player_1; player_0: broken,")
+    assert out.split("\n", 1)[1].startswith("guess_two_thirds_v0, seed 0: you are player_1; player_0: broken,")
+
+
+def test_each_game_is_a_folder_of_its_own_and_a_finished_one_is_not_played_again(tmp_path):
+    folders = []
+    for _ in range(2):  # the same game twice: the second in the next free folder
+        done = subprocess.run([sys.executable, "-m", "arena_envs.cli", "play", "guess_two_thirds_v0", "--env-arg",
+                               "n_rounds=1", "--seed", "5"], input="40\n", capture_output=True, text=True,
+                              cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+        assert done.returncode == 0, done.stderr
+        folders.append(done.stdout.splitlines()[0].removeprefix("results folder: "))
+    assert folders == ["results/play-guess_two_thirds_v0-n_rounds=1-seat0-random_x9-seed5",
+                       "results/play-guess_two_thirds_v0-n_rounds=1-seat0-random_x9-seed5-2"]
+    again = subprocess.run([sys.executable, "-m", "arena_envs.cli", "play", "guess_two_thirds_v0", "--env-arg",
+                            "n_rounds=1", "--seed", "5", "--out", folders[0]], input="40\n", capture_output=True,
+                           text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert again.returncode == 2 and again.stdout == ""
+    assert again.stderr == f"arena: error: {folders[0]} holds a finished game; play into another folder (--out)\n"

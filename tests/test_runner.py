@@ -18,6 +18,7 @@ from arena_envs.runner.episode import _sync_hooks
 from arena_envs.runner.line_json import EpisodeLines, Seats, dumps, dumps_with, to_jsonable
 from arena_envs.runner.policy_specs import SpecError, make_policy
 from arena_envs.runner.results import read_record, read_steps
+from arena_envs.runner.runner import arun
 from arena_envs.runner.seeding import episode_seeds, seat_players
 from baselines.human import HumanPolicy
 from baselines.random_policy import RandomPolicy
@@ -412,3 +413,46 @@ def test_settings_a_run_cannot_take_are_refused_before_any_folder(tmp_path, give
         run(config, tmp_path / "r", policy_factory=carriers(settings), make_env=tiny_env if own_builder else None)
     assert message in str(caught.value) and "\n" not in str(caught.value)
     assert not (tmp_path / "r").exists()
+
+
+class Gated(RandomPolicy):
+    """Random play whose second episode waits on ``gate`` before its first decision: an episode that
+    ends, then a long one (an LLM's, a person's) during which no other episode ends."""
+
+    def __init__(self, gate: asyncio.Event):
+        super().__init__()
+        self.gate, self.episodes = gate, 0
+
+    def reset(self, agent, seed=None):
+        super().reset(agent, seed)
+        self.episodes += 1
+
+    async def aact(self, observation, info):
+        if self.episodes == 2:
+            await self.gate.wait()
+        return self.act(observation, info)
+
+
+def test_a_finished_episode_is_committed_within_the_sync_interval_while_the_next_one_runs(tmp_path):
+    """Episode 0 ends while episode 1 waits: its line reaches episodes.jsonl within ``sync_interval``
+    (0.2 s here) by the runner's timer, not when episode 1 ends."""
+    out = tmp_path / "run"
+
+    async def main() -> float:
+        gate = asyncio.Event()
+        config = RunConfig(TINY, ("a", "b", "c"), episodes=2, seed=3)
+        task = asyncio.ensure_future(arun(config, out, policy_factory=lambda spec, env: Gated(gate),
+                                          sync_interval=0.2, plots=False))
+        episodes = out / "episodes.jsonl"
+        waited, deadline = 0.0, 5.0
+        while waited < deadline and not (episodes.exists() and episodes.read_bytes().count(b"\n") == 1):
+            assert not task.done(), task.exception() if task.done() else None
+            await asyncio.sleep(0.02)
+            waited += 0.02
+        gate.set()
+        await task
+        return waited
+
+    waited = asyncio.run(main())
+    assert waited < 1.0, f"episode 0 was committed only after {waited:.2f} s"
+    assert [json.loads(line)["episode"] for line in (out / "episodes.jsonl").read_text().splitlines()] == [0, 1]

@@ -3,6 +3,7 @@
     results/<env>[-<settings>]-<players>-<N>ep-seed<S>[-fixed][-<hash>]    arena run
     results/gamma[-<settings>]-<players>-<R>runs-seed<S>[-<hash>]          arena run gamma
     results/eval-<backend>-<model>-seed<S>[-quick][-<hash>]                arena eval
+    results/play-<env>[-<settings>]-seat<N>-<opponents>-seed<S>[-<hash>]   arena play (then -2, -3...)
 
 ``<settings>`` are the ``--env-arg`` values as ``key=value`` joined by commas, in key order;
 ``<players>`` the specs joined by commas (``KIND:REST`` as ``KIND-REST``), a run of one spec as
@@ -123,3 +124,18 @@ def eval_folder(spec: str, seed: int, quick: bool) -> Path:
     if quick:
         name.add("quick")
     return name.path(["eval", spec, seed, quick])
+
+
+def play_folder(env: str, env_kwargs: Mapping[str, Any], seat: int, opponents: Sequence[str], seed: int) -> Path:
+    """The default folder of ``arena play`` for this game (``arena play`` takes the next free
+    ``-2``, ``-3``... when it exists: each game is a folder of its own)."""
+    name = _Name()
+    name.add("play")
+    name.add(env.replace(":", "."), exact=":" not in env)
+    if env_kwargs:
+        name.add(settings_text(env_kwargs))
+    name.add(f"seat{seat}")
+    if opponents:
+        name.add(*players_text(opponents))
+    name.add(f"seed{seed}")
+    return name.path(["play", env, dict(env_kwargs), seat, list(opponents), seed])

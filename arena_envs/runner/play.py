@@ -15,6 +15,10 @@ order (``shoot player_2``), or those of one object field's fields (a pirate prop
 goes to the environment as typed, which parses it like an LLM's reply and asks again when it cannot
 use it. Ctrl-C abandons the game wherever it waits (a prompt, the tank's window, an opponent's model):
 :func:`play` raises ``KeyboardInterrupt``.
+
+The game is recorded as an ordinary results folder, played by the runner itself
+(:mod:`arena_envs.runner.play_game`); ``arena play --web`` seats the person in a page instead
+(:mod:`arena_envs.view.web_seat`), with the same answers (:func:`answer_text`, :func:`bare_answer`).
 """
 from __future__ import annotations
 
@@ -24,19 +28,27 @@ import signal
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from arena_envs.core import Policy
 from arena_envs.core.answers import AnswerConstraint
-from arena_envs.core.arguments import listing
 from arena_envs.gamma.answer import EXPLANATION_KEY
-from arena_envs.runner import policy_registry as registry
-from arena_envs.runner.cli_errors import UsageError
-from arena_envs.runner.env_settings import env_arg, settled_env_kwargs
+from arena_envs.runner.play_game import (
+    PERSON,
+    PlayResult,
+    PolicyFailed,
+    Quit,
+    default_opponent,
+    opponent_specs,
+    play_game,
+    prepare,
+    start,
+)
 from arena_envs.runner.policy_specs import make_policy
-from arena_envs.runner.run_config import env_factory
-from arena_envs.runner.seeding import episode_seeds
+
+__all__ = ["PERSON", "PlayResult", "PolicyFailed", "Quit", "TerminalSeat", "answer_text", "bare_answer", "bare_form",
+           "default_opponent", "legal_answers", "opponent_specs", "play", "result_text"]
 
 #: the policy through which the person plays, where it is not ``human`` (the terminal)
 PERSON_POLICY = {"tank_battle_v0": "keyboard"}  # the game's pygame window: arrows move, space shoots, Esc waits
@@ -44,40 +56,6 @@ PERSON_POLICY = {"tank_battle_v0": "keyboard"}  # the game's pygame window: arro
 COMMANDS = "help (the legal answers again), quit (abandon the game)"
 #: choices listed one per line up to this many; more are summarised
 MAX_LISTED = 20
-
-
-class PolicyFailed(RuntimeError):
-    """An opponent's policy raised; the game stops."""
-
-
-class Quit(Exception):
-    """The person typed ``quit`` or closed the input."""
-
-
-@dataclass(frozen=True)
-class PlayResult:
-    """The end of a game: the person's seat, each seat's score (None when abandoned) and the steps played."""
-
-    seat: str
-    scores: dict[str, float] | None
-    steps: int
-
-
-def default_opponent(env: str) -> str:
-    """The env's ``rule`` policy when it has one, else ``random``."""
-    return "rule" if registry.lookup(env, "rule") else "random"
-
-
-def opponent_specs(env: str, players: Sequence[str], n_others: int) -> list[str]:
-    """One spec per other seat: none given -> the default, one -> it for every seat, else one each."""
-    if not players:
-        return [default_opponent(env)] * n_others
-    if len(players) == 1:
-        return list(players) * n_others
-    if len(players) != n_others:
-        raise UsageError(f"--players: {env} needs 1 or {n_others} opponent specs (one per other seat), "
-                         f"got {len(players)}: {listing(players, 100)}")
-    return list(players)
 
 
 def legal_answers(constraint: AnswerConstraint | None) -> str:
@@ -128,12 +106,16 @@ def bare_hint(constraint: AnswerConstraint) -> str:
             "allows it), or the JSON object")
 
 
-def _value(token: str) -> Any:
-    """A typed token as JSON (``42``, ``null``) where it parses, else as a string."""
-    try:
-        return json.loads(token)
-    except (ValueError, RecursionError):  # nesting past the interpreter's depth: a string too
-        return token
+def bare_answer(values: Sequence[Any], constraint: AnswerConstraint) -> str | None:
+    """The JSON answer of ``values`` given bare for ``constraint``'s fields in order (:func:`bare_form`;
+    the last ones may be left out, not those of an object field), or None when they do not fit."""
+    form = bare_form(constraint)
+    if form is None:
+        return None
+    outer, fields = form
+    if outer is not None:
+        return json.dumps({outer: dict(zip(fields, values))}) if len(values) == len(fields) else None
+    return json.dumps(dict(zip(fields, values))) if len(values) <= len(fields) else None
 
 
 def answer_text(line: str, constraint: AnswerConstraint | None) -> str:
@@ -150,122 +132,111 @@ def answer_text(line: str, constraint: AnswerConstraint | None) -> str:
     if form is None or text.startswith("{"):
         return line
     outer, fields = form
-    if outer is None and len(fields) == 1:
-        return json.dumps({fields[0]: _value(text)})
-    tokens = text.replace(",", " ").split()
-    if outer is not None:
-        if len(tokens) != len(fields):
-            return line
-        return json.dumps({outer: dict(zip(fields, map(_value, tokens)))})
-    if len(tokens) > len(fields):
-        return line
-    return json.dumps(dict(zip(fields, map(_value, tokens))))
+    tokens = [text] if outer is None and len(fields) == 1 else text.replace(",", " ").split()
+    return bare_answer([typed_value(token) for token in tokens], constraint) or line
 
 
-def _constraint(raw: Any) -> AnswerConstraint | None:
-    describe = getattr(raw, "answer_constraint", None)
-    return describe() if callable(describe) else None
-
-
-def _ask(human: Policy, observation: Any, info: dict[str, Any], constraint: AnswerConstraint | None) -> str:
-    """The person's reply to ``observation``; ``help`` shows the legal answers again, ``quit`` raises Quit."""
-    text = observation.get("text") if isinstance(observation, dict) else None
-    shown = f"{text if text is not None else observation}\n\n{legal_answers(constraint)}"
-    while True:
-        try:
-            line = human.act({"text": shown}, info)
-        except EOFError as err:  # HumanInputClosed: the input ended
-            raise Quit("input closed") from err
-        word = line.strip().lower()
-        if word == "quit":
-            raise Quit("quit")
-        if word != "help":
-            return answer_text(line, constraint)
-        shown = legal_answers(constraint)
-
-
-async def _play(env_name: str, seat: int, opponents: list[str], seed: int, env_kwargs: Mapping[str, Any],
-                output: TextIO) -> PlayResult:
-    env = env_factory(env_name, env_kwargs)()
-    raw = env.unwrapped
-    agents = list(raw.possible_agents)
-    if not 0 <= seat < len(agents):
-        raise UsageError(f"--seat {seat}: {env_name} has seats 0..{len(agents) - 1} ({listing(agents, 100)})")
-    specs = opponent_specs(env_name, opponents, len(agents) - 1)
-    person = PERSON_POLICY.get(env_name, "human")
-    specs.insert(seat, person)
-    me = agents[seat]
-    seeds = episode_seeds(seed, 0, len(agents))
-    returns = dict.fromkeys(agents, 0.0)
-    steps = 0
-    policies: dict[str, Policy] = {}
+def typed_value(token: str) -> Any:
+    """A typed token as JSON (``42``, ``null``) where it parses, else as a string."""
     try:
-        for agent, spec in zip(agents, specs):
-            policies[agent] = make_policy(spec, env_name)
-        settled = settled_env_kwargs(env_kwargs, specs, list(policies.values()))
-        if settled != env_kwargs:  # an opponent's trained model carries settings the command left out
-            env.close()
-            env = env_factory(env_name, settled)()
-            raw = env.unwrapped
-            if list(raw.possible_agents) != agents:
-                added = " ".join(env_arg(key, settled[key]) for key in settled if key not in env_kwargs)
-                raise UsageError(f"the opponents' settings change the seats of {env_name}; give them: {added}")
-        others = ", ".join(f"{a}: {s}" for a, s in zip(agents, specs) if a != me)
-        print(f"{env_name}, seed {seed}: you are {me}" + (f"; {others}" if others else ""), file=output, flush=True)
-        env.reset(seed=seeds.env)
-        for j, agent in enumerate(agents):
-            policies[agent].bind(raw)
-            policies[agent].reset(agent, seeds.seats[j])
-        while raw.agents:
-            agent = raw.agent_selection
-            observation, _, termination, truncation, info = env.last()
-            if termination or truncation:
-                if agent == me:  # the game's last word to the person (the final round's outcome)
-                    text = observation.get("text") if isinstance(observation, dict) else observation
-                    print(f"\n===== {me}: game over =====\n{text}", file=output, flush=True)
-                await policies[agent].afinish(observation, info)
-                env.step(None)
-                continue
-            if agent == me and person == "human":
-                action: Any = _ask(policies[me], observation, info, _constraint(raw))
-            else:
-                try:
-                    action = await policies[agent].aact(observation, info)
-                except Exception as err:
-                    raise PolicyFailed(f"policy {specs[agents.index(agent)]!r} of seat {agent} raised at step "
-                                       f"{steps}: {type(err).__name__}: {err}") from err
-            env.step(action)
-            steps += 1
-            for other, reward in raw.rewards.items():
-                returns[other] += float(reward)
-            bad = raw.infos.get(me, {}).get("invalid_action") if agent == me else None
-            if bad:
-                print(f"\n[not accepted ({bad['kind']}): {bad.get('reason', '')}]", file=output, flush=True)
-        scores = returns
-        if hasattr(raw, "episode_metrics"):
-            metrics = raw.episode_metrics().get("agents", {})
-            scores = {a: float(metrics[a]["score"]) for a in agents if a in metrics} or returns
-        return PlayResult(me, scores, steps)
-    except Quit:
-        return PlayResult(me, None, steps)
-    finally:
-        for policy in policies.values():
-            policy.close()
-        env.close()
+        return json.loads(token)
+    except (ValueError, RecursionError):  # nesting past the interpreter's depth: a string too
+        return token
+
+
+class PersonPolicy(Policy):
+    """The person's seat (label ``human``): the game's answer constraint at hand (``constraint()``,
+    from the bound environment), and the answer as the person gave it in the step log's trace."""
+
+    name = PERSON
+
+    def __init__(self) -> None:
+        self._env: Any = None
+        self.agent = ""
+        self.typed: str | None = None
+
+    def bind(self, env: Any) -> None:
+        self._env = env
+
+    def reset(self, agent: str, seed: int | None = None) -> None:
+        self.agent, self.typed = agent, None
+
+    def constraint(self) -> AnswerConstraint | None:
+        describe = getattr(self._env, "answer_constraint", None)
+        return describe() if callable(describe) else None
+
+    def trace(self) -> dict[str, Any]:
+        return {"text": self.typed}
+
+
+class TerminalSeat(PersonPolicy):
+    """The person at the terminal, through ``human`` (a policy that shows a text and returns a typed
+    line: the registry's ``human``): ``help`` shows the legal answers again, ``quit`` or the end of
+    the input raise :class:`Quit`, a bare value is completed (:func:`answer_text`)."""
+
+    def __init__(self, human: Policy):
+        super().__init__()
+        self.human = human
+
+    def reset(self, agent: str, seed: int | None = None) -> None:
+        super().reset(agent, seed)
+        self.human.reset(agent, seed)
+
+    def act(self, observation: Any, info: dict[str, Any]) -> str:
+        constraint = self.constraint()
+        text = observation.get("text") if isinstance(observation, dict) else None
+        shown = f"{text if text is not None else observation}\n\n{legal_answers(constraint)}"
+        while True:
+            try:
+                line = self.human.act({"text": shown}, info)
+            except EOFError as err:  # HumanInputClosed: the input ended
+                raise Quit("input closed") from err
+            word = line.strip().lower()
+            if word == "quit":
+                raise Quit("quit")
+            if word != "help":
+                self.typed = line
+                return answer_text(line, constraint)
+            shown = legal_answers(constraint)
+
+    def close(self) -> None:
+        self.human.close()
+
+
+class TerminalFront:
+    """Says at the terminal what the person must see besides the questions."""
+
+    def __init__(self, output: TextIO, me: str):
+        self.output, self.me = output, me
+
+    def rejected(self, kind: str, reason: str) -> None:
+        print(f"\n[not accepted ({kind}): {reason}]", file=self.output, flush=True)
+
+    def game_over(self, text: str) -> None:
+        print(f"\n===== {self.me}: game over =====\n{text}", file=self.output, flush=True)
 
 
 def play(env_name: str, seat: int = 0, opponents: Sequence[str] = (), seed: int = 0,
-         env_kwargs: Mapping[str, Any] | None = None, output: TextIO | None = None) -> PlayResult:
-    """Play one game of ``env_name`` with the person in seat ``seat`` (index into ``possible_agents``);
-    Ctrl-C raises ``KeyboardInterrupt`` wherever the game waits."""
-    game = _play(env_name, seat, list(opponents), seed, dict(env_kwargs or {}), output or sys.stdout)
+         env_kwargs: Mapping[str, Any] | None = None, output: TextIO | None = None,
+         out: str | Path | None = None) -> PlayResult:
+    """Play one game of ``env_name`` with the person in seat ``seat`` (index into ``possible_agents``),
+    recorded into the results folder ``out`` (default: a new one under ``results/``, see
+    :func:`~arena_envs.runner.play_game.prepare`), whose path is printed first; Ctrl-C raises
+    ``KeyboardInterrupt`` wherever the game waits."""
+    output = output or sys.stdout
+    game = prepare(env_name, seat, list(opponents), seed, dict(env_kwargs or {}), out)
+    person_spec = PERSON_POLICY.get(env_name)
+    person = make_policy(person_spec, env_name) if person_spec else TerminalSeat(make_policy(PERSON, env_name))
+    runner = start(game, person, TerminalFront(output, game.me))
+    print(f"results folder: {game.out}", file=output, flush=True)
+    print(game.header(), file=output, flush=True)
     # asyncio.run replaces Python's default Ctrl-C handler with one that only cancels the game's task,
     # which a person's blocking read never notices: a handler of its own keeps Ctrl-C raising in place
     own = threading.current_thread() is threading.main_thread() and \
         signal.getsignal(signal.SIGINT) is signal.default_int_handler
     previous = signal.signal(signal.SIGINT, _interrupt) if own else None
     try:
-        return asyncio.run(game)
+        return asyncio.run(play_game(runner))
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)

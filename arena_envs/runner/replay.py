@@ -6,9 +6,10 @@ seed, and ``log.jsonl`` every decision in order (the action as the policy gave i
 builds the environment with ``render_mode="rgb_array"``, resets it with that seed and feeds the
 logged actions back through ``agent_iter``, taking a frame at the start and whenever the picture
 changed (an environment that counts its pictures in ``frame_id`` says when; otherwise after every
-decision). So a run pays nothing for frames: ``arena run ... --record DIR`` and ``arena replay`` both
-come here. Videos are MP4 through ``imageio-ffmpeg`` when it is installed, GIF through Pillow
-otherwise (``pip install 'arena-envs[render]'``).
+decision): :func:`restep`, which the viewer's tank battle also reads its worlds from. So a run pays
+nothing for frames: ``arena run ... --record DIR`` and ``arena replay`` both come here. Videos are MP4
+through ``imageio-ffmpeg`` when it is installed, GIF through Pillow otherwise
+(``pip install 'arena-envs[render]'``).
 
 A results folder is data: the environment its ``run.json`` names is built only when it is a registered
 one (``arena list``) or the caller names it too (``env=``, ``arena replay --env``); any other name is
@@ -16,7 +17,7 @@ refused in one line before anything is imported.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +53,12 @@ def drawing_env(name: str, env_kwargs: dict[str, Any]) -> AECEnv:
                           "a replay needs 'rgb_array'") from None
 
 
-def _native(action: Any) -> Any:
+def native_action(action: Any) -> Any:
     """A logged action as the environment takes it: JSON lists (numpy arrays when logged) become arrays again."""
     if isinstance(action, list):
         return np.asarray(action)
     if isinstance(action, dict):
-        return {key: _native(value) for key, value in action.items()}
+        return {key: native_action(value) for key, value in action.items()}
     return action
 
 
@@ -109,34 +110,48 @@ def episode_frames(folder: str | Path, episode: int, env: str | None = None) -> 
 
 def _frames(env: AECEnv, seed: int, decisions: list[dict[str, Any]], episode: int) -> Iterator[np.ndarray]:
     try:
-        env.reset(seed=seed)
-        raw = env.unwrapped
-        yield _frame(env)
-        shown = getattr(raw, "frame_id", None)
-        step = 0
-        for agent in env.agent_iter():
-            done = bool(raw.terminations.get(agent) or raw.truncations.get(agent))
-            if done:
-                env.step(None)
-            else:
-                if step == len(decisions):
-                    raise ReplayError(f"episode {episode}: the log ends after {step} decisions but the environment "
-                                      f"asks {agent} for another one")
-                line = decisions[step]
-                if line["agent"] != agent:
-                    raise ReplayError(f"episode {episode}, decision {step}: the log has {line['agent']} to move, "
-                                      f"the environment {agent}")
-                env.step(_native(line["action"]))
-                step += 1
-            current = getattr(raw, "frame_id", None)
-            if current != shown or (current is None and not done):  # uncounted: a frame per decision
-                shown = current
-                yield _frame(env)
-        if step != len(decisions):
-            raise ReplayError(f"episode {episode}: the environment finished after {step} decisions but the log "
-                              f"holds {len(decisions)}")
+        for stepped in restep(env, seed, decisions, episode):
+            yield _frame(stepped)
     finally:
         env.close()
+
+
+def restep(env: AECEnv, seed: int, decisions: list[dict[str, Any]], episode: int,
+           before: Callable[[str], None] | None = None) -> Iterator[AECEnv]:
+    """Play ``episode`` again: reset ``env`` with ``seed`` and step it with the logged ``decisions``
+    (decision lines, finish lines left out) through ``agent_iter`` (a finished agent steps ``None``);
+    yield ``env`` at each picture: after ``reset``, then whenever its ``frame_id`` changes (without
+    one: after every decision). ``before(agent)`` is called before each logged decision is stepped
+    (the viewer reads the prompt there). Raises :class:`ReplayError` when the log and the environment
+    disagree (another agent to move, too few or too many logged decisions). The caller closes ``env``."""
+    env.reset(seed=seed)
+    raw = env.unwrapped
+    yield env
+    shown = getattr(raw, "frame_id", None)
+    step = 0
+    for agent in env.agent_iter():
+        done = bool(raw.terminations.get(agent) or raw.truncations.get(agent))
+        if done:
+            env.step(None)
+        else:
+            if step == len(decisions):
+                raise ReplayError(f"episode {episode}: the log ends after {step} decisions but the environment "
+                                  f"asks {agent} for another one")
+            line = decisions[step]
+            if line.get("agent") != agent:
+                raise ReplayError(f"episode {episode}, decision {step}: the log has {line.get('agent')} to move, "
+                                  f"the environment {agent}")
+            if before is not None:
+                before(agent)
+            env.step(native_action(line.get("action")))
+            step += 1
+        current = getattr(raw, "frame_id", None)
+        if current != shown or (current is None and not done):  # uncounted: a frame per decision
+            shown = current
+            yield env
+    if step != len(decisions):
+        raise ReplayError(f"episode {episode}: the environment finished after {step} decisions but the log "
+                          f"holds {len(decisions)}")
 
 
 def _frame(env: AECEnv) -> np.ndarray:
@@ -225,6 +240,6 @@ def check_drawable(name: str, env_kwargs: dict[str, Any]) -> None:
     require("render", "arena run --record", "imageio")
 
 
-__all__ = ["ReplayError", "check_drawable", "drawing_env", "episode_frames", "record_episodes", "replay_episode",
-           "video_extension", "write_video"]
+__all__ = ["ReplayError", "check_drawable", "drawing_env", "episode_frames", "native_action", "record_episodes",
+           "replay_episode", "restep", "video_extension", "write_video"]
 

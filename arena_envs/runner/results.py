@@ -403,6 +403,11 @@ class ResultsFolder:
         self._blocks.clear()
         self._block_bytes = 0
 
+    @property
+    def held(self) -> bool:
+        """Whether appended episodes wait for the next :meth:`sync`."""
+        return bool(self._held)
+
     def sync(self) -> None:
         """Commit every appended episode: append the held blocks and fsync the log, then append and
         fsync their lines."""

@@ -124,6 +124,7 @@ class Runner:
         self.played = 0
         self.resumed = len(self.folder.finished)
         self._ended = False
+        self._sync_timer: asyncio.TimerHandle | None = None
 
     def policies(self) -> list[Policy]:
         """A new policy for every player, in the order of ``config.players``."""
@@ -155,11 +156,31 @@ class Runner:
     def commit(self, played: PlayedEpisode) -> None:
         """A finished episode: into the folder, the standings, the bar and ``on_episode``."""
         self.folder.commit(played.line, played.block)
+        self._sync_later()
         self.table.add(played.entry)
         self.played += 1
         self.bar.update(1)
         if self.on_episode is not None:
             self.on_episode(played.entry)
+
+    def _sync_later(self) -> None:
+        """In an event loop, a held episode is committed ``sync_interval`` seconds later at the latest,
+        even when no other episode ends before (a long LLM episode, a person thinking). An executor
+        without a loop syncs on its own (the Ray driver, between its waits)."""
+        if self._sync_timer is not None or not self.folder.held:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._sync_timer = loop.call_later(self.folder.sync_interval, self._sync_due)
+
+    def _sync_due(self) -> None:
+        self._sync_timer = None
+        try:
+            self.folder.sync()
+        except OSError:  # kept in folder.error: the next commit, or the end of the run, reports it
+            pass
 
     def end(self) -> None:
         """Commit every finished episode and write the leaderboard (once; also after a failure; not
@@ -167,6 +188,9 @@ class Runner:
         if self._ended:
             return
         self._ended = True
+        if self._sync_timer is not None:
+            self._sync_timer.cancel()
+            self._sync_timer = None
         self.bar.close()
         self.folder.close()
         if self.folder.error is None:
