@@ -13,6 +13,7 @@
     arena serve MODEL_PATH ... | --stop [--port P]   a local vLLM server on 127.0.0.1 (llm_policies.serve)
     arena view [DIR ...] [--host H] [--port P] [--open] [--export SITE]   results in the browser (arena_envs.view)
     arena train ENV ...           train an RL agent in one seat (baselines.rl.train)
+    arena serve-agent ENV SPEC [--host H] [--port P]   a policy spec as an agent service (agent_service.serve_agent)
 
 ``serve`` and ``train`` come from the ``arena_envs.commands`` entry points; their arguments go to
 the registered function unparsed. ``arena run`` prints its results folder first. User errors print
@@ -295,6 +296,7 @@ COMMAND_HELP = {
              "detached one)",
     "train": "train a stable-baselines3 agent in one seat against given opponents (its own options)",
     "train-rllib": "train RLlib PPO learners in one or more seats against given players (its own options)",
+    "serve-agent": "serve a policy spec of a game over the agent protocol on 127.0.0.1 (docs/agents.md)",
 }
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every extra installs what its features use. For each extra named (default: llm rl ray render),
+# Every extra installs what its features use. For each extra named (default: llm rl ray render agents),
 # a fresh venv gets `pip install -e ".[EXTRA]"` (that extra alone, over the base dependencies), and
 # that extra's features are then run for real, in seconds each:
 #   llm     the hf: player (SmolLM2 from scripts/setup_llm.sh's folder) plays a short
@@ -12,7 +12,9 @@
 #   ray     `arena run ... --ray` on a local cluster, `arena train-rllib` for one tiny iteration
 #           and `arena run` with the trained `rllib:PATH` players;
 #   render  `arena run tank_battle_v0` then `arena replay` to an MP4 (through imageio-ffmpeg), and
-#           `arena run --record` (MP4s drawn after the run).
+#           `arena run --record` (MP4s drawn after the run);
+#   agents  `arena serve-agent` serving a rule player on a free local port and `arena run` with an
+#           `agent:URL` seat in a Who is Spy tournament.
 # The vllm extra is not checked here: it is the stack of scripts/setup_llm.sh, which the tests use.
 # Prints one `ok EXTRA: feature` or `FAILED EXTRA: feature: reason` line per feature (a failure's
 # last log lines follow, indented), `note EXTRA: feature: ...` when a passing feature printed a
@@ -27,7 +29,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 MODEL="${ARENA_SMOLLM2_DIR:-${ARENA_CACHE_DIR:-$HOME/.cache/arena_envs}/smollm2-135m-instruct}"
 LIMIT="${ARENA_CHECK_TIMEOUT:-300}"
-if (($#)); then EXTRAS=("$@"); else EXTRAS=(llm rl ray render); fi
+if (($#)); then EXTRAS=("$@"); else EXTRAS=(llm rl ray render agents); fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/arena-check-extras.XXXXXX")"
 cleanup() {
@@ -239,12 +241,32 @@ check_render() {
     feature "arena run --record (MP4 per episode)" render_record
 }
 
+# ---------------------------------------------------------------- agents
+agents_tournament() {
+    local port server rc
+    port="$(py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    "$venv/bin/arena" serve-agent who_is_spy_v0 consensus --port "$port" >>"$log" 2>&1 &
+    server=$!
+    # the run waits for the agent's health answer while it starts
+    arena run who_is_spy_v0 --players "agent:http://127.0.0.1:$port,rule,rule,rule,rule,rule" --episodes 2 \
+        --no-progress --out "$out/agents-run"
+    rc=$?
+    kill "$server"
+    wait "$server" 2>/dev/null
+    ((rc == 0)) || return 1
+    [[ "$(grep -c . "$out/agents-run/episodes.jsonl")" == 2 ]] || fail "episodes.jsonl does not hold 2 episodes"
+}
+
+check_agents() {
+    feature "arena serve-agent and an agent:URL seat (who_is_spy_v0, 2 episodes)" agents_tournament
+}
+
 # ---------------------------------------------------------------- main
 total_start=$SECONDS
 echo "checking extras: ${EXTRAS[*]} (in $WORK; $("$PYTHON" --version 2>&1))"
 for extra in "${EXTRAS[@]}"; do
     if ! declare -F "check_$extra" >/dev/null; then
-        echo "FAILED $extra: unknown extra (checked: llm rl ray render)"
+        echo "FAILED $extra: unknown extra (checked: llm rl ray render agents)"
         failures=$((failures + 1))
         continue
     fi

@@ -1,5 +1,5 @@
 """The viewer's pages in a real browser: Playwright for Python driving Debian's ``chromium`` package
-(scripts/setup_browsers.sh installs it; ``ARENA_CHROMIUM`` names another Chromium executable), and
+(scripts/setup_test_tools.sh installs it; ``ARENA_CHROMIUM`` names another Chromium executable), and
 Firefox's own headless screenshots (``firefox_screenshot``; ``ARENA_FIREFOX`` names another executable).
 
 ``chromium_browser`` is one headless browser per test process; ``page`` a fresh context and tab per
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-MISSING = ("no Chromium for the browser tests: apt-get install chromium (scripts/setup_browsers.sh) "
+MISSING = ("no Chromium for the browser tests: apt-get install chromium (scripts/setup_test_tools.sh) "
            "or set ARENA_CHROMIUM, and pip install playwright")
 
 
@@ -57,7 +57,7 @@ def page(chromium_browser: Any) -> Iterator[Any]:
     assert not errors, f"JavaScript errors on the page: {errors}"
 
 
-FIREFOX_MISSING = ("no Firefox for the browser tests: apt-get install firefox-esr (scripts/setup_browsers.sh) "
+FIREFOX_MISSING = ("no Firefox for the browser tests: apt-get install firefox-esr (scripts/setup_test_tools.sh) "
                    "or set ARENA_FIREFOX")
 
 

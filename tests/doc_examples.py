@@ -146,7 +146,9 @@ class Example:
 
     @property
     def needs_llm(self) -> bool:
-        return any(word in self.code.lower() for word in ("vllm:", "arena serve", "setup_llm", "start_vllm", "smollm2"))
+        code = self.code.lower()
+        return bool(re.search(r"arena serve(?!-agent)", code)) or any(
+            word in code for word in ("vllm:", "setup_llm", "start_vllm", "smollm2"))
 
     @property
     def needs_ray(self) -> bool:

@@ -13,6 +13,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+def child_env() -> dict[str, str]:
+    """The environment of a child process: this repository first on ``PYTHONPATH``, then the caller's
+    entries (a folder of the installed metadata that a checkout being tested puts there)."""
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path}
+
+
 def arena_command(env: str, players: str, episodes: int, out: Path) -> list[str]:
     """``arena run`` of ``episodes`` of ``env`` into ``out`` (seed 9, no progress bar)."""
     return [sys.executable, "-m", "arena_envs.cli", "run", env, "--players", players,
@@ -21,7 +28,7 @@ def arena_command(env: str, players: str, episodes: int, out: Path) -> list[str]
 
 def run_in_repo(command: list[str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """``command`` run to its end from the repository (on ``PYTHONPATH``), its output captured."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = child_env()
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -45,7 +52,7 @@ def signal_during_run(command: list[str], out: Path, at_least: int, sig: int,
     """Start ``command``, send it ``sig`` once ``at_least`` episodes are committed under ``out`` and
     wait for its end; returns its exit status and stderr. ``before_signal(pid)`` is called just
     before the signal."""
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = child_env()
     with subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as proc:
         def committed() -> bool:
             if finished_count(out) >= at_least:

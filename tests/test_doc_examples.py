@@ -30,6 +30,7 @@ from tests.doc_examples import (
 )
 from tests.llm_helpers import free_port, one_core
 from tests.outside_data import REFERENCE_DATA, require
+from tests.process_helpers import child_env
 
 EXAMPLES = all_examples()
 RUNNABLE = [e for e in EXAMPLES if e.lang in RUN_LANGS]
@@ -129,7 +130,7 @@ def test_documented_example_runs(example: Example, request: pytest.FixtureReques
     ray_address = request.getfixturevalue("ray_local").address if RAY_ADDRESS.search(example.code) else None
     code = localize(scaled(example), server_url=server_url, own_port=own_port, model_dir=str(smollm2_dir()),
                     raw_results=None if raw_results is None else str(raw_results), ray_address=ray_address)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
+    env = dict(child_env(), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
                MPLBACKEND="Agg", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     if server_url is not None:
         env["ARENA_VLLM_URL"] = server_url

@@ -14,7 +14,7 @@ OUTSIDE = {
     r"\.\./shared\b|\bshared/specs\b": "../shared is not in the repository",
 }
 #: the folders of Python source whose texts users read (tests may cite the specs they check against)
-SOURCE_FOLDERS = ("arena_envs", "llm_policies", "baselines", "scripts", "benchmarks", "examples")
+SOURCE_FOLDERS = ("arena_envs", "llm_policies", "baselines", "agent_service", "scripts", "benchmarks", "examples")
 
 
 def prose_lines(path: Path) -> list[tuple[int, str]]:

@@ -29,7 +29,7 @@ import arena_envs
 PACKAGE = "arena_envs"
 LAYERS = ("core", "games", "analysis", "runner", "evaluation", "rl", "view", "cli")
 NOT_GAMES = {"core", "analysis", "runner", "evaluation", "rl", "view"}
-FORBIDDEN = ("baselines", "llm_policies")
+FORBIDDEN = ("baselines", "llm_policies", "agent_service")
 HEAVY = ("torch", "matplotlib", "pygame", "vllm", "transformers", "stable_baselines3", "tensorflow", "pandas", "arch",
          "scipy")
 

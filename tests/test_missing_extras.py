@@ -18,9 +18,9 @@ import pytest
 from arena_envs.cli import main
 from tests.process_helpers import run_in_repo
 
-#: Top-level modules of the extras llm, vllm, rl, ray and render: what a base install lacks.
-HIDDEN = ("httpx", "openai", "transformers", "torch", "gguf", "accelerate", "safetensors", "xgrammar", "vllm",
-          "stable_baselines3", "sb3_contrib", "tensorboard", "ray", "imageio", "imageio_ffmpeg")
+#: Top-level modules of the extras llm, vllm, rl, ray, render and agents: what a base install lacks.
+HIDDEN = ("httpx", "starlette", "uvicorn", "openai", "transformers", "torch", "gguf", "accelerate", "safetensors",
+          "xgrammar", "vllm", "stable_baselines3", "sb3_contrib", "tensorboard", "ray", "imageio", "imageio_ffmpeg")
 
 #: Run as ``python -c BOOTSTRAP JSON``: hides HIDDEN, runs each command line through ``arena``'s
 #: ``main`` and imports each module, then prints every outcome as JSON.
@@ -82,6 +82,8 @@ def commands(out: Path, tank: Path) -> list[tuple[list[str], str, str]]:
         (run("hf:org/model,rule,rule"), "the hf: player", "llm"),
         (["eval", VLLM, "--out", str(out / "eval")], "the vllm: player", "llm"),
         (["serve", str(out / "model")], "arena serve", "llm"),
+        (run("agent:http://127.0.0.1:9,rule,rule"), "the agent: player", "agents"),
+        (["serve-agent", "auction_v0", "rule"], "arena serve-agent", "agents"),
         (run("vllm-local:org/model,rule,rule"), "the vllm-local: player", "vllm"),
         (run("sb3:/nonexistent.zip,rule,rule"), "the sb3: player", "rl"),
         (["train", "auction_v0", "--opponents", "rule*2", "--steps", "8", "--out", str(out / "train")],
@@ -99,6 +101,8 @@ MODULES: dict[str, str | None] = {
     "llm_policies": None, "llm_policies.specs": None, "baselines.rl.envs": None,
     "llm_policies.backends.openai_http": "llm", "llm_policies.serve": "llm", "baselines.rl.train": "rl",
     "baselines.rl.sb3_policy": "rl", "baselines.rllib.train": "ray", "baselines.rllib.policy": "ray",
+    "agent_service.protocol": None, "agent_service.openapi": None, "agent_service.serve_agent": None,
+    "agent_service.transport": "agents", "agent_service.specs": "agents", "agent_service.server": "agents",
 }
 
 

@@ -66,7 +66,7 @@ class Needs(NamedTuple):
 PREFIX_NEEDS: dict[str, Needs] = {
     "vllm": Needs("llm", ("httpx",)), "hf": Needs("llm", ("torch", "transformers")),
     "vllm-local": Needs("vllm", ("vllm",)), "sb3": Needs("rl", ("torch", "stable_baselines3", "sb3_contrib")),
-    "rllib": Needs("ray", ("ray", "torch"))}
+    "rllib": Needs("ray", ("ray", "torch")), "agent": Needs("agents", ("httpx",))}
 
 #: spec prefix -> "module:TABLE" of its declared options (group ``arena_envs.policy_options``).
 OPTIONS: dict[str, str] = _group(OPTIONS_GROUP)
@@ -75,7 +75,7 @@ OPTIONS: dict[str, str] = _group(OPTIONS_GROUP)
 COMMANDS: dict[str, str] = _group(COMMAND_GROUP)
 
 #: pip extra of this project that a command needs, named when it is missing or its import fails.
-COMMAND_EXTRAS: dict[str, str] = {"serve": "llm", "train": "rl", "train-rllib": "ray"}
+COMMAND_EXTRAS: dict[str, str] = {"serve": "llm", "train": "rl", "train-rllib": "ray", "serve-agent": "agents"}
 
 
 def policy_names(env: str) -> list[str]:
