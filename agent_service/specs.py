@@ -16,13 +16,13 @@ import asyncio
 import math
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import parse_qsl
 
 from agent_service.spec_options import SPEC_OPTIONS
 from arena_envs.core.answers import excerpt
 from arena_envs.core.extras import needs_extra
 from arena_envs.core.policy import Policy
+from arena_envs.runner.policy_specs import query_options
+from llm_policies.event_loops import run_to_end
 from llm_policies.retry import MAX_ATTEMPTS, Backoff, Retryable
 from llm_policies.server_settings import check_timeout, server_url
 from llm_policies.types import BackendError
@@ -53,11 +53,7 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
     if kind.strip() != "agent" or not sep:
         raise ValueError(f"an agent spec must start with 'agent:', got {excerpt(spec)}")
     target, _, query = rest.partition("?")
-    options: dict[str, str] = {}
-    for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
-        if key in options:
-            raise ValueError(f"option {excerpt(key)} given twice in {excerpt(spec)}")
-        options[key] = value
+    options = query_options(query, spec)
     unknown = sorted(set(options) - set(SPEC_OPTIONS["agent"]))
     if unknown:
         raise ValueError(f"unknown option(s) {excerpt(unknown)} in {excerpt(spec)}; allowed for agent: "
@@ -111,12 +107,7 @@ def _blocking(client: AgentClient, seconds: float) -> Health:
                 last = err
             await asyncio.sleep(PROBE_INTERVAL)
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(probe())
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(probe())).result()
+    return run_to_end(probe)
 
 
 def _token_headers(variable: str) -> dict[str, str]:

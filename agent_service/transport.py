@@ -25,6 +25,7 @@ with needs_extra("agents", __name__):
 
 from agent_service.protocol import ProtocolError, decode, encode, read
 from arena_envs.core.policy import PolicyFault
+from llm_policies.event_loops import close_clients
 from llm_policies.retry import Backoff, Retryable, with_retries
 from llm_policies.types import BackendError, BackendUnavailable
 
@@ -127,13 +128,4 @@ class AgentClient:
     def close(self) -> None:
         clients = list(self._clients.values())
         self._clients = weakref.WeakKeyDictionary()
-        for client in clients:
-            if client.is_closed:
-                continue
-            try:
-                asyncio.get_running_loop().create_task(client.aclose())
-            except RuntimeError:  # no loop running: close on a fresh one
-                try:
-                    asyncio.run(client.aclose())
-                except RuntimeError:
-                    pass
+        close_clients(clients)

@@ -22,11 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl
 
 from arena_envs.core.answers import excerpt
 from arena_envs.core.extras import MissingExtra, needs_extra
 from arena_envs.core.policy import Policy
+from arena_envs.runner.policy_specs import query_options
 from llm_policies.cpu_cores import check_threads
 from llm_policies.retry import MAX_ATTEMPTS, Backoff
 from llm_policies.server_settings import check_timeout, server_url
@@ -72,11 +72,7 @@ def parse_target(spec: str) -> LLMTarget:
         raise ValueError(f"LLM policy spec must start with one of {sorted(_BACKEND_OPTIONS)} and ':', "
                          f"got {excerpt(spec)}")
     target, _, query = rest.partition("?")
-    options: dict[str, str] = {}
-    for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
-        if key in options:
-            raise ValueError(f"option {excerpt(key)} given twice in {excerpt(spec)}")
-        options[key] = value
+    options = query_options(query, spec)
     allowed = _POLICY_OPTIONS | _BACKEND_OPTIONS[kind]
     unknown = sorted(set(options) - allowed)
     if unknown:

@@ -150,7 +150,8 @@ def test_make_policy_resolves_the_registry():
     assert isinstance(rule, RuleBidder) and rule.K == 5
     assert isinstance(make_policy("random", "any_env_v0"), RandomPolicy)
     assert isinstance(make_policy("human", "auction_v0"), HumanPolicy)
-    with pytest.raises(SpecError, match=r"unknown policy 'rule' for tiny_v0; available: human, random, hf:\.\.\."):
+    with pytest.raises(SpecError,
+                       match=r"unknown policy 'rule' for tiny_v0; available: human, random, agent:\.\.\., hf:\.\.\."):
         make_policy("rule", "tiny_v0")
     with pytest.raises(SpecError, match="unknown argument Q=1; accepted: K=4"):
         make_policy("rule:Q=1", "auction_v0")

@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import parse_qsl
 
 from arena_envs.core import Policy
 from arena_envs.core.answers import EXCERPT_CHARS, excerpt
@@ -136,6 +137,17 @@ def parse_arguments(text: str, what: str) -> dict[str, Any]:
             raise SpecError(f"argument {excerpt(key)} given twice in policy spec {excerpt(what)}")
         kwargs[key] = parse_value(value.strip())
     return kwargs
+
+
+def query_options(query: str, spec: str) -> dict[str, str]:
+    """A prefix spec's ``?OPTIONS`` (``key=value`` joined by ``&``, URL-encoded) as a dict; a malformed
+    query, or an option given twice (naming ``spec``), is a ``ValueError``."""
+    options: dict[str, str] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
+        if key in options:
+            raise ValueError(f"option {excerpt(key)} given twice in {excerpt(spec)}")
+        options[key] = value
+    return options
 
 
 def load_object(path: str) -> Any:

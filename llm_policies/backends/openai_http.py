@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any
 
 from arena_envs.core.extras import needs_extra
 
@@ -17,6 +15,7 @@ with needs_extra("llm", __name__):
     import httpx
 
 from arena_envs.core.answers import EXCERPT_CHARS, AnswerConstraint, excerpt
+from llm_policies.event_loops import close_clients, run_to_end
 from llm_policies.retry import Backoff, Retryable, with_retries
 from llm_policies.server_settings import check_timeout, server_url
 from llm_policies.types import DEFAULT_URL, BackendError, BackendUnavailable, ChatRequest, ChatResponse
@@ -24,7 +23,6 @@ from llm_policies.types import DEFAULT_URL, BackendError, BackendUnavailable, Ch
 DEFAULT_BACKOFF = Backoff()  # frozen, so one shared default is safe
 #: The longest reply body read, decompressed (a chat completion of thousands of tokens takes tens of KiB).
 MAX_REPLY_BYTES = 16 * 1024 * 1024
-T = TypeVar("T")
 
 
 class MalformedReply(BackendError):
@@ -225,7 +223,7 @@ class OpenAIHTTPBackend:
         """One ``GET /models`` within ``timeout`` seconds in all (synchronous): :class:`BackendUnavailable`
         when the server cannot be reached or lists models without this one."""
         try:
-            response = _blocking(lambda: self._probe(timeout))
+            response = run_to_end(lambda: self._probe(timeout))
         except (httpx.HTTPError, asyncio.TimeoutError) as err:
             raise BackendUnavailable(
                 f"cannot reach the OpenAI-compatible server at {self.base_url} ({_failure(err, timeout)}); "
@@ -246,7 +244,7 @@ class OpenAIHTTPBackend:
         ``timeout`` s in all); grammars are the server's (structured outputs)."""
         reported: Any = None
         try:
-            response = _blocking(lambda: self._probe(timeout))
+            response = run_to_end(lambda: self._probe(timeout))
             entries = reply_json(response).get("data", []) if response.status_code < 400 else []
             reported = next((e for e in entries if isinstance(e, dict) and e.get("id") == self.model), None)
         except (httpx.HTTPError, asyncio.TimeoutError, MalformedReply, AttributeError, TypeError):
@@ -274,7 +272,8 @@ class OpenAIHTTPBackend:
         return served is not None and (not served or self.model in served)
 
     async def _probe(self, timeout: float) -> httpx.Response:
-        """``GET /models`` on a client of its own (for :func:`_blocking`'s fresh event loop)."""
+        """``GET /models`` on a client of its own (for the fresh event loop of
+        :func:`~llm_policies.event_loops.run_to_end`)."""
         async with httpx.AsyncClient(headers=self._headers) as client:
             return await self._get_models(client, timeout)
 
@@ -285,27 +284,7 @@ class OpenAIHTTPBackend:
 
     def close(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
-            if client.is_closed:
-                continue
-            try:
-                asyncio.get_running_loop().create_task(client.aclose())
-            except RuntimeError:  # no loop running: close on a fresh one
-                try:
-                    asyncio.run(client.aclose())
-                except RuntimeError:
-                    pass
-
-
-def _blocking(probe: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """``probe()`` run to its end from synchronous code, on a fresh event loop: in this thread, or in a
-    helper thread when this one already runs a loop (an async caller of a synchronous method)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(probe())
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(probe())).result()
+        close_clients(clients)
 
 
 def _failure(err: Exception, timeout: float) -> str:
