@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every extra installs what its features use. For each extra named (default: llm rl ray render agents),
+# Every extra installs what its features use. For each extra named (default: llm rl ray render agents view),
 # a fresh venv gets `pip install -e ".[EXTRA]"` (that extra alone, over the base dependencies), and
 # that extra's features are then run for real, in seconds each:
 #   llm     the hf: player (SmolLM2 from scripts/setup_llm.sh's folder) plays a short
@@ -14,7 +14,9 @@
 #   render  `arena run tank_battle_v0` then `arena replay` to an MP4 (through imageio-ffmpeg), and
 #           `arena run --record` (MP4s drawn after the run);
 #   agents  `arena serve-agent` serving a rule player on a free local port and `arena run` with an
-#           `agent:URL` seat in a Who is Spy tournament.
+#           `agent:URL` seat in a Who is Spy tournament;
+#   view    `arena view --export` of a short run (the index and the episodes' pages written), and
+#           `arena view` serving it on a free local port (its index fetched).
 # The vllm extra is not checked here: it is the stack of scripts/setup_llm.sh, which the tests use.
 # Prints one `ok EXTRA: feature` or `FAILED EXTRA: feature: reason` line per feature (a failure's
 # last log lines follow, indented), `note EXTRA: feature: ...` when a passing feature printed a
@@ -29,7 +31,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 MODEL="${ARENA_SMOLLM2_DIR:-${ARENA_CACHE_DIR:-$HOME/.cache/arena_envs}/smollm2-135m-instruct}"
 LIMIT="${ARENA_CHECK_TIMEOUT:-300}"
-if (($#)); then EXTRAS=("$@"); else EXTRAS=(llm rl ray render agents); fi
+if (($#)); then EXTRAS=("$@"); else EXTRAS=(llm rl ray render agents view); fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/arena-check-extras.XXXXXX")"
 cleanup() {
@@ -261,12 +263,55 @@ check_agents() {
     feature "arena serve-agent and an agent:URL seat (who_is_spy_v0, 2 episodes)" agents_tournament
 }
 
+# ---------------------------------------------------------------- view
+view_run() {
+    [[ -f "$out/view-run/episodes.jsonl" ]] && return 0
+    arena run guess_two_thirds_v0 --players "random*10" --episodes 2 --no-progress --out "$out/view-run"
+}
+
+view_export() {
+    view_run || return 1
+    arena view "$out/view-run" --export "$out/site" || return 1
+    [[ -f "$out/site/index.html" ]] || fail "no index.html in the export"
+    [[ "$(find "$out/site" -name 'episode-*.html' | wc -l)" == 2 ]] || fail "the export does not hold 2 episode pages"
+}
+
+view_serve() {
+    local port server rc
+    view_run || return 1
+    port="$(py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    "$venv/bin/arena" view "$out/view-run" --port "$port" >>"$log" 2>&1 &
+    server=$!
+    # the index, asked again for up to 60 s while the server starts
+    run_logged "$log" "$venv/bin/python" -c "
+import sys, time, urllib.request
+deadline = time.monotonic() + 60
+while True:
+    try:
+        page = urllib.request.urlopen('http://127.0.0.1:$port/', timeout=5).read().decode()
+        break
+    except OSError:
+        if time.monotonic() > deadline:
+            raise
+        time.sleep(0.5)
+sys.exit(0 if 'guess_two_thirds_v0' in page else 'the index does not list the run')"
+    rc=$?
+    kill "$server"
+    wait "$server" 2>/dev/null
+    return "$rc"
+}
+
+check_view() {
+    feature "arena view --export of a guess_two_thirds_v0 run" view_export
+    feature "arena view serving it on 127.0.0.1" view_serve
+}
+
 # ---------------------------------------------------------------- main
 total_start=$SECONDS
 echo "checking extras: ${EXTRAS[*]} (in $WORK; $("$PYTHON" --version 2>&1))"
 for extra in "${EXTRAS[@]}"; do
     if ! declare -F "check_$extra" >/dev/null; then
-        echo "FAILED $extra: unknown extra (checked: llm rl ray render agents)"
+        echo "FAILED $extra: unknown extra (checked: llm rl ray render agents view)"
         failures=$((failures + 1))
         continue
     fi
