@@ -13,7 +13,6 @@ policies of one agent share one client, so concurrent episodes share its connect
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import time
 
@@ -21,7 +20,7 @@ from agent_service.spec_options import SPEC_OPTIONS
 from arena_envs.core.answers import excerpt
 from arena_envs.core.extras import needs_extra
 from arena_envs.core.policy import Policy
-from arena_envs.runner.policy_specs import query_options
+from arena_envs.runner.policy_specs import option_number, query_options
 from llm_policies.event_loops import run_to_end
 from llm_policies.retry import MAX_ATTEMPTS, Backoff, Retryable
 from llm_policies.server_settings import check_timeout, server_url
@@ -59,8 +58,8 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
         raise ValueError(f"unknown option(s) {excerpt(unknown)} in {excerpt(spec)}; allowed for agent: "
                          f"{sorted(SPEC_OPTIONS['agent'])}")
     url = server_url(target.strip())
-    timeout = check_timeout(_float(options, "timeout", 30.0), "option timeout")
-    retries = _int(options, "retries", 4)
+    timeout = check_timeout(option_number(options, "timeout", float, 30.0), "option timeout")
+    retries = option_number(options, "retries", int, 4)
     if not 1 <= retries <= MAX_ATTEMPTS:
         raise ValueError(f"option retries (attempts in all) must be from 1 to {MAX_ATTEMPTS}, got {retries}")
     token_env = options.get("token_env", "")
@@ -122,24 +121,3 @@ def _token_headers(variable: str) -> dict[str, str]:
     if not (token.isascii() and token.isprintable()) or any(c.isspace() for c in token):
         raise ValueError(f"the token in ${variable} must be printable ASCII without spaces")
     return {"Authorization": f"Bearer {token}"}
-
-
-def _float(options: dict[str, str], key: str, default: float) -> float:
-    if key not in options:
-        return default
-    try:
-        value = float(options[key])
-    except ValueError:
-        raise ValueError(f"option {key} must be a number, got {excerpt(options[key])}") from None
-    if not math.isfinite(value):
-        raise ValueError(f"option {key} must be a finite number, got {excerpt(options[key])}")
-    return value
-
-
-def _int(options: dict[str, str], key: str, default: int) -> int:
-    if key not in options:
-        return default
-    try:
-        return int(options[key])
-    except ValueError:
-        raise ValueError(f"option {key} must be an integer, got {excerpt(options[key])}") from None

@@ -15,7 +15,6 @@ batch.
 from __future__ import annotations
 
 import importlib.util
-import math
 import os
 import re
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from typing import Any
 from arena_envs.core.answers import excerpt
 from arena_envs.core.extras import MissingExtra, needs_extra
 from arena_envs.core.policy import Policy
-from arena_envs.runner.policy_specs import query_options
+from arena_envs.runner.policy_specs import option_number, query_options
 from llm_policies.cpu_cores import check_threads
 from llm_policies.retry import MAX_ATTEMPTS, Backoff
 from llm_policies.server_settings import check_timeout, server_url
@@ -154,8 +153,8 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
         raise ValueError(f"option(s) {misplaced} apply to the trading agents only, not agent={agent}, "
                          f"in {excerpt(spec)}")
     common: dict[str, Any] = {
-        "temperature": _number(options, "temperature", float, 0.5 if trading else 0.0),
-        "max_tokens": _number(options, "max_tokens", int, 64 if trading else 256),
+        "temperature": option_number(options, "temperature", float, 0.5 if trading else 0.0),
+        "max_tokens": option_number(options, "max_tokens", int, 64 if trading else 256),
         "guided": guided != "0",
     }
     if agent == "generic":
@@ -163,7 +162,7 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
 
         policy: Policy = LLMPolicy(backend, system_prompt=options.get("system", DEFAULT_SYSTEM_PROMPT),
                                    persona=options.get("persona"), cot=_flag(options, "cot", False),
-                                   cot_max_tokens=_number(options, "cot_max_tokens", int, 512), **common)
+                                   cot_max_tokens=option_number(options, "cot_max_tokens", int, 512), **common)
     elif agent == "aucarena":
         if env_name not in (None, "auction_v0"):
             raise ValueError(f"agent=aucarena plays auction_v0 only, not {env_name}")
@@ -171,7 +170,7 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
 
         policy = AucArenaBidder(backend, plan=options.get("plan", "adaptive"), desire=options.get("desire"),
                                 cot=_flag(options, "cot", True),
-                                cot_max_tokens=_number(options, "cot_max_tokens", int, 384),
+                                cot_max_tokens=option_number(options, "cot_max_tokens", int, 384),
                                 correct_belief=_flag(options, "belief", True), **common)
     elif trading:
         policy = _trading_agent(agent, backend, options, common, env_name, spec)
@@ -192,9 +191,9 @@ def _trading_agent(agent: str, backend: Backend, options: dict[str, str], common
         raise ValueError(f"option(s) {others} do not apply to agent={agent} in {excerpt(spec)}")
     from llm_policies.trading import AGENTS
 
-    kwargs: dict[str, Any] = {key: options[key] if kind is str else _number(options, key, kind, None)
+    kwargs: dict[str, Any] = {key: options[key] if kind is str else option_number(options, key, kind, None)
               for key, kind in extra.items() if key in options}
-    return AGENTS[agent](backend, max_retries=_number(options, "max_retries", int, 3),
+    return AGENTS[agent](backend, max_retries=option_number(options, "max_retries", int, 3),
                          seeded=_flag(options, "seeded", True), **common, **kwargs)
 
 
@@ -219,7 +218,7 @@ def check_local_model(target: LLMTarget) -> None:
                          "or a Hugging Face model id (org/name)")
     for key, kind in (("max_batch", int), ("window", float), ("max_model_len", int)):
         if key in _BACKEND_OPTIONS[target.kind]:
-            _number(target.options, key, kind, 0)
+            option_number(target.options, key, kind, 0)
     if "enforce_eager" in _BACKEND_OPTIONS[target.kind]:
         _flag(target.options, "enforce_eager", False)
     if "threads" in _BACKEND_OPTIONS[target.kind]:
@@ -245,9 +244,9 @@ def _vllm(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend
 def _vllm_local(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
     from llm_policies.backends.vllm_local import VLLMLocalBackend
 
-    return VLLMLocalBackend(model, max_batch=_number(options, "max_batch", int, 64),
-                            window=_number(options, "window", float, 0.02),
-                            max_model_len=_number(options, "max_model_len", int, 8192),
+    return VLLMLocalBackend(model, max_batch=option_number(options, "max_batch", int, 64),
+                            window=option_number(options, "window", float, 0.02),
+                            max_model_len=option_number(options, "max_model_len", int, 8192),
                             enforce_eager=_flag(options, "enforce_eager", False))
 
 
@@ -257,8 +256,8 @@ def _hf(model: str, urls: tuple[str, ...], options: dict[str, str]) -> Backend:
     threads = _threads(options)
     try:
         return TransformersBackend(model, device=options.get("device", "cpu"), dtype=options.get("dtype", "auto"),
-                                   max_batch=_number(options, "max_batch", int, 16),
-                                   window=_number(options, "window", float, 0.02), threads=threads)
+                                   max_batch=option_number(options, "max_batch", int, 16),
+                                   window=option_number(options, "window", float, 0.02), threads=threads)
     except (OSError, ValueError) as err:  # transformers' "not found / cannot download / not a model" errors
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(f"model {excerpt(model)} cannot be loaded ({reason}); hf: takes a local model folder or a "
@@ -288,27 +287,14 @@ def _flag(options: dict[str, str], key: str, default: bool) -> bool:
     return _BOOL[value]
 
 
-def _number(options: dict[str, str], key: str, kind: type, default: Any) -> Any:
-    """Option ``key`` read as ``kind`` (a float must be finite), else ``default`` when it is not given."""
-    if key not in options:
-        return default
-    try:
-        value = kind(options[key])
-    except ValueError:
-        raise ValueError(f"option {key} must be {kind.__name__}, got {excerpt(options[key])}") from None
-    if kind is float and not math.isfinite(value):
-        raise ValueError(f"option {key} must be a finite number, got {excerpt(options[key])}")
-    return value
-
-
 def _timeout(options: dict[str, str]) -> float:
     """The ``timeout`` option: seconds > 0, at most a day."""
-    return check_timeout(_number(options, "timeout", float, 120.0), "option timeout")
+    return check_timeout(option_number(options, "timeout", float, 120.0), "option timeout")
 
 
 def _retries(options: dict[str, str]) -> int:
     """The ``retries`` option: the attempts in all, from 1 to ``MAX_ATTEMPTS``."""
-    value: int = _number(options, "retries", int, 4)
+    value: int = option_number(options, "retries", int, 4)
     if not 1 <= value <= MAX_ATTEMPTS:
         raise ValueError(f"option retries (attempts in all) must be from 1 to {MAX_ATTEMPTS}, "
                          f"got {excerpt(options['retries'])}")
@@ -317,12 +303,12 @@ def _retries(options: dict[str, str]) -> int:
 
 def _threads(options: dict[str, str]) -> int | None:
     """The ``threads`` option (hf): 1 to the cores this process may run on; None when not given."""
-    value = _number(options, "threads", int, None)
+    value = option_number(options, "threads", int, None)
     return None if value is None else check_threads(value, "option threads")
 
 
 def _seconds(options: dict[str, str], key: str, default: float) -> float:
-    value = _number(options, key, float, default)
+    value = option_number(options, key, float, default)
     if not value > 0:
         raise ValueError(f"option {key} must be a number of seconds > 0, got {excerpt(options[key])}")
     return float(value)

@@ -15,10 +15,11 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from arena_envs.core import Policy
@@ -27,6 +28,7 @@ from arena_envs.core.arguments import MAX_SEATS
 from arena_envs.core.extras import MissingExtra, install_command, needs_extra
 from arena_envs.runner import policy_registry as registry
 
+N = TypeVar("N", int, float)
 _REPEAT = re.compile(r"^(?P<spec>.+)\*(?P<count>\d+)$")
 _OPEN = {"[": "]", "{": "}", "(": ")"}
 
@@ -148,6 +150,20 @@ def query_options(query: str, spec: str) -> dict[str, str]:
             raise ValueError(f"option {excerpt(key)} given twice in {excerpt(spec)}")
         options[key] = value
     return options
+
+
+def option_number(options: dict[str, str], key: str, kind: type[N], default: Any) -> N | Any:
+    """Option ``key`` of a prefix spec read as ``kind`` (``int`` or ``float``; a float must be finite), or
+    ``default`` when it is not given; a bad value is a ``ValueError`` naming the option."""
+    if key not in options:
+        return default
+    try:
+        value = kind(options[key])
+    except ValueError:
+        raise ValueError(f"option {key} must be {kind.__name__}, got {excerpt(options[key])}") from None
+    if kind is float and not math.isfinite(float(value)):  # type: ignore[arg-type]
+        raise ValueError(f"option {key} must be a finite number, got {excerpt(options[key])}")
+    return value
 
 
 def load_object(path: str) -> Any:

@@ -258,7 +258,7 @@ class Viewer:
                            observations=observations,
                            block_missing=block is None, previous=near[0], next=near[1],
                            page=index // PAGE_SIZE, seats=list(entry.get("seats", {}) or {}),
-                           games=sorted(p.name for p in _games_folder().glob("*.js") if p.name != "registry.js"))
+                           games=GAME_SCRIPTS)
 
     def evaluation_page(self, evaluation_id: str) -> str:
         evaluation: cat.Evaluation = self._lookup("evaluations", evaluation_id)
@@ -298,8 +298,9 @@ def _count(value: Any) -> int:
     return value if type(value) is int else 0
 
 
-def _games_folder() -> Path:
-    return Path(__file__).parent / "static" / "games"
+#: the game views' scripts an episode page loads after static/games/registry.js (the package's files)
+GAME_SCRIPTS = sorted(p.name for p in (Path(__file__).parent / "static" / "games").glob("*.js")
+                      if p.name != "registry.js")
 
 
 def _leader(board: Any) -> str | None:
