@@ -7,6 +7,11 @@ failed attempt, retried with backoff; when none succeeds the policy raises, and 
 line with its finished episodes kept, as with an LLM server. An answer whose action the game cannot
 read is the game's invalid answer (asked again, then its fallback), never an exception. ``trace()``
 gives the seat's telemetry: latency, attempts, the explanation and the served policy's own trace.
+
+With ``follow`` the policy watches the episode's moves (:meth:`Policy.watch`): the start carries the
+seed the game was reset with and each request the moves since the previous one, so that the agent
+can play its own copy of the game in step with the arena's (an agent whose policy reads the game's
+live state). The agent then knows everything the game knows, hidden information included.
 """
 from __future__ import annotations
 
@@ -34,8 +39,9 @@ class AgentPolicy(Policy):
     name = "agent"
 
     def __init__(self, client: AgentClient, *, provenance: Mapping[str, Any] | None = None,
-                 env_settings: Mapping[str, Any] | None = None):
+                 env_settings: Mapping[str, Any] | None = None, follow: bool = False):
         self.client = client
+        self.watches_moves = follow  # sends the agent the game's seed and every move
         self.label = f"agent:{client.url}"
         self._provenance = dict(provenance or {})
         if env_settings:
@@ -51,6 +57,9 @@ class AgentPolicy(Policy):
         self._started = False
         self._step = 0
         self._trace: dict[str, Any] = {}
+        self._env_seed: int | None = None
+        self._moves: list[tuple[str, Any]] | None = None
+        self._sent = 0  # the moves the agent has
 
     def bind(self, env: Any) -> None:
         if env is not self._env:
@@ -66,6 +75,10 @@ class AgentPolicy(Policy):
         self._started = False
         self._step = 0
         self._trace = {}
+        self._env_seed, self._moves, self._sent = None, None, 0
+
+    def watch(self, env_seed: int | None, moves: list[tuple[str, Any]]) -> None:
+        self._env_seed, self._moves = env_seed, moves
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
         return run_sync(self.aact(observation, info))
@@ -79,9 +92,10 @@ class AgentPolicy(Policy):
             info=jsonable(info), deadline_s=self.client.timeout, text=text, observation=numeric, action_mask=mask,
             constraint=None if constraint is None else constraint.to_dict(),
             choices=list(constraint.choices) if constraint is not None and constraint.kind == "choice" else None,
-            episode=_episode())
+            episode=_episode(), **self._new_moves())
         self._step += 1
         answer, attempts, seconds = await self.client.call("/act", decision, Answer)
+        self._report(answer.reports)
         self._trace = self._telemetry(seconds, attempts, answer.trace)
         if answer.explanation is not None:
             self._trace["explanation"] = answer.explanation
@@ -91,8 +105,9 @@ class AgentPolicy(Policy):
         await self._start()
         text, numeric, mask = _split(observation)
         end = End(protocol=PROTOCOL_VERSION, session=self._session, info=jsonable(info), text=text,
-                  observation=numeric, action_mask=mask)
+                  observation=numeric, action_mask=mask, **self._new_moves())
         finished, attempts, seconds = await self.client.call("/end", end, Finished)
+        self._report(finished.reports)
         self._trace = self._telemetry(seconds, attempts, finished.trace)
         return finished.worked
 
@@ -121,10 +136,34 @@ class AgentPolicy(Policy):
     async def _start(self) -> None:
         if self._started:
             return
+        if self.watches_moves and self._moves is None:
+            raise PolicyFault("an agent: seat with follow=1 sends the agent every move, which only the arena's runner "
+                              "(arena run, eval, tournament) gives it")
         start = Start(protocol=PROTOCOL_VERSION, session=self._session, game=self._game, env_kwargs=self._kwargs,
-                      seat=self._seat, seed=self._seed, episode=_episode())
+                      seat=self._seat, seed=self._seed, episode=_episode(), env_seed=self._env_seed)
         await self.client.call("/start", start, dict)
         self._started = True
+
+    def _report(self, reports: list[Any] | None) -> None:
+        """Make the served policy's report calls on this game (only its ``REPORTS`` methods, for this seat)."""
+        allowed: frozenset[str] = getattr(self._env, "REPORTS", frozenset())
+        for report in reports or ():
+            if not (isinstance(report, list) and len(report) == 3 and report[0] in allowed
+                    and isinstance(report[1], list) and report[1][:1] == [self._seat] and isinstance(report[2], dict)):
+                raise PolicyFault(f"the agent reports {excerpt(report)}; a report is [method, args, kwargs] with a "
+                                  f"method of {sorted(allowed)} and this seat ({self._seat}) first in args")
+            try:
+                getattr(self._env, report[0])(*report[1], **report[2])
+            except (TypeError, ValueError, KeyError) as err:
+                raise PolicyFault(f"the agent's report {excerpt(report)} does not fit this game: "
+                                  f"{excerpt(str(err), 200)}") from None
+
+    def _new_moves(self) -> dict[str, Any]:
+        """The moves the agent has not had (following only), as the fields of the next request."""
+        if self._moves is None:
+            return {}
+        first, self._sent = self._sent, len(self._moves)
+        return {"moves": [[seat, jsonable(action)] for seat, action in self._moves[first:]], "moves_from": first}
 
     def _telemetry(self, seconds: float, attempts: int, served: dict[str, Any] | None) -> dict[str, Any]:
         trace: dict[str, Any] = {"backend": self.label, "latency_s": round(seconds, 4), "attempts": attempts}

@@ -60,6 +60,11 @@ def _doc(text: str, max_length: int | None = None) -> dict[str, Any]:
 _PROTOCOL = _doc("the protocol version of the sender (this is version 1)")
 _SESSION = _doc("the arena's id of one seat in one episode, chosen anew for each", MAX_NAME_CHARS)
 _EPISODE = _doc("the episode's number in the run, where the arena knows it")
+_MOVES = _doc("following only: the episode's moves from number moves_from on, each [seat, action as JSON] (a null "
+              "action: a done seat's step), up to this request")
+_REPORTS = _doc("the calls of the game's report methods the served policy made (an AucArena bidder's plan and "
+                "beliefs), each [method, args, kwargs]; the arena makes them on its game, for the seat's own")
+_MOVES_FROM = _doc("following only: the number of the first move in moves (the episode's first is 0)")
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,9 @@ class Health:
         "environment keyword arguments it needs (a trained model's settings)"))
     provenance: dict[str, Any] = field(default_factory=dict, metadata=_doc(
         "what the run records about it (model, version...)"))
+    follows: bool = field(default=False, metadata=_doc(
+        "it needs the game's seed and every move (it plays a copy of the game); the arena sends them only to an "
+        "agent: spec with follow=1"))
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,8 @@ class Start:
     seed: int | None = field(metadata=_doc(
         "the seat's policy seed for this episode: all its randomness should come from it"))
     episode: int | None = field(default=None, metadata=_EPISODE)
+    env_seed: int | None = field(default=None, metadata=_doc(
+        "following only: the seed the arena reset the game with (with it the game's hidden state is known)"))
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,8 @@ class Decision:
     choices: list[str] | None = field(default=None, metadata=_doc(
         "every valid text answer, where they are finitely many"))
     episode: int | None = field(default=None, metadata=_EPISODE)
+    moves: list[Any] | None = field(default=None, metadata=_MOVES)
+    moves_from: int = field(default=0, metadata=_MOVES_FROM)
 
 
 @dataclass(frozen=True)
@@ -124,6 +136,7 @@ class Answer:
     trace: dict[str, Any] | None = field(default=None, metadata=_doc(
         'details of the decision for the step log (a served policy\'s trace; "fallback": true marks the policy\'s '
         "own default)"))
+    reports: list[Any] | None = field(default=None, metadata=_REPORTS)
 
 
 @dataclass(frozen=True)
@@ -136,6 +149,8 @@ class End:
     text: str | None = field(default=None, metadata=_doc("the seat's last prompt text", MAX_TEXT_CHARS))
     observation: list[Any] | None = field(default=None, metadata=_doc("the last numeric observation"))
     action_mask: list[Any] | None = field(default=None, metadata=_doc("the last action mask"))
+    moves: list[Any] | None = field(default=None, metadata=_MOVES)
+    moves_from: int = field(default=0, metadata=_MOVES_FROM)
 
 
 @dataclass(frozen=True)
@@ -145,6 +160,7 @@ class Finished:
     worked: bool = field(default=False, metadata=_doc(
         "whether the agent did end-of-episode work whose trace belongs in the step log"))
     trace: dict[str, Any] | None = field(default=None, metadata=_doc("that work's details"))
+    reports: list[Any] | None = field(default=None, metadata=_REPORTS)
 
 
 #: path -> (method, request message or None, answer message), the protocol's endpoints.
@@ -257,7 +273,8 @@ def _json_type(hint: Any) -> str:
 def jsonable(value: Any, depth: int = 0) -> Any:
     """``value`` as JSON values: NumPy arrays and tuples as lists, NumPy scalars as numbers, mapping keys
     as strings, a non-finite float as ``None`` (not JSON), an object with a ``to_dict()`` as what that gives,
-    any other object as its ``str``; nesting
+    a dataclass (a native action such as the trading game's ``Order``) as its fields, any other object as its
+    ``str``; nesting
     deeper than 64 levels as ``None``."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
@@ -276,4 +293,6 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):  # a game's structured view (the trading game's snapshot)
         return jsonable(to_dict(), depth + 1)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a game's native action (an Order)
+        return {f.name: jsonable(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)}
     return str(value)

@@ -5,10 +5,17 @@ copy of the game, built from the registered game name and the settings the start
 is data: only the served game is built, and its settings go to its constructor, never to anything
 that imports or runs). The policy is bound to that copy, then reset with the seat and the policy
 seed of the start: so a rule policy that reads the game's fixed settings through ``bind`` (its
-language, lexicon, action mode, feature names, sizes) sees what it sees in-process. The copy is not
-stepped: a policy that reads the game's live state through the environment at each decision (the
-tank battle's rule players read ``env.world``) cannot be served: its first such read is a 422 that
-stops the run. An LLM policy's answer constraint is the one the decision carries.
+language, lexicon, action mode, feature names, sizes) sees what it sees in-process. An LLM policy's
+answer constraint is the one the decision carries.
+
+A policy that reads the game's live state (``Policy.follows_game``: the tank battle's players read
+``env.world``) needs a copy that plays along: the health answer says ``follows``, and the arena (an
+``agent:`` spec with ``follow=1``) then sends the seed it reset the game with and every move. Such a
+session's copy is reset with that seed and steps each move; the policy gets the copy's own observation
+and info, and a copy whose seat to move or text differs from the arena's is a 422 (they play different
+games). Without the moves, a read of the live state is a 422 that stops the run. The calls of the game's
+report methods (``REPORTS``: the AucArena bidder's plans and beliefs, which its metrics count) go back
+with the answer, and the arena makes them on its own game.
 
 A repeated step of a session is a retry: it gets the answer already given, never a second decision.
 """
@@ -45,6 +52,7 @@ from arena_envs.core.answers import AnswerConstraint, excerpt
 from arena_envs.core.extras import needs_extra
 from arena_envs.core.policy import Policy, PolicyFault
 from arena_envs.registration import make
+from arena_envs.runner.replay import native_action
 
 with needs_extra("agents", __name__):
     from starlette.applications import Starlette
@@ -72,13 +80,57 @@ LIVE_STATE = frozenset({"game", "world", "history", "record"})
 
 
 class ServedEnv:
-    """What the served policy is bound to: the server's copy of the game, whose ``answer_constraint`` is
-    the one of the decision at hand. The copy is not stepped (the arena's game is), so reading its live
-    state (:data:`LIVE_STATE`) is a :class:`PolicyFault`: such a policy cannot be served."""
+    """What the served policy is bound to: the server's copy of the game (``made``, as built; ``env``,
+    unwrapped), whose ``answer_constraint`` is the one of the decision at hand. Unless it follows the
+    arena's game (:meth:`follow`) the copy is not stepped, so reading its live state
+    (:data:`LIVE_STATE`) is a :class:`PolicyFault`: such a policy cannot be served without the moves."""
 
-    def __init__(self, env: Any):
-        self.env = env
+    def __init__(self, made: Any):
+        self.made = made
+        self.env = made.unwrapped
         self.constraint: AnswerConstraint | None = None
+        self.following = False
+        self.applied = 0  # the moves of the episode the copy took
+        self.reports: list[list[Any]] = []  # the calls of the game's report methods since the last answer
+
+    def follow(self, seed: int) -> None:
+        """Reset the copy with the arena's seed; from now on it steps the arena's moves."""
+        self.made.reset(seed=seed)
+        self.following, self.applied = True, 0
+
+    def catch_up(self, moves: list[Any] | None, first: int, seat: str,
+                 text: str | None) -> tuple[Any, dict[str, Any]]:
+        """Step the copy with the moves it has not taken (``moves`` numbered from ``first``) and give its own
+        observation and info of ``seat``, which must be the seat to move (or to finish), with ``text`` (the
+        arena's prompt, where sent) its observation's text."""
+        if moves is None:
+            raise ProtocolError("a followed session's request must carry its moves")
+        if first > self.applied:
+            raise Refused(409, f"the moves start at {first}, but this copy of the game has taken {self.applied}")
+        for move in moves[self.applied - first:]:
+            if not (isinstance(move, list) and len(move) == 2 and isinstance(move[0], str)):
+                raise ProtocolError(f"a move must be [seat, action], got {excerpt(move)}")
+            self._agrees(move[0], f"move {self.applied}")
+            try:
+                self.made.step(native_action(move[1]))
+            except Exception as err:
+                raise PolicyFault(f"its copy of the game cannot take move {self.applied} ({excerpt(move)}): "
+                                  f"{type(err).__name__}: {excerpt(str(err), 200)}") from None
+            self.applied += 1
+        self._agrees(seat, f"the decision after move {self.applied}")
+        observation, _, _, _, info = self.made.last()
+        own = observation.get("text") if isinstance(observation, dict) else observation
+        if text is not None and isinstance(own, str) and own != text:
+            raise PolicyFault(f"its copy of the game shows {seat} another text than the arena after move "
+                              f"{self.applied}: the two play different games (other data or code?)")
+        return observation, info
+
+    def _agrees(self, seat: str, where: str) -> None:
+        """The copy has ``seat`` to move, as the arena has."""
+        selected = self.env.agent_selection
+        if selected != seat:
+            raise PolicyFault(f"at {where} the arena has {excerpt(seat)} to move, its copy of the game "
+                              f"{excerpt(selected)}: the two play different games")
 
     def answer_constraint(self, agent: str | None = None) -> AnswerConstraint | None:
         return self.constraint
@@ -89,10 +141,26 @@ class ServedEnv:
         return self
 
     def __getattr__(self, name: str) -> Any:
-        if name in LIVE_STATE:
+        if name in LIVE_STATE and not self.following:
             raise PolicyFault(f"it reads env.{name}, the game's live state, which an agent service's copy of the "
-                              "game does not follow: play this policy in-process")
-        return getattr(self.env, name)
+                              "game follows only with the moves: give the agent: spec follow=1")
+        value = getattr(self.env, name)
+        if name in getattr(self.env, "REPORTS", ()):
+            return self._reported(name, value)
+        return value
+
+    def _reported(self, name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        """``method`` (a report to the game), noting each call for the answer."""
+        def report(*args: Any, **kwargs: Any) -> Any:
+            result = method(*args, **kwargs)
+            self.reports.append([name, jsonable(list(args)), jsonable(kwargs)])
+            return result
+        return report
+
+    def take_reports(self) -> list[list[Any]] | None:
+        """The report calls since the last answer (None: none), forgotten here."""
+        reports, self.reports = self.reports, []
+        return reports or None
 
 
 class Session:
@@ -113,7 +181,8 @@ class AgentService:
         first = build(spec, game)
         name = spec if len(spec) <= MAX_HEALTH_NAME else spec[:MAX_HEALTH_NAME - 3] + "..."
         self.health = Health(protocol=PROTOCOL_VERSION, name=name, games=[game],
-                             env_settings=jsonable(dict(first.env_settings)), provenance=jsonable(first.provenance()))
+                             env_settings=jsonable(dict(first.env_settings)), provenance=jsonable(first.provenance()),
+                             follows=bool(first.follows_game))
         self._policies: list[Policy] = [first]
         self._views: dict[str, list[ServedEnv]] = {}
         self._sessions: OrderedDict[str, Session] = OrderedDict()
@@ -166,6 +235,8 @@ class AgentService:
         view = free.pop() if free else ServedEnv(self._game_copy(start.env_kwargs))
         policy = self._policies.pop() if self._policies else self.build(self.spec, self.game)
         try:
+            if start.env_seed is not None:
+                view.follow(start.env_seed)
             policy.bind(view)
             policy.reset(start.seat, start.seed)
         except Exception:
@@ -185,11 +256,17 @@ class AgentService:
             if session.last is not None and decision.step < session.last[0]:
                 raise Refused(409, f"step {decision.step} of session {excerpt(decision.session)} is past")
             session.view.constraint = _constraint(decision.constraint)
-            observation = _observation(session.view, session.seat, decision.text, decision.observation,
-                                       decision.action_mask)
-            action = await session.policy.aact(observation, decision.info)
+            if session.view.following:
+                observation, info = session.view.catch_up(decision.moves, decision.moves_from, session.seat,
+                                                          decision.text)
+            else:
+                observation, info = _observation(session.view, session.seat, decision.text, decision.observation,
+                                                 decision.action_mask), decision.info
+            session.view.reports.clear()
+            action = await session.policy.aact(observation, info)
             trace = session.policy.trace()
-            answer = encode(Answer(action=jsonable(action), trace=jsonable(trace) if trace else None))
+            answer = encode(Answer(action=jsonable(action), trace=jsonable(trace) if trace else None,
+                                   reports=session.view.take_reports()))
             session.last = (decision.step, answer)
             return answer
 
@@ -199,10 +276,16 @@ class AgentService:
             return self._ended[end.session]
         session = self._session(end.session)
         async with session.lock:
-            observation = _observation(session.view, session.seat, end.text, end.observation, end.action_mask)
-            worked = await session.policy.afinish(observation, end.info)
+            if session.view.following:
+                observation, info = session.view.catch_up(end.moves, end.moves_from, session.seat, end.text)
+            else:
+                observation, info = _observation(session.view, session.seat, end.text, end.observation,
+                                                 end.action_mask), end.info
+            session.view.reports.clear()
+            worked = await session.policy.afinish(observation, info)
             trace = session.policy.trace() if worked else None
-            answer = encode(Finished(worked=bool(worked), trace=jsonable(trace) if trace else None))
+            answer = encode(Finished(worked=bool(worked), trace=jsonable(trace) if trace else None,
+                                     reports=session.view.take_reports()))
         if self._sessions.pop(end.session, None) is session:  # not dropped meanwhile (then released already)
             self._release(session)
         self._ended[end.session] = answer
@@ -217,13 +300,14 @@ class AgentService:
         return session
 
     def _release(self, session: Session) -> None:
+        session.view.following = False
         self._policies.append(session.policy)
         self._views.setdefault(session.kwargs_key, []).append(session.view)
 
     def _game_copy(self, kwargs: dict[str, Any]) -> Any:
         """The served game built with the announced settings and reset once; a bad setting is a 400."""
         try:
-            env = make(self.game, **kwargs).unwrapped
+            env = make(self.game, **kwargs)
             env.reset(seed=0)
         except (TypeError, ValueError, KeyError) as err:
             raise Refused(400, f"cannot build {self.game} with {excerpt(kwargs)}: {excerpt(str(err), 300)}") from None

@@ -4,5 +4,5 @@ through the ``arena_envs.policy_options`` entry point without importing httpx);
 from __future__ import annotations
 
 SPEC_OPTIONS: dict[str, dict[str, str]] = {
-    "agent": {"timeout": "30", "retries": "4", "token_env": "none"},
+    "agent": {"timeout": "30", "retries": "4", "token_env": "none", "follow": "0"},
 }

@@ -2,13 +2,16 @@
 
     agent:http://127.0.0.1:9000                    the agent at that address
     agent:http://10.0.0.5:9000/wis?timeout=10&retries=2&token_env=WIS_TOKEN
+    agent:http://127.0.0.1:9001?follow=1          an agent that plays its own copy of the game
 
 Options (a URL query, ``key=value`` joined by ``&``): ``timeout`` (seconds for each attempt of a
 request, the deadline the agent is told), ``retries`` (attempts in all, 1 to 100) and ``token_env``
 (the name of an environment variable holding a bearer token; the token itself never appears in a
-spec, a log or the results folder). Before the first episode the agent must answer ``GET /health``
-(once per process and agent; it is given :data:`HEALTH_TIMEOUT` seconds to start listening); the
-policies of one agent share one client, so concurrent episodes share its connections.
+spec, a log or the results folder) and ``follow`` (1: send the agent the game's seed and every
+move, which an agent that says it follows the game needs). Before the first episode the agent must
+answer ``GET /health`` (once per process and agent; it is given :data:`HEALTH_TIMEOUT` seconds to
+start listening); the policies of one agent share one client, so concurrent episodes share its
+connections.
 """
 from __future__ import annotations
 
@@ -68,10 +71,17 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
     if client is None:
         client = _CLIENTS[client_key] = AgentClient(url, timeout=timeout, backoff=Backoff(attempts=retries),
                                              headers=_token_headers(token_env))
+    follow = option_number(options, "follow", int, 0)
+    if follow not in (0, 1):
+        raise ValueError(f"option follow must be 0 or 1, got {follow}")
     told = health(client)
     if told.games and env_name is not None and env_name not in told.games:
         raise ValueError(f"agent at {url} plays {excerpt(told.games)}, not {env_name}")
-    policy = AgentPolicy(client, provenance={"name": told.name, **told.provenance}, env_settings=told.env_settings)
+    if told.follows and not follow:
+        raise ValueError(f"agent at {url} plays its own copy of the game and needs its seed and every move, which tell "
+                         "it everything the game knows (hidden information included): add ?follow=1 to send them")
+    policy = AgentPolicy(client, provenance={"name": told.name, **told.provenance}, env_settings=told.env_settings,
+                         follow=bool(follow))
     policy.name = spec
     return policy
 

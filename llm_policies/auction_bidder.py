@@ -40,6 +40,7 @@ MAX_CORRECTIONS = 4
 
 class AucArenaBidder(LLMPolicyBase):
     name = "aucarena"
+    follows_game = True  # reads env.game and env.record
 
     def __init__(self, backend: Backend, *, plan: str = "adaptive", desire: str | None = None, cot: bool = True,
                  correct_belief: bool = True, temperature: float = 0.0, max_tokens: int = 256,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -17,11 +18,16 @@ import httpx
 import pytest
 
 from agent_service.protocol import jsonable
+from agent_service.server import ServedEnv
 from agent_service.spec_options import SPEC_OPTIONS
 from arena_envs.cli import main
+from arena_envs.core.policy import PolicyFault
 from arena_envs.registration import make
+from arena_envs.runner.line_json import to_json
 from arena_envs.runner.policy_specs import make_policy
+from arena_envs.trading.accounting import Order
 from tests.agent_helpers import comparable, serve_agent_process, served
+from tests.llm_helpers import OWN_ENGINE
 from tests.process_helpers import REPO, child_env, finished_count, wait_until
 
 WIS = "who_is_spy_v0"
@@ -182,16 +188,141 @@ def test_a_served_agent_that_dies_mid_run_stops_it_and_a_restarted_one_resumes_i
     assert comparable(out, {spec: "random"}) == comparable(local, {})
 
 
-def test_a_served_policy_that_reads_the_live_game_stops_the_run_as_its_own_fault(tmp_path, capsys) -> None:
-    """The tank battle's rule player reads ``env.world`` at every decision: the service's copy of the game
-    does not follow the play, so the service refuses (422) and the run stops, saying resuming will not help."""
-    with served("tank_battle_v0", "rule") as agent:
-        spec = f"agent:{agent.url}"
-        status, err = arena_run(capsys, "tank_battle_v0", spec, tmp_path / "r", 1)
-    line = err.splitlines()[0]
-    assert status == 1 and line.startswith(f"arena: run stopped: policy '{spec}' raised in episode 0"), err
-    assert "PolicyFault" in line and "HTTP 422" in line and "reads env.world" in line, line
-    assert "resuming will not help" in err
+# ------------------------------------------------------------------------------------ following the game
+
+FOLLOWED = [  # game, served spec (a policy that reads the live game), the other players, env args
+    ("tank_battle_v0", "rule", "random,npc,random,npc,npc", ["stage=7"]),  # reads env.world
+    ("trading_v0", "sma_crossover", "buy_and_hold,random,momentum", []),  # reads info["snapshot"]; answers Orders
+]
+
+
+@pytest.mark.parametrize("game, spec, others, env_args", FOLLOWED, ids=[f[0] for f in FOLLOWED])
+def test_a_served_policy_that_reads_the_live_game_follows_it_with_the_moves_and_plays_the_same(
+        game: str, spec: str, others: str, env_args: list[str], tmp_path, capsys) -> None:
+    """Its health says it follows the game: without follow=1 the run refuses before any episode; with it
+    the service's copy steps every move and the results are the in-process ones, concurrent episodes too."""
+    extra = [x for arg in env_args for x in ("--env-arg", arg)]
+    with served(game, spec) as agent:
+        bare = f"agent:{agent.url}"
+        status, err = arena_run(capsys, game, f"{bare},{others}", tmp_path / "refused", 1, *extra)
+        line = err.splitlines()[0]
+        assert status == 2 and line.startswith(f"arena: error: policy spec '{bare}': ") and "?follow=1" in line, err
+        assert not (tmp_path / "refused" / "episodes.jsonl").exists()
+        label = f"{bare}?follow=1"
+        status, err = arena_run(capsys, game, f"{label},{others}", tmp_path / "http", 3, "--concurrency", "2", *extra)
+        assert status == 0, err
+    assert arena_run(capsys, game, f"{spec},{others}", tmp_path / "local", 3, *extra)[0] == 0
+    served_lines = comparable(tmp_path / "http", {label: spec})
+    assert served_lines == comparable(tmp_path / "local", {}) and len(served_lines) > 20
+
+
+def test_the_step_log_and_the_protocol_carry_an_order_as_its_fields() -> None:
+    """The trading game's native action ``{symbol: Order}`` crosses as JSON fields, which the game reads back."""
+    env = make("trading_v0")
+    env.reset(seed=0)
+    raw = env.unwrapped
+    order = {"SPX": Order("BUY", 0.3125)}
+    fields = jsonable(order)
+    assert fields == json.loads(to_json(order)) == {"SPX": {"kind": "BUY", "size": 0.3125, "target": None}}
+    env.step(fields)
+    assert raw.last_move.orders == (Order("BUY", 0.3125),) and not raw.infos[raw.agents[0]].get("invalid_action")
+
+
+def test_a_followed_session_whose_copy_plays_another_game_is_refused() -> None:
+    """The moves say who moved; a copy with another seat to move, or another text, is a 422 (not retried)."""
+    game = "tank_battle_v0"
+    env = make(game)
+    env.reset(seed=5)
+    seat = env.agent_selection
+    observation, *_ = env.last()
+    with served(game, "rule") as agent, httpx.Client(base_url=agent.url, timeout=10) as client:
+        for session, moves, text, expected in [
+                ("a", [["tank_9", 0]], None, "at move 0 the arena has 'tank_9' to move"),
+                ("b", [], "another prompt", "another text than the arena"),
+                ("c", None, None, "must carry its moves")]:
+            start = {"protocol": 1, "session": session, "game": game, "env_kwargs": {}, "seat": seat, "seed": 1,
+                     "env_seed": 5}
+            assert client.post("/start", json=start).status_code == 200
+            answer = client.post("/act", json={"protocol": 1, "session": session, "game": game, "seat": seat,
+                                               "step": 0, "info": {}, "deadline_s": 5, "moves": moves,
+                                               "text": text})
+            assert answer.status_code in (400, 422) and expected in answer.json()["error"], answer.text
+        good = {"protocol": 1, "session": "d", "game": game, "env_kwargs": {}, "seat": seat, "seed": 1, "env_seed": 5}
+        assert client.post("/start", json=good).status_code == 200
+        answer = client.post("/act", json={"protocol": 1, "session": "d", "game": game, "seat": seat, "step": 0,
+                                           "info": {}, "deadline_s": 5, "moves": [],
+                                           "text": observation["text"] if isinstance(observation, dict) else None})
+        assert answer.status_code == 200 and "#Operation" in answer.json()["action"], answer.text
+
+
+def test_an_unfollowed_copy_refuses_a_read_of_the_live_game() -> None:
+    view = ServedEnv(make("tank_battle_v0"))
+    assert view.stage is view.env.stage  # the fixed settings read through
+    with pytest.raises(PolicyFault, match=r"reads env\.world, the game's live state"):
+        view.world  # noqa: B018
+
+
+class JsonHandler(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible server's handler: one model, ``m``; subclasses answer ``POST``."""
+
+    def do_GET(self) -> None:
+        self._reply({"object": "list", "data": [{"id": "m", "object": "model"}]})
+
+    def _reply(self, data: object) -> None:
+        body = json.dumps(data).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+MIN_BID = re.compile(r"\"I bid \$X!\" with (\d+) <= X")
+
+
+class BidderHandler(JsonHandler):
+    """A scripted model of the AucArena bidder's calls: the fixed belief for a JSON request, the minimum
+    valid bid for a bid, withdrawal when asked to choose, a plan otherwise."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        guided = body.get("structured_outputs") or {}
+        if "json" in guided:
+            text = json.dumps({"remaining_budget": 0, "total_profits": {}, "winning_bids": {}})
+        elif "choice" in guided:
+            text = "I'm out!" if "I'm out!" in guided["choice"] else guided["choice"][0]
+        elif "regex" in guided:
+            text = f"I bid ${MIN_BID.findall(body['messages'][-1]['content'])[-1]}!"
+        else:
+            text = "A plan: bid on the cheap items."
+        self._reply({"choices": [{"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": text}}],
+                     "usage": {"prompt_tokens": 5, "completion_tokens": 3}})
+
+
+def test_a_served_aucarena_bidder_follows_the_auction_and_bids_as_in_process(tmp_path, capsys) -> None:
+    """The AucArena bidder reads ``env.game`` and ``env.record`` (its hammer and belief texts)."""
+    pytest.importorskip("llm_policies.backends.openai_http")
+    chat = http.server.ThreadingHTTPServer(("127.0.0.1", 0), BidderHandler)
+    chat.daemon_threads = True
+    threading.Thread(target=chat.serve_forever, args=(0.05,), daemon=True).start()
+    try:
+        llm = f"vllm:m@http://127.0.0.1:{chat.server_port}/v1?agent=aucarena"
+        with served("auction_v0", llm) as agent:
+            label = f"agent:{agent.url}?follow=1"
+            status, err = arena_run(capsys, "auction_v0", f"{label},rule,rule", tmp_path / "http", 2)
+            assert status == 0, err
+        assert arena_run(capsys, "auction_v0", f"{llm},rule,rule", tmp_path / "local", 2)[0] == 0
+    finally:
+        chat.shutdown()
+        chat.server_close()
+    served_lines = comparable(tmp_path / "http", {label: llm})
+    assert served_lines == comparable(tmp_path / "local", {})
+    bids = [json.loads(line) for line in served_lines if '"policy": "vllm:' in line]
+    assert any(str(b["action"]).startswith("I bid $") for b in bids), bids[:3]
 
 
 # ------------------------------------------------------------------------------------ specs
@@ -257,8 +388,8 @@ def test_a_repeated_step_is_a_retry_and_gets_the_same_answer() -> None:
                     "deadline_s": 5, "text": observation["text"]}
         answers = {client.post("/act", json=decision).content for _ in range(3)}
         assert len(answers) == 1
-        assert client.post("/end", json={"protocol": 1, "session": "s", "info": {}}).json() == {"worked": False,
-                                                                                             "trace": None}
+        assert client.post("/end", json={"protocol": 1, "session": "s", "info": {}}).json() == {
+            "worked": False, "trace": None, "reports": None}
 
 
 def test_a_token_is_asked_and_never_written_to_the_results(tmp_path, capsys, monkeypatch) -> None:
@@ -313,11 +444,8 @@ class ChatServer(http.server.ThreadingHTTPServer):
         self.constraints: list[object] = []
 
 
-class ChatHandler(http.server.BaseHTTPRequestHandler):
+class ChatHandler(JsonHandler):
     server: ChatServer
-
-    def do_GET(self) -> None:
-        self._reply({"object": "list", "data": [{"id": "m", "object": "model"}]})
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -328,17 +456,6 @@ class ChatHandler(http.server.BaseHTTPRequestHandler):
         self._reply({"choices": [{"index": 0, "finish_reason": "stop",
                                   "message": {"role": "assistant", "content": json.dumps(answer)}}],
                      "usage": {"prompt_tokens": 5, "completion_tokens": 3}})
-
-    def _reply(self, data: object) -> None:
-        body = json.dumps(data).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 def test_a_served_llm_policy_gets_the_decisions_constraint_and_seed(tmp_path, capsys) -> None:
@@ -368,3 +485,35 @@ def test_a_long_spec_is_served_under_a_name_the_protocol_accepts(tmp_path, capsy
         told = make_policy(f"agent:{agent.url}", WIS).provenance()["agent"]
         status, err = arena_run(capsys, WIS, f"agent:{agent.url},rule,{RULES}", tmp_path / "r", 1)
     assert len(told["name"]) == 200 and told["name"].endswith("...") and status == 0, err
+
+
+@pytest.mark.llm
+@pytest.mark.slow
+@OWN_ENGINE
+def test_a_served_transformers_model_plays_as_in_process(tmp_path, capsys) -> None:
+    """``hf:`` (SmolLM2 on transformers, in this process) behind the agent protocol: the same prompts,
+    constraints and call seeds give the same answers."""
+    from llm_policies.local_stack import smollm2_dir
+
+    spec = f"hf:{smollm2_dir()}?dtype=float32&temperature=0.7"
+    extra = ("--env-arg", "n_players=3", "--env-arg", "n_rounds=4")
+    with served("el_farol_v0", spec) as agent:
+        label = f"agent:{agent.url}"
+        status, err = arena_run(capsys, "el_farol_v0", f"{label},always_go,always_stay", tmp_path / "http", 1, *extra)
+        assert status == 0, err
+    assert arena_run(capsys, "el_farol_v0", f"{spec},always_go,always_stay", tmp_path / "local", 1, *extra)[0] == 0
+    played = comparable(tmp_path / "http", {label: spec})
+    assert played == comparable(tmp_path / "local", {}) and len(played) > 8
+
+
+def test_arena_eval_grades_an_agent_as_the_same_policy_in_process(tmp_path, capsys) -> None:
+    """``arena eval agent:URL``: the report card of a served policy is the one of the policy in-process."""
+    with served("el_farol_v0", "random") as agent:
+        capsys.readouterr()
+        assert main(["eval", f"agent:{agent.url}", "--games", "el_farol_v0", "--quick", "--out",
+                     str(tmp_path / "http"), "--no-progress"]) == 0
+    assert main(["eval", "random", "--games", "el_farol_v0", "--quick", "--out", str(tmp_path / "local"),
+                 "--no-progress"]) == 0
+    cards = [json.loads((tmp_path / name / "card.json").read_text()) for name in ("http", "local")]
+    assert cards[0]["games"] == cards[1]["games"] and cards[0]["games"]["el_farol_v0"]
+    assert cards[0]["provenance"]["games"]["el_farol_v0"]["model"]["backend"] == "agent"

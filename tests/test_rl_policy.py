@@ -119,3 +119,20 @@ def test_evaluate_and_arena_run_play_the_same_first_game(trained, tmp_path):
                   tmp_path)
     [episode] = summary.episodes
     assert row.learner.score == episode["metrics"]["agents"]["bidder_1"]["score"] == row.returns[0] != 0
+
+
+def test_a_model_served_by_arena_serve_agent_plays_as_in_process(trained, tmp_path, capsys):
+    """``sb3:`` behind the agent protocol: the numeric observation and the mask travel, the seat's seed too
+    (the sampled variant draws from it)."""
+    pytest.importorskip("agent_service.server")
+    from tests.agent_helpers import comparable, served
+
+    for name, spec in (("greedy", f"sb3:{trained}"), ("sampled", f"sb3:{trained}+deterministic=false")):
+        with served("auction_v0", spec) as agent:
+            label = f"agent:{agent.url}"
+            assert cli.main(["run", "auction_v0", "--players", f"{label},rule,rule", "--episodes", "3", "--seed", "5",
+                             "--out", str(tmp_path / f"http-{name}"), "--no-progress", "--no-plots"]) == 0
+        assert cli.main(["run", "auction_v0", "--players", f"{spec},rule,rule", "--episodes", "3", "--seed", "5",
+                         "--out", str(tmp_path / f"local-{name}"), "--no-progress", "--no-plots"]) == 0
+        played = comparable(tmp_path / f"http-{name}", {label: spec})
+        assert played == comparable(tmp_path / f"local-{name}", {}) and len(played) > 10

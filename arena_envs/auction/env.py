@@ -21,7 +21,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -44,6 +44,10 @@ class AuctionEnv(TextAECEnv):
 
     # a plain attribute in PettingZoo's AECEnv, so not a ClassVar
     metadata = {"name": "auction_v0", "render_modes": ["ansi", "human"], "is_parallelizable": False}
+    #: The methods a policy calls to tell the game something its metrics count (a plan, a belief), each
+    #: taking the reporting seat first: an agent service passes such calls on its copy of the game to
+    #: the arena's game.
+    REPORTS: ClassVar[frozenset[str]] = frozenset({"check_belief", "record_plan"})
 
     # the episode's state, set by reset()
     record: EpisodeRecord

@@ -9,6 +9,12 @@ details of the last decision, or of the finishing work, (raw LLM text, token cou
 step log. A policy that needs the environment built in a certain way (a trained network: the
 settings it was trained with) says so in ``env_settings``; a policy that cannot play as it is raises
 :class:`PolicyFault`.
+
+Two flags concern playing in another process (an agent service, ``docs/agents.md``): a policy that
+reads the game's live state (the environment's changing attributes, or objects in ``info`` that
+JSON does not carry) sets ``follows_game``; a policy that plays through its own copy of the game
+sets ``watches_moves``, and the runner then calls :meth:`Policy.watch` after ``reset`` with the
+episode's environment seed and the list it appends every step's ``(agent, action)`` to.
 """
 from __future__ import annotations
 
@@ -40,11 +46,24 @@ class Policy:
     #: its own arguments leave them out, and refuses, before any episode, a run that sets them otherwise.
     env_settings: Mapping[str, Any] = MappingProxyType({})
 
+    #: True when the policy reads the game's live state through the bound environment or objects of
+    #: ``info`` (the tank battle's ``env.world``, the trading game's ``info["snapshot"]``): served as an
+    #: agent, its service must follow the game move by move.
+    follows_game: bool = False
+
+    #: True when the policy wants every move of the episode (:meth:`watch`).
+    watches_moves: bool = False
+
     def bind(self, env: AECEnv) -> None:
         """Called once per episode before :meth:`reset`; ``env`` is the unwrapped environment."""
 
     def reset(self, agent: str, seed: int | None = None) -> None:
         """Start a new episode in seat ``agent``; all randomness must come from ``seed``."""
+
+    def watch(self, env_seed: int | None, moves: list[tuple[str, Any]]) -> None:
+        """Called after :meth:`reset` when ``watches_moves``: the episode's environment was reset with
+        ``env_seed``, and the runner appends each step's ``(agent, action)`` to ``moves`` (``None``
+        for a done agent's step) right after the environment took it."""
 
     def act(self, observation: Any, info: dict[str, Any]) -> Any:
         raise NotImplementedError(f"{type(self).__name__} implements neither act nor aact")

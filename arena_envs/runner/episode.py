@@ -110,6 +110,11 @@ class EpisodePlayer:
                     seat_policy[agent].reset(agent, seeds.seats[j])
                 except Exception as err:
                     raise _policy_failed(seat_label[agent], agent, episode, step, err) from err
+            moves: list[tuple[str, Any]] | None = None  # every step's move, for policies that watch them
+            for watcher in seat_policy.values():
+                if watcher.watches_moves:
+                    moves = [] if moves is None else moves
+                    watcher.watch(seeds.env, moves)
             while raw.agents:  # read from the raw env: a wrapper's attribute lookup costs more than a step
                 agent = raw.agent_selection
                 observation, _, termination, truncation, info = env.last()
@@ -124,12 +129,16 @@ class EpisodePlayer:
                     if worked:  # the seat's end-of-episode work gets a step-log line with no action
                         lines.finish(step, agent, policy.trace())
                     env.step(None)
+                    if moves is not None:
+                        moves.append((agent, None))
                     continue
                 try:
                     action = policy.act(observation, info) if sync_act else await policy.aact(observation, info)
                 except Exception as err:
                     raise _policy_failed(seat_label[agent], agent, episode, step, err) from err
                 env.step(action)
+                if moves is not None:
+                    moves.append((agent, action))
                 if returns is not None:
                     for other, reward in raw.rewards.items():
                         returns[other] += float(reward)

@@ -8,6 +8,7 @@ seats and keys encoded once per run.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -19,13 +20,17 @@ from arena_envs.core.records import jsonable
 
 
 def to_jsonable(value: Any) -> Any:
-    """``json.dumps`` fallback: numpy scalars and arrays become Python values, anything else its repr."""
+    """``json.dumps`` fallback: numpy scalars and arrays become Python values, a dataclass (a native
+    action such as the trading game's ``Order``, which the game reads back) its fields, anything else
+    its repr."""
     if isinstance(value, np.ndarray):  # the usual case: an action of a Box or MultiDiscrete space
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=repr)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     return repr(value)
 
 

@@ -11,9 +11,11 @@ Observations: ``text``, ``observation`` (``8·N + 3`` features, :mod:`arena_envs
 ``action_mask`` in discrete mode; ``infos[agent]["snapshot"]`` for rule policies. Actions: a
 ``str`` (:mod:`arena_envs.trading.parser`), the native action (``discrete``: ``Discrete(3)`` /
 ``MultiDiscrete([3]*N)``, 0 HOLD, 1 BUY, 2 SELL; ``weights``: a ``Box`` of target exposures), an
-:class:`~arena_envs.trading.accounting.Order` (for every asset), a ``{symbol: Order | str}`` dict or
-a JSON-form dict. An unreadable answer is asked again up to ``max_retries`` times, then the
-fallback applies (HOLD everywhere, or TARGET 0 with ``invalid_action="flat"``) and counts as INVALID.
+:class:`~arena_envs.trading.accounting.Order` (for every asset), a ``{symbol: Order | str}`` dict, an
+order as its fields (``{"kind": "BUY", "size": 0.5, "target": null}``, alone or per symbol: how a step
+log and an agent service write an Order) or a JSON-form dict. An unreadable answer is asked again up
+to ``max_retries`` times, then the fallback applies (HOLD everywhere, or TARGET 0 with
+``invalid_action="flat"``) and counts as INVALID.
 """
 from __future__ import annotations
 
@@ -419,9 +421,15 @@ class TradingEnv(TextAECEnv):
                                           f"text, an action index, target exposures, an Order or a dict", "bad_type")
 
     def _from_mapping(self, agent: str, action: Mapping[Any, Any]) -> Move:
-        """``{symbol: Order}`` (missing assets HOLD); anything else is read as the JSON form."""
+        """``{symbol: Order}`` (missing assets HOLD), an order's fields ``{"kind", "size", "target"}`` in place
+        of an Order (the JSON form of a native action: what a step log and an agent service carry);
+        anything else is read as the JSON answer text."""
         if action and action.keys() <= self._asset_set and all(type(v) is Order for v in action.values()):
             return Move(tuple(action.get(sym, HOLD) for sym in self.assets))  # the common case, as below
+        if _order_fields(action):
+            return Move((_order(action),) * self.n_assets)
+        if action and all(_order_fields(v) for v in action.values()):
+            action = {sym: _order(v) for sym, v in action.items()}
         upper = {str(k).upper(): v for k, v in action.items()}
         if upper and all(isinstance(v, Order) for v in upper.values()):
             unknown = sorted(set(upper) - set(self.assets))
@@ -574,3 +582,25 @@ class TradingEnv(TextAECEnv):
             exposure = " ".join(f"{s} {e:+.2f}" for s, e in zip(self.assets, acct.exposure))
             lines.append(f"{a}: equity {acct.equity:.2f} ({tx.pct(acct.cumulative_return)}) exposure {exposure}")
         return "\n".join(lines)
+
+
+_ORDER_FIELDS = frozenset({"kind", "size", "target"})
+
+
+def _order_fields(value: Any) -> bool:
+    """Whether ``value`` is an order written as its fields (a JSON object with ``kind``)."""
+    return isinstance(value, Mapping) and "kind" in value and value.keys() <= _ORDER_FIELDS
+
+
+def _order(fields: Mapping[str, Any]) -> Order:
+    """The :class:`Order` of its fields; fields no order has are an illegal answer."""
+    values = [fields.get(name) for name in ("kind", "size", "target")]
+    if not isinstance(values[0], str) or not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+                                                 for v in values[1:]):
+        raise InvalidAnswer("illegal", f"an order's kind is a string and its size and target numbers, got "
+                                       f"{excerpt(dict(fields))}", "bad_order")
+    try:
+        return Order(values[0], None if values[1] is None else float(values[1]),
+                     None if values[2] is None else float(values[2]))
+    except ValueError as err:
+        raise InvalidAnswer("illegal", str(err), "bad_order") from None

@@ -89,6 +89,7 @@ class TankPolicy(Policy):
     environment's ``action_mode``. Needs ``bind(env)`` (the raw tank battle env) before ``reset``."""
 
     reads_text = False  # decides from the info, mask and features
+    follows_game = True  # reads env.world
 
     def __init__(self, native: bool = False):
         if not isinstance(native, bool):

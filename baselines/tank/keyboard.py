@@ -43,6 +43,7 @@ class KeyboardTank(Policy):
     """Waits in the pygame event queue for the person's key (see the module docstring)."""
 
     name = "keyboard"
+    follows_game = True  # draws the game's window
 
     def __init__(self) -> None:
         self._env: Any = None

@@ -62,6 +62,7 @@ class RuleTrader(Policy):
     name = "rule"
     backbone = "rule"
     reads_text = False  # decides from info["snapshot"]
+    follows_game = True  # info["snapshot"] is the game's object
 
     def signal(self, closes: np.ndarray) -> Order:
         """The order for one open asset whose closes up to today are ``closes`` (oldest first)."""

@@ -187,6 +187,7 @@ class TradingAgent(LLMPolicyBase):
     temperature > 0 whose prompt is prefilled in chunks (several long prompts at once)."""
 
     name = "trading_agent"
+    follows_game = True  # reads info["snapshot"]
     #: The most role calls one decision may make (retries are not counted).
     budget: int = 1
 
