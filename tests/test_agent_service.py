@@ -4,14 +4,12 @@ an invalid answer or a one-line stop with the finished episodes kept, and the sa
 to the same results."""
 from __future__ import annotations
 
-import http.server
 import json
 import re
 import signal
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import httpx
@@ -27,6 +25,7 @@ from arena_envs.runner.line_json import to_json
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.trading.accounting import Order
 from tests.agent_helpers import comparable, serve_agent_process, served
+from tests.chat_servers import JsonHandler, chat_server
 from tests.llm_helpers import OWN_ENGINE
 from tests.process_helpers import REPO, child_env, finished_count, wait_until
 
@@ -262,24 +261,6 @@ def test_an_unfollowed_copy_refuses_a_read_of_the_live_game() -> None:
         view.world  # noqa: B018
 
 
-class JsonHandler(http.server.BaseHTTPRequestHandler):
-    """An OpenAI-compatible server's handler: one model, ``m``; subclasses answer ``POST``."""
-
-    def do_GET(self) -> None:
-        self._reply({"object": "list", "data": [{"id": "m", "object": "model"}]})
-
-    def _reply(self, data: object) -> None:
-        body = json.dumps(data).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 MIN_BID = re.compile(r"\"I bid \$X!\" with (\d+) <= X")
 
 
@@ -288,7 +269,7 @@ class BidderHandler(JsonHandler):
     valid bid for a bid, withdrawal when asked to choose, a plan otherwise."""
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_body()
         guided = body.get("structured_outputs") or {}
         if "json" in guided:
             text = json.dumps({"remaining_budget": 0, "total_profits": {}, "winning_bids": {}})
@@ -298,27 +279,19 @@ class BidderHandler(JsonHandler):
             text = f"I bid ${MIN_BID.findall(body['messages'][-1]['content'])[-1]}!"
         else:
             text = "A plan: bid on the cheap items."
-        self._reply({"choices": [{"index": 0, "finish_reason": "stop",
-                                  "message": {"role": "assistant", "content": text}}],
-                     "usage": {"prompt_tokens": 5, "completion_tokens": 3}})
+        self.reply_text(text)
 
 
 def test_a_served_aucarena_bidder_follows_the_auction_and_bids_as_in_process(tmp_path, capsys) -> None:
     """The AucArena bidder reads ``env.game`` and ``env.record`` (its hammer and belief texts)."""
     pytest.importorskip("llm_policies.backends.openai_http")
-    chat = http.server.ThreadingHTTPServer(("127.0.0.1", 0), BidderHandler)
-    chat.daemon_threads = True
-    threading.Thread(target=chat.serve_forever, args=(0.05,), daemon=True).start()
-    try:
+    with chat_server(BidderHandler) as chat:
         llm = f"vllm:m@http://127.0.0.1:{chat.server_port}/v1?agent=aucarena"
         with served("auction_v0", llm) as agent:
             label = f"agent:{agent.url}?follow=1"
             status, err = arena_run(capsys, "auction_v0", f"{label},rule,rule", tmp_path / "http", 2)
             assert status == 0, err
         assert arena_run(capsys, "auction_v0", f"{llm},rule,rule", tmp_path / "local", 2)[0] == 0
-    finally:
-        chat.shutdown()
-        chat.server_close()
     served_lines = comparable(tmp_path / "http", {label: llm})
     assert served_lines == comparable(tmp_path / "local", {})
     bids = [json.loads(line) for line in served_lines if '"policy": "vllm:' in line]
@@ -433,48 +406,34 @@ def test_serve_agent_processes_in_two_seats_play_the_in_process_results(tmp_path
     assert comparable(tmp_path / "http", labels) == comparable(tmp_path / "local", {})
 
 
-class ChatServer(http.server.ThreadingHTTPServer):
-    """A deterministic OpenAI-compatible server: its answer is the first enumerated value of the
-    request's JSON schema picked by the request's seed (so it shows the constraint and the seed it got)."""
+class SeededChat(JsonHandler):
+    """A deterministic model: its answer is the enumerated value of the request's JSON schema picked by the
+    request's seed (so it shows the constraint and the seed it got); it keeps the schemas in ``SCHEMAS``."""
 
-    daemon_threads = True
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), ChatHandler)
-        self.constraints: list[object] = []
-
-
-class ChatHandler(JsonHandler):
-    server: ChatServer
+    SCHEMAS: list[object] = []
 
     def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        body = self.read_body()
         schema = body["structured_outputs"]["json"]
-        self.server.constraints.append(schema)
+        self.SCHEMAS.append(schema)
         key, spec = next(iter(schema["properties"].items()))
-        answer = {key: spec["enum"][body["seed"] % len(spec["enum"])]}
-        self._reply({"choices": [{"index": 0, "finish_reason": "stop",
-                                  "message": {"role": "assistant", "content": json.dumps(answer)}}],
-                     "usage": {"prompt_tokens": 5, "completion_tokens": 3}})
+        self.reply_text(json.dumps({key: spec["enum"][body["seed"] % len(spec["enum"])]}))
 
 
 def test_a_served_llm_policy_gets_the_decisions_constraint_and_seed(tmp_path, capsys) -> None:
     pytest.importorskip("llm_policies.backends.openai_http")
-    chat = ChatServer()
-    threading.Thread(target=chat.serve_forever, args=(0.05,), daemon=True).start()
-    try:
+    schemas = SeededChat.SCHEMAS
+    schemas.clear()
+    with chat_server(SeededChat) as chat:
         llm = f"vllm:m@http://127.0.0.1:{chat.server_port}/v1?temperature=1"
         extra = ("--env-arg", "n_players=3")
         with served("el_farol_v0", llm) as agent:
             status, err = arena_run(capsys, "el_farol_v0", f"agent:{agent.url},always_go,always_stay",
                                     tmp_path / "http", 2, *extra)
             assert status == 0, err
-        served_schemas = list(chat.constraints)
+        served_schemas = list(schemas)
         assert arena_run(capsys, "el_farol_v0", f"{llm},always_go,always_stay", tmp_path / "local", 2, *extra)[0] == 0
-    finally:
-        chat.shutdown()
-        chat.server_close()
-    local_schemas = chat.constraints[len(served_schemas):]
+    local_schemas = schemas[len(served_schemas):]
     assert served_schemas and sorted(map(json.dumps, served_schemas)) == sorted(map(json.dumps, local_schemas))
     assert comparable(tmp_path / "http", {f"agent:{agent.url}": llm}) == comparable(tmp_path / "local", {})
 

@@ -3,10 +3,8 @@ HTTP server that serves the model but answers nonsense (a stdlib server on 127.0
 game, in report.md, in card.json (no NaN anywhere) and in its last line; the baselines are never flagged."""
 from __future__ import annotations
 
-import http.server
 import json
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from arena_envs.evaluation.cli import main as eval_main
 from arena_envs.evaluation.formatting import FLAG
 from arena_envs.evaluation.settings import SETTINGS, load_episodes
 from arena_envs.runner.validity import FLAG_FALLBACK_SHARE, Validity, of_seats
+from tests.chat_servers import JsonHandler, chat_server
 
 MODEL = "nonsense-model"
 #: Shorter games than the papers' (the flags do not depend on the length): two rounds, five tank rounds
@@ -26,41 +25,18 @@ SHORTER.append("tank_battle_v0.max_rounds=5")
 NONSENSE = "Turtles all the way down."
 
 
-class Nonsense(http.server.BaseHTTPRequestHandler):
+class Nonsense(JsonHandler):
     """An OpenAI-compatible server that lists ``MODEL`` and answers every chat request with ``NONSENSE``."""
 
-    def _send(self, payload: dict) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        self._send({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
-
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self._send({"id": "x", "object": "chat.completion", "model": MODEL,
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": NONSENSE}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 6, "total_tokens": 16}})
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.read_body()
+        self.reply_text(NONSENSE, prompt_tokens=10, completion_tokens=6)
 
 
 @pytest.fixture
 def nonsense_url() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Nonsense)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with chat_server(Nonsense, MODEL) as server:
         yield f"http://127.0.0.1:{server.server_port}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _no_nan(path: Path) -> None:
