@@ -21,10 +21,10 @@ import time
 
 from agent_service.spec_options import SPEC_OPTIONS
 from arena_envs.core.answers import excerpt
+from arena_envs.core.event_loops import run_to_end
 from arena_envs.core.extras import needs_extra
 from arena_envs.core.policy import Policy
 from arena_envs.runner.policy_specs import option_number, query_options
-from llm_policies.event_loops import run_to_end
 from llm_policies.retry import MAX_ATTEMPTS, Backoff, Retryable
 from llm_policies.server_settings import check_timeout, server_url
 from llm_policies.types import BackendError

@@ -1,13 +1,10 @@
-"""Running async HTTP work from synchronous code, and closing async clients from anywhere: what the
-OpenAI-compatible backend and the ``agent:`` policy both need for their probes and their ``close``."""
+"""Closing async clients from anywhere: what the OpenAI-compatible backend and the ``agent:`` policy
+both need for their ``close`` (their probes run through :func:`arena_envs.core.event_loops.run_to_end`)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, TypeVar
-
-T = TypeVar("T")
+from collections.abc import Iterable
+from typing import Protocol
 
 
 class AsyncClient(Protocol):
@@ -17,17 +14,6 @@ class AsyncClient(Protocol):
     def is_closed(self) -> bool: ...
 
     async def aclose(self) -> None: ...
-
-
-def run_to_end(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """``work()`` run to its end from synchronous code, on a fresh event loop: in this thread, or in a
-    helper thread when this one already runs a loop (an async caller of a synchronous method)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work())
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(work())).result()
 
 
 def close_clients(clients: Iterable[AsyncClient]) -> None:

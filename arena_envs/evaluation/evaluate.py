@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 
 from arena_envs.core import Policy
 from arena_envs.core.arguments import MAX_EPISODES, check_games, check_int, check_played
+from arena_envs.core.event_loops import run_to_end
 from arena_envs.evaluation.settings import MANIFEST, SETTINGS, SUBJECTS, PaperSetting, read_manifest
 from arena_envs.runner.policy_specs import make_policy
 from arena_envs.runner.provenance import describe, package_version, prompt_hash, source_commit
@@ -238,7 +239,7 @@ def evaluate(spec: str, out: str | Path, *, games: Sequence[str] | None = None, 
         bar = tqdm(total=total, initial=sum(run.finished() for run in runs), disable=not progress,
                    desc="arena eval", unit="ep", dynamic_ncols=True)
         try:
-            asyncio.run(play(runs, concurrency, bar, builders))
+            run_to_end(lambda: play(runs, concurrency, bar, builders))
         finally:
             bar.close()
         from arena_envs.evaluation.report import write_report

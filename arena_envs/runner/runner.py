@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 
 from arena_envs.core import Policy
 from arena_envs.core.arguments import listing
+from arena_envs.core.event_loops import run_to_end
 from arena_envs.runner.env_settings import settled_env_kwargs
 from arena_envs.runner.episode import INVALID_KINDS, EpisodePlayer, PlayedEpisode, RunError, RunFault, play_episodes
 from arena_envs.runner.figures import write_run_figures
@@ -262,4 +263,4 @@ def run(config: RunConfig, out: str | Path, *, concurrency: int = 1, progress: b
                                    on_episode=on_episode)
     if ray is not None:
         return ray.run(config, out, **options)
-    return asyncio.run(Runner(config, out, **options).run())
+    return run_to_end(Runner(config, out, **options).run)

@@ -15,7 +15,8 @@ with needs_extra("llm", __name__):
     import httpx
 
 from arena_envs.core.answers import EXCERPT_CHARS, AnswerConstraint, excerpt
-from llm_policies.event_loops import close_clients, run_to_end
+from arena_envs.core.event_loops import run_to_end
+from llm_policies.event_loops import close_clients
 from llm_policies.retry import Backoff, Retryable, with_retries
 from llm_policies.server_settings import check_timeout, server_url
 from llm_policies.types import DEFAULT_URL, BackendError, BackendUnavailable, ChatRequest, ChatResponse
@@ -273,7 +274,7 @@ class OpenAIHTTPBackend:
 
     async def _probe(self, timeout: float) -> httpx.Response:
         """``GET /models`` on a client of its own (for the fresh event loop of
-        :func:`~llm_policies.event_loops.run_to_end`)."""
+        :func:`~arena_envs.core.event_loops.run_to_end`)."""
         async with httpx.AsyncClient(headers=self._headers) as client:
             return await self._get_models(client, timeout)
 
