@@ -145,7 +145,11 @@ class AgentPolicy(Policy):
         self._started = True
 
     def _report(self, reports: list[Any] | None) -> None:
-        """Make the served policy's report calls on this game (only its ``REPORTS`` methods, for this seat)."""
+        """Make the served policy's report calls on this game (only its ``REPORTS`` methods, for this seat, and
+        only from an agent that follows the game: a trusted one)."""
+        if reports and not self.watches_moves:
+            raise PolicyFault(f"the agent sends reports to the game ({excerpt(reports)}), which only an agent that "
+                              "follows the game (follow=1: one you trust) may")
         allowed: frozenset[str] = getattr(self._env, "REPORTS", frozenset())
         for report in reports or ():
             if not (isinstance(report, list) and len(report) == 3 and report[0] in allowed

@@ -25,8 +25,8 @@ from tests.process_helpers import REPO, child_env
 #: What ``/act`` does besides answering (``ok``): ``silent`` takes the request and never answers,
 #: ``garbage`` answers 200 with a body that is not JSON, ``error`` answers 503, ``once`` answers 503
 #: once then as usual, ``nonsense`` answers an action no game reads, ``lost`` answers 409 (the agent
-#: restarted and no longer knows the session).
-MODES = ("ok", "silent", "garbage", "error", "once", "nonsense", "lost")
+#: restarted and no longer knows the session), ``report`` answers with a report call to the game.
+MODES = ("ok", "silent", "garbage", "error", "once", "nonsense", "lost", "report")
 
 
 class Switch:
@@ -60,6 +60,8 @@ class Switch:
             self.mode = "ok"
         if mode == "nonsense":
             await _send(send, 200, b'{"action": "\\u001b[2J I pass, obviously", "explanation": "no idea"}')
+        elif mode == "report":
+            await _send(send, 200, b'{"action": "x", "reports": [["check_belief", ["player_0", {}], {}]]}')
         elif mode == "lost":
             await _send(send, 409, b'{"error": "unknown session (never started here, or dropped)"}')
         elif mode == "garbage":

@@ -254,6 +254,20 @@ def test_a_followed_session_whose_copy_plays_another_game_is_refused() -> None:
         assert answer.status_code == 200 and "#Operation" in answer.json()["action"], answer.text
 
 
+@pytest.mark.parametrize("options, expected", [
+    ("", "which only an agent that follows the game (follow=1: one you trust) may"),
+    ("?follow=1", "a report is [method, args, kwargs] with a method of []"),  # Who is Spy takes no reports
+], ids=["unfollowed", "followed"])
+def test_a_report_the_game_does_not_take_from_this_agent_stops_the_run_as_its_fault(options: str, expected: str,
+                                                                                    tmp_path, capsys) -> None:
+    with served(WIS, "random") as agent:
+        spec = f"agent:{agent.url}{options}"
+        agent.switch.set("report")
+        status, err = arena_run(capsys, WIS, f"{spec},rule,{RULES}", tmp_path / "r", 2)
+    line = err.splitlines()[0]
+    assert status == 1 and "PolicyFault" in line and expected in line and "resuming will not help" in err, err
+
+
 def test_an_unfollowed_copy_refuses_a_read_of_the_live_game() -> None:
     view = ServedEnv(make("tank_battle_v0"))
     assert view.stage is view.env.stage  # the fixed settings read through
