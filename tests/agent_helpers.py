@@ -89,7 +89,9 @@ def served(game: str, spec: str, token: str | None = None, port: int = 0) -> Ite
     service = AgentService(game, spec, make_policy, token)
     switch = Switch(service.app())
     sock = listen("127.0.0.1", port)
-    server = uvicorn.Server(uvicorn.Config(switch, log_level="error", lifespan="off",
+    # log_config None: the test process's logging is left as it is (uvicorn's default would point new
+    # handlers at whatever sys.stderr is now: a test's captured stream)
+    server = uvicorn.Server(uvicorn.Config(switch, log_config=None, log_level="error", lifespan="off",
                                            timeout_graceful_shutdown=1))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

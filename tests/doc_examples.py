@@ -20,11 +20,14 @@ machine is said here, in one place, so that a reader of the test sees every libe
   names must exist in pyproject.toml and the package must be installed;
 * ``SCALED``: a few examples train or play for minutes to hours as written; the test runs them with
   the counts listed there (each replacement must still match its block, so none goes stale);
-* ``SYNTAX_ONLY``: commands for several machines or GPUs are checked by ``bash -n`` only.
+* ``SYNTAX_ONLY``: commands for several machines or GPUs are checked by ``bash -n`` only;
+* the agent services' ports (``9000``-``9099``: ``arena serve-agent``, the example agents) are free
+  ports of the test machine, one per documented port, so that two test runs never share one.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -230,10 +233,19 @@ def pip_extras(code: str) -> list[str]:
     return [extra for match in PIP_INSTALL.finditer(code) for extra in (match.group(2) or "").split(",") if extra]
 
 
+#: A documented agent service's port (docs/agents.md), as a whole number
+AGENT_PORT = re.compile(r"(?<![\w.])90\d\d\b")
+
+
 def localize(code: str, *, server_url: str | None, own_port: int | None, model_dir: str,
-             raw_results: str | None, ray_address: str | None) -> str:
-    """The block as it runs here: no pip, no .ci/run, the documented ports, folders and paths mapped."""
+             raw_results: str | None, ray_address: str | None,
+             free_port: Callable[[], int] | None = None) -> str:
+    """The block as it runs here: no pip, no .ci/run, the documented ports, folders and paths mapped
+    (``free_port()``: a free port of this machine, for each documented agent port)."""
     code = PIP_INSTALL.sub(":", code).replace(CI_RUN, "test -f .ci/run")
+    if free_port is not None:
+        ports: dict[str, str] = {}
+        code = AGENT_PORT.sub(lambda m: ports.setdefault(m.group(), str(free_port())), code)
     code = code.replace(DOCUMENTED_MODEL_DIR, model_dir)
     if raw_results is not None:
         code = RAW_RESULTS.sub(raw_results, code)

@@ -129,7 +129,8 @@ def test_documented_example_runs(example: Example, request: pytest.FixtureReques
     folder = _workdir(example, tmp_path_factory)
     ray_address = request.getfixturevalue("ray_local").address if RAY_ADDRESS.search(example.code) else None
     code = localize(scaled(example), server_url=server_url, own_port=own_port, model_dir=str(smollm2_dir()),
-                    raw_results=None if raw_results is None else str(raw_results), ray_address=ray_address)
+                    raw_results=None if raw_results is None else str(raw_results), ray_address=ray_address,
+                    free_port=free_port)
     env = dict(child_env(), SDL_VIDEODRIVER="dummy", SDL_AUDIODRIVER="dummy",
                MPLBACKEND="Agg", PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     if server_url is not None:

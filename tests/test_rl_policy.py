@@ -134,5 +134,6 @@ def test_a_model_served_by_arena_serve_agent_plays_as_in_process(trained, tmp_pa
                              "--out", str(tmp_path / f"http-{name}"), "--no-progress", "--no-plots"]) == 0
         assert cli.main(["run", "auction_v0", "--players", f"{spec},rule,rule", "--episodes", "3", "--seed", "5",
                          "--out", str(tmp_path / f"local-{name}"), "--no-progress", "--no-plots"]) == 0
+        assert f"{label}" in capsys.readouterr().out  # on the leaderboard
         played = comparable(tmp_path / f"http-{name}", {label: spec})
         assert played == comparable(tmp_path / f"local-{name}", {}) and len(played) > 10

@@ -272,11 +272,24 @@ def test_a_port_in_use_is_one_line_and_status_2(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+def drawn_board(page) -> dict:
+    """The field the page shows now: drawn (its canvas), each tank where the game has it."""
+    state = page.evaluate("fetch('/api/state').then((r) => r.json())")
+    page.wait_for_selector(f'#board[data-board="{state["board_id"]}"] canvas')
+    tanks = state["board"]["frames"][0]["tanks"]
+    for tank in tanks:
+        shown = page.locator(f'#board [data-tank="{tank["id"]}"]').text_content()
+        assert f" {tank['id']}: {tank['x']},{tank['y']} {tank['dir']} " in shown, (tank, shown)
+    return state["board"]
+
+
 def test_a_tank_is_played_with_keys_in_the_page(page, tmp_path):
     with web_game(["tank_battle_v0", "--env-arg", "max_rounds=3", "--seed", "1"], tmp_path) as (proc, url, lines):
         page.goto(url)
         next_turn(page, "")
         assert page.locator("#form").get_attribute("data-kind") == "keys"
+        first = drawn_board(page)
+        assert first["frames"][0]["round"] == 0
         assert page.locator("#form [data-op]").all_text_contents() == [
             "Move upArrowUp", "Move downArrowDown", "Move leftArrowLeft", "Move rightArrowRight", "ShootSpace",
             "Wait a roundEscape"]
@@ -284,8 +297,11 @@ def test_a_tank_is_played_with_keys_in_the_page(page, tmp_path):
             seen = question_id(page)
             page.keyboard.press(press)
             assert next_turn(page, seen) == "asking"
+        assert drawn_board(page)["frames"][0]["round"] == 2  # each turn's field
+        screenshot(page, "tank")
         page.locator('#form [data-op="noop"]').click()
         assert next_turn(page, question_id(page)) == "over"
+        assert drawn_board(page)["frames"][0]["round"] == 3  # and the field at the end
         folder = folder_of(lines, tmp_path)
         close_page(page, proc)
     steps = [s for block in iter_log(folder) for s in block.steps if s["agent"] == "tank_0" and "action" in s]

@@ -2,7 +2,8 @@
 played by the runner in the server's event loop (:mod:`arena_envs.runner.play_game`).
 
 Routes: ``GET /`` the page (``templates/play.html``, Jinja2 with autoescape), ``GET
-/static/play.js`` and ``/static/play.css``, ``GET /api/state`` (:meth:`WebSeat.state`, which the
+/static/play.js`` and ``/static/play.css`` (and the viewer's scripts that draw the tank battle's field,
+which the page shows at each turn), ``GET /api/state`` (:meth:`WebSeat.state`, which the
 page polls), ``POST /api/answer`` (an answer to the open question: a JSON object of at most
 :data:`MAX_BODY` bytes; 400 when it is malformed or does not fit, and the game never sees it) and
 ``POST /api/close`` (abandons a game not over, then stops the server). The server binds ``host``
@@ -41,8 +42,12 @@ HERE = Path(__file__).parent
 MAX_BODY = 16_384
 #: seconds an abandoned game gets to end on its own (an opponent's model answering) before it is cancelled
 END_SECONDS = 5.0
+#: the scripts that draw a game's picture in the page (the viewer's), for the games whose seat shows one
+BOARD_SCRIPTS = {"tank_battle_v0": ("registry.js", "kit.js", "tank.js")}
 STATIC = {"play.js": ("text/javascript", HERE / "static" / "play.js"),
-          "play.css": ("text/css", HERE / "static" / "play.css")}
+          "play.css": ("text/css", HERE / "static" / "play.css"),
+          **{name: ("text/javascript", HERE / "static" / "games" / name)
+             for names in BOARD_SCRIPTS.values() for name in names}}
 HEADERS = {"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; "
                                       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
@@ -53,7 +58,8 @@ def play_app(seat: WebSeat, close: Callable[[], None], hosts: Sequence[str] = ("
     """The page's app over ``seat``; ``close()`` stops the server; ``hosts``: the Host names it answers."""
 
     async def page(request: Request) -> Response:
-        html = _templates.get_template("play.html").render(env=seat.env, me=seat.me, header=seat.header)
+        html = _templates.get_template("play.html").render(env=seat.env, me=seat.me, header=seat.header,
+                                                            scripts=BOARD_SCRIPTS.get(seat.env, ()))
         return HTMLResponse(html, headers=HEADERS)
 
     async def static(request: Request) -> Response:

@@ -69,6 +69,12 @@ def tank_view(env_kwargs: dict[str, Any], entry: dict[str, Any], steps: list[dic
     return view
 
 
+def tank_now(raw: Any) -> dict[str, Any]:
+    """The battlefield of a live game as one picture (what every tank may see: the whole field), in the
+    form of :func:`tank_view`: the page of ``arena play --web`` draws it at each of the person's turns."""
+    return {"kind": "tank", **_static(raw), "frames": [_picture(raw, raw.world.bricks)], "mismatch": []}
+
+
 def _static(raw: Any) -> dict[str, Any]:
     """What does not change during the episode: the field, the stage, steel, water, spawns, the bases' owners."""
     world, stage = raw.world, raw.stage
@@ -141,4 +147,4 @@ def _json_keys(value: Any) -> Any:
     return value
 
 
-__all__ = ["ENV", "tank_view"]
+__all__ = ["ENV", "tank_now", "tank_view"]

@@ -28,6 +28,7 @@ import numpy as np
 from arena_envs.core.answers import AnswerConstraint
 from arena_envs.runner.play import PersonPolicy, answer_text, bare_answer, bare_form, legal_answers, typed_value
 from arena_envs.runner.play_game import Quit
+from arena_envs.view.tank_data import tank_now
 
 #: the most characters of one posted text or value
 MAX_TEXT = 4000
@@ -141,6 +142,8 @@ class WebSeat:
         self.last_words: str | None = None
         self.scores: dict[str, float] | None = None
         self.error: str | None = None
+        self.board: dict[str, Any] | None = None  # the game's picture, where the page draws one
+        self.boards = 0  # pictures shown so far; a picture's id
         self._constraint: AnswerConstraint | None = None
         self._pending: asyncio.Future[Answer] | None = None
 
@@ -151,7 +154,14 @@ class WebSeat:
         """The page's view (JSON): status, the open question, the notes, the end."""
         return {"version": self.version, "status": self.status, "env": self.env, "me": self.me,
                 "header": self.header, "folder": self.folder, "question": self.question, "notes": self.notes,
-                "last_words": self.last_words, "scores": self.scores, "error": self.error}
+                "last_words": self.last_words, "scores": self.scores, "error": self.error,
+                "board": self.board, "board_id": self.boards}
+
+    def show(self, board: dict[str, Any] | None) -> None:
+        """Draw ``board`` (the game's picture, as ``static/games/*.js`` draws it; None: nothing new)."""
+        if board is not None:
+            self.board, self.boards = board, self.boards + 1
+            self._changed()
 
     async def ask(self, text: str, constraint: AnswerConstraint | None, form: dict[str, Any]) -> Answer:
         """Show a question and wait for the page's answer (:class:`Quit` when the game is abandoned)."""
@@ -218,9 +228,18 @@ class WebSeatPolicy(PersonPolicy):
         super().__init__()
         self.seat = seat
 
+    def board(self) -> dict[str, Any] | None:
+        """The game's picture now, where the page draws one (only what the seat may see); None by default."""
+        return None
+
+    async def afinish(self, observation: Any, info: dict[str, Any]) -> bool:
+        self.seat.show(self.board())  # the end of the game
+        return await super().afinish(observation, info)
+
     async def aact(self, observation: Any, info: dict[str, Any]) -> Any:
         constraint = self.constraint()
         text = observation.get("text") if isinstance(observation, dict) else None
+        self.seat.show(self.board())
         form = answer_form(self.seat.env, constraint, self._env)
         answer = await self.seat.ask(str(text if text is not None else observation), constraint, form)
         self.typed = answer.typed
@@ -230,7 +249,11 @@ class WebSeatPolicy(PersonPolicy):
 class WebTankSeat(WebSeatPolicy):
     """The person's tank in the page: an operation key, played as the environment's native action of
     its ``action_mode`` (as the ``keyboard`` policy plays it: the declared target the nearest enemy
-    tank or base, no cooperation)."""
+    tank or base, no cooperation), with the battlefield drawn at each turn (every tank sees the whole
+    field)."""
+
+    def board(self) -> dict[str, Any] | None:
+        return tank_now(self._env)
 
     async def aact(self, observation: Any, info: dict[str, Any]) -> Any:
         from arena_envs.tank_battle.env import MAX_PLAYERS, OPS, TARGET_IDS

@@ -9,6 +9,7 @@
   let shownQuestion = 0;
   let busy = false;
   let keyOps = null; // the tank's key -> operation while a key question is open
+  let shownBoard = 0;
 
   function el(tag, props = {}, children = []) {
     const node = document.createElement(tag);
@@ -180,6 +181,15 @@
     $("folder").textContent = state.folder;
   }
 
+  function showBoard(state) {
+    // the game's picture, drawn by the viewer's script for the game (static/games/*.js)
+    shownBoard = state.board_id;
+    const box = $("board");
+    box.replaceChildren();
+    box.dataset.board = String(state.board_id);
+    box.hidden = !(window.ArenaGames && window.ArenaGames.render(state.env, box, { env: state.env, game: state.board }));
+  }
+
   function render(state) {
     $("status").textContent = state.status;
     document.body.dataset.status = state.status;
@@ -198,6 +208,7 @@
       setDisabled(false);
     }
     if (!asking) keyOps = null;
+    if (state.board && state.board_id !== shownBoard) showBoard(state);
     showNotes(state.notes || []);
     if (ended) showEnd(state);
   }
