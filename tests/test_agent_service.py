@@ -490,3 +490,40 @@ def test_arena_eval_grades_an_agent_as_the_same_policy_in_process(tmp_path, caps
     cards = [json.loads((tmp_path / name / "card.json").read_text()) for name in ("http", "local")]
     assert cards[0]["games"] == cards[1]["games"] and cards[0]["games"]["el_farol_v0"]
     assert cards[0]["provenance"]["games"]["el_farol_v0"]["model"]["backend"] == "agent"
+
+
+class TraderChat(JsonHandler):
+    """A scripted model of the trading agents' role calls: a choice picked by the prompt's length, a fixed
+    JSON object, else an analysis that ends in a decision (BUY 0.5 or SELL, by the prompt's length)."""
+
+    def do_POST(self) -> None:
+        body = self.read_body()
+        guided = body.get("structured_outputs") or {}
+        last = body["messages"][-1]["content"]
+        if "choice" in guided:
+            text = guided["choice"][len(last) % len(guided["choice"])]
+        elif "json" in guided:
+            text = json.dumps({"decision": "BUY", "action": "BUY", "size": 0.5, "reasoning": "up"})
+        else:
+            text = "Analysis: prices rise. DECISION: " + ("BUY 0.5" if len(last) % 3 else "SELL")
+        self.reply_text(text)
+
+
+# the hedge fund and TradeAgent architectures read the snapshot the same way, with many more calls a day
+# (5,145 for this episode's hedge fund: 112 s)
+@pytest.mark.parametrize("architecture", ["investor", "deepfund"])
+def test_a_served_trading_agent_follows_the_market_and_trades_as_in_process(architecture: str, tmp_path,
+                                                                            capsys) -> None:
+    """The trading architectures read ``info["snapshot"]``: served, they follow the game."""
+    pytest.importorskip("llm_policies.backends.openai_http")
+    others = "buy_and_hold,cash,momentum"
+    with chat_server(TraderChat) as chat:
+        llm = f"vllm:m@http://127.0.0.1:{chat.server_port}/v1?agent={architecture}"
+        with served("trading_v0", llm) as agent:
+            label = f"agent:{agent.url}?follow=1"
+            status, err = arena_run(capsys, "trading_v0", f"{label},{others}", tmp_path / "http", 1)
+            assert status == 0, err
+        assert arena_run(capsys, "trading_v0", f"{llm},{others}", tmp_path / "local", 1)[0] == 0
+    played = comparable(tmp_path / "http", {label: llm})
+    assert played == comparable(tmp_path / "local", {})
+    assert any('"policy": "vllm:' in line and "DECISION:" in line for line in played)
