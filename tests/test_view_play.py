@@ -124,6 +124,7 @@ def test_a_gamma_game_played_in_the_page_is_recorded_like_the_terminals(page, tm
         page.goto(url)
         next_turn(page, "")
         assert page.locator("#form").get_attribute("data-kind") == "fields"
+        assert page.locator("#board").is_hidden()  # no picture during the game: the others' choices are hidden
         number = page.locator('[data-field="chosen_number"]')
         assert number.get_attribute("min") == "0" and number.get_attribute("max") == "100"
         # markup in an answer: the game's note quotes it, the page shows it as text and runs nothing
@@ -151,6 +152,7 @@ def test_a_gamma_game_played_in_the_page_is_recorded_like_the_terminals(page, tm
         seen = question_id(page)
         page.locator("#send-text").press("Enter")
         assert next_turn(page, seen) == "over"
+        page.locator('#board.final[data-game-view="guess_two_thirds_v0"]').wait_for()  # the game's view at its end
         rows = page.locator("#scores tbody tr")
         assert rows.count() == 10
         mine = page.locator("#scores tr.me")
@@ -194,11 +196,16 @@ def test_who_is_spy_played_in_the_page_speeches_and_votes(page, tmp_path):
         assert status(page) == "over" and len(typed) >= 2
         assert page.locator("#scores tr.me").get_attribute("data-agent") == "player_0"
         assert page.locator("#last-words").text_content()
+        page.locator('#board.final[data-game-view="who_is_spy_v0"]').wait_for()
+        shown = page.locator("#board").inner_text()  # the finished game's view: now the words may be shown
         screenshot(page, "end")
         folder = folder_of(lines, tmp_path)
         close_page(page, proc)
     steps = [s for block in iter_log(folder) for s in block.steps if s["agent"] == "player_0" and "action" in s]
     assert [s["action"] for s in steps] == typed and all(s["policy"] == "human" for s in steps)
+    [record] = [block.record for block in iter_log(folder)]
+    words = {e[key] for e in record["events"] for key in ("civilian_word", "spy_word") if key in e}
+    assert words and all(word in shown for word in words), (words, shown[:300])
     terminal = arena(["play", *SPY, "--out", "terminal"], tmp_path, "".join(f"{line}\n" for line in typed))
     assert terminal.returncode == 0, terminal.stderr
     assert_same_games(folder, tmp_path / "terminal")
@@ -301,7 +308,9 @@ def test_a_tank_is_played_with_keys_in_the_page(page, tmp_path):
         screenshot(page, "tank")
         page.locator('#form [data-op="noop"]').click()
         assert next_turn(page, question_id(page)) == "over"
-        assert drawn_board(page)["frames"][0]["round"] == 3  # and the field at the end
+        game = drawn_board(page)  # at the end: the whole game, as arena view draws it, to play back
+        assert [frame["round"] for frame in game["frames"]] == [0, 1, 2, 3]
+        assert page.locator("#board.final .tank-controls").is_visible()
         folder = folder_of(lines, tmp_path)
         close_page(page, proc)
     steps = [s for block in iter_log(folder) for s in block.steps if s["agent"] == "tank_0" and "action" in s]

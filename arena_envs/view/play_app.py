@@ -2,14 +2,15 @@
 played by the runner in the server's event loop (:mod:`arena_envs.runner.play_game`).
 
 Routes: ``GET /`` the page (``templates/play.html``, Jinja2 with autoescape), ``GET
-/static/play.js`` and ``/static/play.css`` (and the viewer's scripts that draw the tank battle's field,
-which the page shows at each turn), ``GET /api/state`` (:meth:`WebSeat.state`, which the
-page polls), ``POST /api/answer`` (an answer to the open question: a JSON object of at most
-:data:`MAX_BODY` bytes; 400 when it is malformed or does not fit, and the game never sees it) and
-``POST /api/close`` (abandons a game not over, then stops the server). The server binds ``host``
-(127.0.0.1 by default) and answers only requests addressed to it there (a DNS-rebinding page
-cannot post answers). Stopping the server (``/api/close``, Ctrl-C, SIGTERM) abandons a game not
-over: the runner commits nothing of it, and :func:`play_web` returns a result without scores.
+/static/play.js`` and ``/static/play.css`` (and the viewer's game scripts: the page draws the tank
+battle's field at each turn, and every game's view, as ``arena view`` shows it, at its end), ``GET
+/api/state`` (:meth:`WebSeat.state`, which the page polls), ``POST /api/answer`` (an answer to the
+open question: a JSON object of at most :data:`MAX_BODY` bytes; 400 when it is malformed or does not
+fit, and the game never sees it) and ``POST /api/close`` (abandons a game not over, then stops the
+server). The server binds ``host`` (127.0.0.1 by default) and answers only requests addressed to it
+there (a DNS-rebinding page cannot post answers). Stopping the server (``/api/close``, Ctrl-C,
+SIGTERM) abandons a game not over: the runner commits nothing of it, and :func:`play_web` returns a
+result without scores.
 """
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import Route
 
 from arena_envs.runner.play_game import PlayResult, PlayRunner, play_game, prepare, start
+from arena_envs.runner.results import ResultsError, iter_log, read_episodes
+from arena_envs.view.pages import GAME_SCRIPTS
+from arena_envs.view.payload import episode_payload
 from arena_envs.view.server import bind, url_of
 from arena_envs.view.web_seat import BadAnswer, WebSeat, WebSeatPolicy, WebTankSeat
 
@@ -42,12 +46,11 @@ HERE = Path(__file__).parent
 MAX_BODY = 16_384
 #: seconds an abandoned game gets to end on its own (an opponent's model answering) before it is cancelled
 END_SECONDS = 5.0
-#: the scripts that draw a game's picture in the page (the viewer's), for the games whose seat shows one
-BOARD_SCRIPTS = {"tank_battle_v0": ("registry.js", "kit.js", "tank.js")}
+#: the viewer's scripts that draw a game (the tank's field at each turn, every game's view at the end)
+BOARD_SCRIPTS = ("registry.js", *GAME_SCRIPTS)
 STATIC = {"play.js": ("text/javascript", HERE / "static" / "play.js"),
           "play.css": ("text/css", HERE / "static" / "play.css"),
-          **{name: ("text/javascript", HERE / "static" / "games" / name)
-             for names in BOARD_SCRIPTS.values() for name in names}}
+          **{name: ("text/javascript", HERE / "static" / "games" / name) for name in BOARD_SCRIPTS}}
 HEADERS = {"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; object-src 'none'; "
                                       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
@@ -59,7 +62,7 @@ def play_app(seat: WebSeat, close: Callable[[], None], hosts: Sequence[str] = ("
 
     async def page(request: Request) -> Response:
         html = _templates.get_template("play.html").render(env=seat.env, me=seat.me, header=seat.header,
-                                                            scripts=BOARD_SCRIPTS.get(seat.env, ()))
+                                                            scripts=BOARD_SCRIPTS)
         return HTMLResponse(html, headers=HEADERS)
 
     async def static(request: Request) -> Response:
@@ -148,6 +151,8 @@ async def serve_game(seat: WebSeat, runner: PlayRunner, sock: socket.socket, hos
         except Exception as err:
             seat.finished(None, str(err))
             raise
+        if result.scores is not None:
+            seat.show(_episode_view(runner), final=True)
         seat.finished(result.scores)
         return result
 
@@ -162,6 +167,21 @@ async def serve_game(seat: WebSeat, runner: PlayRunner, sock: socket.socket, hos
             await task
         return PlayResult(seat.me, None, runner.watched.steps if runner.watched is not None else 0)
     return task.result()
+
+
+def _episode_view(runner: PlayRunner) -> dict[str, Any] | None:
+    """The finished game's view, as ``arena view`` draws its episode (the game is over: nothing in it is
+    hidden from the person any more); None when it cannot be made."""
+    try:
+        folder = runner.folder.path
+        entry = read_episodes(folder / "episodes.jsonl")[0]
+        block = next(iter_log(folder, (entry["episode"],)))
+    except (ResultsError, OSError, IndexError, StopIteration):
+        return None
+    lines = [*block.steps, *([{"record": block.record}] if block.record is not None else [])]
+    payload, _ = episode_payload(runner.config.env, dict(runner.config.env_kwargs), entry, lines)
+    game: dict[str, Any] | None = payload["game"]
+    return game
 
 
 def play_web(env_name: str, seat: int = 0, opponents: Sequence[str] = (), seed: int = 0,

@@ -144,6 +144,7 @@ class WebSeat:
         self.error: str | None = None
         self.board: dict[str, Any] | None = None  # the game's picture, where the page draws one
         self.boards = 0  # pictures shown so far; a picture's id
+        self.board_final = False  # the board is the finished game's view
         self._constraint: AnswerConstraint | None = None
         self._pending: asyncio.Future[Answer] | None = None
 
@@ -155,12 +156,13 @@ class WebSeat:
         return {"version": self.version, "status": self.status, "env": self.env, "me": self.me,
                 "header": self.header, "folder": self.folder, "question": self.question, "notes": self.notes,
                 "last_words": self.last_words, "scores": self.scores, "error": self.error,
-                "board": self.board, "board_id": self.boards}
+                "board": self.board, "board_id": self.boards, "board_final": self.board_final}
 
-    def show(self, board: dict[str, Any] | None) -> None:
-        """Draw ``board`` (the game's picture, as ``static/games/*.js`` draws it; None: nothing new)."""
+    def show(self, board: dict[str, Any] | None, final: bool = False) -> None:
+        """Draw ``board`` (the game's data, as ``static/games/*.js`` draws it; None: nothing new): the seat's
+        picture of a turn, or with ``final`` the whole finished game's view."""
         if board is not None:
-            self.board, self.boards = board, self.boards + 1
+            self.board, self.boards, self.board_final = board, self.boards + 1, final
             self._changed()
 
     async def ask(self, text: str, constraint: AnswerConstraint | None, form: dict[str, Any]) -> Answer:
@@ -231,10 +233,6 @@ class WebSeatPolicy(PersonPolicy):
     def board(self) -> dict[str, Any] | None:
         """The game's picture now, where the page draws one (only what the seat may see); None by default."""
         return None
-
-    async def afinish(self, observation: Any, info: dict[str, Any]) -> bool:
-        self.seat.show(self.board())  # the end of the game
-        return await super().afinish(observation, info)
 
     async def aact(self, observation: Any, info: dict[str, Any]) -> Any:
         constraint = self.constraint()

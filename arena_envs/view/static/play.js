@@ -187,6 +187,8 @@
     const box = $("board");
     box.replaceChildren();
     box.dataset.board = String(state.board_id);
+    box.classList.toggle("final", Boolean(state.board_final));
+    if (state.board_final) $("scores").after(box); // the finished game's view goes below the scores
     box.hidden = !(window.ArenaGames && window.ArenaGames.render(state.env, box, { env: state.env, game: state.board }));
   }
 
