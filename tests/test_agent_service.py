@@ -296,18 +296,27 @@ class BidderHandler(JsonHandler):
         self.reply_text(text)
 
 
+def followed_llm_plays_as_in_process(capsys: pytest.CaptureFixture[str], out: Path, game: str,
+                                     model: type[JsonHandler], agent: str, others: str, episodes: int) -> list[str]:
+    """The LLM agent ``agent`` on the scripted ``model``, served with follow=1 and in-process beside ``others``:
+    the comparable lines of the served run, which must equal the in-process ones."""
+    pytest.importorskip("llm_policies.backends.openai_http")
+    with chat_server(model) as chat:
+        llm = f"vllm:m@http://127.0.0.1:{chat.server_port}/v1?agent={agent}"
+        with served(game, llm) as service:
+            label = f"agent:{service.url}?follow=1"
+            status, err = arena_run(capsys, game, f"{label},{others}", out / "http", episodes)
+            assert status == 0, err
+        assert arena_run(capsys, game, f"{llm},{others}", out / "local", episodes)[0] == 0
+    played = comparable(out / "http", {label: llm})
+    assert played == comparable(out / "local", {})
+    return played
+
+
 def test_a_served_aucarena_bidder_follows_the_auction_and_bids_as_in_process(tmp_path, capsys) -> None:
     """The AucArena bidder reads ``env.game`` and ``env.record`` (its hammer and belief texts)."""
-    pytest.importorskip("llm_policies.backends.openai_http")
-    with chat_server(BidderHandler) as chat:
-        llm = f"vllm:m@http://127.0.0.1:{chat.server_port}/v1?agent=aucarena"
-        with served("auction_v0", llm) as agent:
-            label = f"agent:{agent.url}?follow=1"
-            status, err = arena_run(capsys, "auction_v0", f"{label},rule,rule", tmp_path / "http", 2)
-            assert status == 0, err
-        assert arena_run(capsys, "auction_v0", f"{llm},rule,rule", tmp_path / "local", 2)[0] == 0
-    served_lines = comparable(tmp_path / "http", {label: llm})
-    assert served_lines == comparable(tmp_path / "local", {})
+    served_lines = followed_llm_plays_as_in_process(capsys, tmp_path, "auction_v0", BidderHandler, "aucarena",
+                                                    "rule,rule", 2)
     bids = [json.loads(line) for line in served_lines if '"policy": "vllm:' in line]
     assert any(str(b["action"]).startswith("I bid $") for b in bids), bids[:3]
 
@@ -515,15 +524,6 @@ class TraderChat(JsonHandler):
 def test_a_served_trading_agent_follows_the_market_and_trades_as_in_process(architecture: str, tmp_path,
                                                                             capsys) -> None:
     """The trading architectures read ``info["snapshot"]``: served, they follow the game."""
-    pytest.importorskip("llm_policies.backends.openai_http")
-    others = "buy_and_hold,cash,momentum"
-    with chat_server(TraderChat) as chat:
-        llm = f"vllm:m@http://127.0.0.1:{chat.server_port}/v1?agent={architecture}"
-        with served("trading_v0", llm) as agent:
-            label = f"agent:{agent.url}?follow=1"
-            status, err = arena_run(capsys, "trading_v0", f"{label},{others}", tmp_path / "http", 1)
-            assert status == 0, err
-        assert arena_run(capsys, "trading_v0", f"{llm},{others}", tmp_path / "local", 1)[0] == 0
-    played = comparable(tmp_path / "http", {label: llm})
-    assert played == comparable(tmp_path / "local", {})
+    played = followed_llm_plays_as_in_process(capsys, tmp_path, "trading_v0", TraderChat, architecture,
+                                              "buy_and_hold,cash,momentum", 1)
     assert any('"policy": "vllm:' in line and "DECISION:" in line for line in played)
