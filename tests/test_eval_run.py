@@ -2,13 +2,11 @@
 evaluation, resuming after SIGINT and kill -9, and bad input (issue 18)."""
 from __future__ import annotations
 
-import http.server
 import json
 import math
 import re
 import signal
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from arena_envs.gamma.history import GAMES as GAMMA_GAMES
 from arena_envs.registration import make
 from arena_envs.runner.results import iter_log, read_episodes
 from arena_envs.runner.seeding import episode_seeds
+from tests.chat_servers import JsonHandler, chat_server
 from tests.process_helpers import finished_count, kill_during_run, run_in_repo, signal_during_run
 
 LLM = "vllm:M@http://127.0.0.1:8000/v1"
@@ -339,29 +338,11 @@ def test_an_unreachable_server_stops_before_any_game(tmp_path, capsys):
 
 
 def test_a_server_without_the_model_stops_before_any_game(tmp_path, capsys):
-    class Models(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = json.dumps({"data": [{"id": "other-model"}]}).encode()
-            self.send_response(200 if self.path == "/v1/models" else 404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Models)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with chat_server(JsonHandler, "other-model") as server:  # it lists another model only
         out = tmp_path / "o"
         err = _one_line_error(capsys, ["eval", f"vllm:x@http://127.0.0.1:{server.server_port}/v1", "--out", str(out)])
         assert "does not serve model 'x'" in err and "other-model" in err
         assert not out.exists()
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.mark.parametrize("argv, message", [
