@@ -92,6 +92,7 @@ class ServedEnv:
         self.following = False
         self.applied = 0  # the moves of the episode the copy took
         self.reports: list[list[Any]] = []  # the calls of the game's report methods since the last answer
+        self._report_methods: frozenset[str] = frozenset(getattr(self.env, "REPORTS", ()))
 
     def follow(self, seed: int) -> None:
         """Reset the copy with the arena's seed; from now on it steps the arena's moves."""
@@ -145,7 +146,7 @@ class ServedEnv:
             raise PolicyFault(f"it reads env.{name}, the game's live state, which an agent service's copy of the "
                               "game follows only with the moves: give the agent: spec follow=1")
         value = getattr(self.env, name)
-        if name in getattr(self.env, "REPORTS", ()):
+        if name in self._report_methods:
             return self._reported(name, value)
         return value
 

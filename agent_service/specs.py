@@ -71,7 +71,7 @@ def policy_from_spec(spec: str, env_name: str | None = None) -> Policy:
     if client is None:
         client = _CLIENTS[client_key] = AgentClient(url, timeout=timeout, backoff=Backoff(attempts=retries),
                                              headers=_token_headers(token_env))
-    follow = option_number(options, "follow", int, 0)
+    follow = option_number(options, "follow", int, int(SPEC_OPTIONS["agent"]["follow"]))
     if follow not in (0, 1):
         raise ValueError(f"option follow must be 0 or 1, got {follow}")
     told = health(client)
